@@ -1,0 +1,184 @@
+// Package subjects is the one place NATS subjects are built and parsed.
+//
+// Every subject an agent serves or publishes lives under
+// agent.<ws>.<agent>.>, where <ws> and <agent> are ids of the form
+// [a-z0-9][a-z0-9_-]{0,62}. Builders validate every token they are given, so a
+// caller can never produce a subject with a dot, wildcard or space smuggled in.
+package subjects
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Root is the first token of every agent subject.
+const Root = "agent"
+
+// Event kinds an agent publishes on its own subjects.
+const (
+	KindRPC       = "rpc"       // requests to the agent
+	KindHello     = "hello"     // published on every (re)connect
+	KindHeartbeat = "heartbeat" // published every few seconds while connected
+	KindGoodbye   = "goodbye"   // published on a clean stop
+)
+
+// ControlPlaneInboxPrefix is the inbox prefix the control plane uses for its
+// requests, so that nobody ever needs _INBOX.>.
+const ControlPlaneInboxPrefix = "_OUTPOST_CP"
+
+// MaxIDLen is the longest id accepted.
+const MaxIDLen = 63
+
+// ErrInvalidID is returned (wrapped) for an id that does not match the grammar.
+var ErrInvalidID = errors.New("invalid id")
+
+// ErrInvalidSubject is returned (wrapped) for a subject that does not parse.
+var ErrInvalidSubject = errors.New("invalid subject")
+
+// ValidateID checks that id matches [a-z0-9][a-z0-9_-]{0,62}.
+func ValidateID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidID)
+	}
+	if len(id) > MaxIDLen {
+		return fmt.Errorf("%w: %d characters, at most %d", ErrInvalidID, len(id), MaxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case (c == '_' || c == '-') && i > 0:
+		default:
+			return fmt.Errorf("%w: %q: character %q at %d (want [a-z0-9][a-z0-9_-]*)", ErrInvalidID, id, c, i)
+		}
+	}
+	return nil
+}
+
+// Agent identifies one enrolled agent: its workspace and its id.
+type Agent struct {
+	Workspace string
+	ID        string
+}
+
+// Validate checks both tokens.
+func (a Agent) Validate() error {
+	if err := ValidateID(a.Workspace); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if err := ValidateID(a.ID); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}
+
+// String renders "ws/agent" for logs.
+func (a Agent) String() string { return a.Workspace + "/" + a.ID }
+
+// Prefix is agent.<ws>.<agent>, the root of everything the agent owns.
+func (a Agent) Prefix() (string, error) {
+	if err := a.Validate(); err != nil {
+		return "", err
+	}
+	return Root + "." + a.Workspace + "." + a.ID, nil
+}
+
+// Subject builds agent.<ws>.<agent>.<kind>; kind is one of the Kind constants or
+// any other single valid token.
+func (a Agent) Subject(kind string) (string, error) {
+	p, err := a.Prefix()
+	if err != nil {
+		return "", err
+	}
+	if err := validToken(kind); err != nil {
+		return "", err
+	}
+	return p + "." + kind, nil
+}
+
+// RPC is agent.<ws>.<agent>.rpc: where the agent serves requests.
+func (a Agent) RPC() (string, error) { return a.Subject(KindRPC) }
+
+// Wildcard is agent.<ws>.<agent>.>: every subject the agent may use.
+func (a Agent) Wildcard() (string, error) {
+	p, err := a.Prefix()
+	if err != nil {
+		return "", err
+	}
+	return p + ".>", nil
+}
+
+// Inbox is agent.<ws>.<agent>._inbox: the inbox prefix the agent uses for its
+// own requests (the one-daemon probe), inside its own subjects.
+func (a Agent) Inbox() (string, error) { return a.Subject("_inbox") }
+
+// AllEvents is agent.*.*.<kind>: what the control plane subscribes to for
+// presence events of every agent.
+func AllEvents(kind string) (string, error) {
+	if err := validToken(kind); err != nil {
+		return "", err
+	}
+	return Root + ".*.*." + kind, nil
+}
+
+// Parse splits agent.<ws>.<agent>.<kind>[.more] into the agent and the rest
+// (kind and any further tokens joined by dots).
+func Parse(subject string) (Agent, string, error) {
+	toks := strings.SplitN(subject, ".", 4)
+	if len(toks) != 4 || toks[0] != Root {
+		return Agent{}, "", fmt.Errorf("%w: %q", ErrInvalidSubject, subject)
+	}
+	a := Agent{Workspace: toks[1], ID: toks[2]}
+	if err := a.Validate(); err != nil {
+		return Agent{}, "", fmt.Errorf("%w: %q: %w", ErrInvalidSubject, subject, err)
+	}
+	for _, t := range strings.Split(toks[3], ".") {
+		if err := validToken(t); err != nil {
+			return Agent{}, "", fmt.Errorf("%w: %q: %w", ErrInvalidSubject, subject, err)
+		}
+	}
+	return a, toks[3], nil
+}
+
+func validToken(t string) error {
+	if t == "" {
+		return fmt.Errorf("%w: empty token", ErrInvalidSubject)
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c <= ' ' || c == '.' || c == '*' || c == '>' || c >= 0x7f {
+			return fmt.Errorf("%w: token %q has %q", ErrInvalidSubject, t, c)
+		}
+	}
+	return nil
+}
+
+// Permissions is the exact set of NATS permissions an agent's credentials get.
+type Permissions struct {
+	PubAllow []string // publish allowed only here
+	SubAllow []string // subscribe allowed only here
+	// AllowResponses lets the agent publish replies to requests it received
+	// (any number of messages within ResponseWindowSeconds), nothing more.
+	AllowResponses        bool
+	ResponseWindowSeconds int
+}
+
+// ResponseWindowSeconds is how long after a request an agent may reply to it.
+const ResponseWindowSeconds = 600
+
+// AgentPermissions returns the least-privilege permission set for a: publish and
+// subscribe on agent.<ws>.<agent>.> and replies to requests it received. Never
+// _INBOX.>, never another agent's subjects.
+func AgentPermissions(a Agent) (Permissions, error) {
+	w, err := a.Wildcard()
+	if err != nil {
+		return Permissions{}, err
+	}
+	return Permissions{
+		PubAllow:              []string{w},
+		SubAllow:              []string{w},
+		AllowResponses:        true,
+		ResponseWindowSeconds: ResponseWindowSeconds,
+	}, nil
+}

@@ -1,0 +1,148 @@
+package subjects
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidateID(t *testing.T) {
+	tests := []struct {
+		name string
+		id   string
+		ok   bool
+	}{
+		{"simple", "a1", true},
+		{"dash and underscore", "my-laptop_2", true},
+		{"max length", strings.Repeat("a", 63), true},
+		{"too long", strings.Repeat("a", 64), false},
+		{"empty", "", false},
+		{"leading dash", "-a", false},
+		{"leading underscore", "_a", false},
+		{"upper", "Laptop", false},
+		{"dot", "a.b", false},
+		{"star", "a*", false},
+		{"gt", "a>", false},
+		{"space", "a b", false},
+		{"slash", "a/b", false},
+		{"nul", "a\x00", false},
+		{"unicode", "é", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateID(tt.id)
+			if (err == nil) != tt.ok {
+				t.Fatalf("ValidateID(%q) = %v, want ok=%v", tt.id, err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidID) {
+				t.Fatalf("error %v is not ErrInvalidID", err)
+			}
+		})
+	}
+}
+
+func TestBuilders(t *testing.T) {
+	a := Agent{Workspace: "ws1", ID: "laptop"}
+	tests := []struct {
+		name string
+		got  func() (string, error)
+		want string
+	}{
+		{"rpc", a.RPC, "agent.ws1.laptop.rpc"},
+		{"wildcard", a.Wildcard, "agent.ws1.laptop.>"},
+		{"inbox", a.Inbox, "agent.ws1.laptop._inbox"},
+		{"hello", func() (string, error) { return a.Subject(KindHello) }, "agent.ws1.laptop.hello"},
+		{"all heartbeats", func() (string, error) { return AllEvents(KindHeartbeat) }, "agent.*.*.heartbeat"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.got()
+			if err != nil || got != tt.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+	bad := Agent{Workspace: "ws.1", ID: "x"}
+	if _, err := bad.RPC(); err == nil {
+		t.Fatal("RPC with a dotted workspace succeeded")
+	}
+	if _, err := a.Subject("a.b"); err == nil {
+		t.Fatal("Subject with a dotted kind succeeded")
+	}
+	if _, err := a.Subject(">"); err == nil {
+		t.Fatal("Subject with a wildcard kind succeeded")
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		subject string
+		agent   Agent
+		rest    string
+		ok      bool
+	}{
+		{"agent.ws.a1.rpc", Agent{"ws", "a1"}, "rpc", true},
+		{"agent.ws.a1.proc.p1.out", Agent{"ws", "a1"}, "proc.p1.out", true},
+		{"agent.ws.a1", Agent{}, "", false},
+		{"agent.WS.a1.rpc", Agent{}, "", false},
+		{"other.ws.a1.rpc", Agent{}, "", false},
+		{"agent.ws.a1.rpc..x", Agent{}, "", false},
+		{"agent.*.a1.rpc", Agent{}, "", false},
+		{"agent.ws.a1.>", Agent{}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.subject, func(t *testing.T) {
+			a, rest, err := Parse(tt.subject)
+			if (err == nil) != tt.ok {
+				t.Fatalf("Parse(%q) err = %v, want ok=%v", tt.subject, err, tt.ok)
+			}
+			if tt.ok && (a != tt.agent || rest != tt.rest) {
+				t.Fatalf("Parse(%q) = %v %q, want %v %q", tt.subject, a, rest, tt.agent, tt.rest)
+			}
+		})
+	}
+}
+
+func TestAgentPermissions(t *testing.T) {
+	p, err := AgentPermissions(Agent{"ws", "a1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.PubAllow) != 1 || p.PubAllow[0] != "agent.ws.a1.>" {
+		t.Fatalf("PubAllow = %v", p.PubAllow)
+	}
+	if len(p.SubAllow) != 1 || p.SubAllow[0] != "agent.ws.a1.>" {
+		t.Fatalf("SubAllow = %v", p.SubAllow)
+	}
+	for _, s := range append(p.PubAllow, p.SubAllow...) {
+		if strings.HasPrefix(s, "_INBOX") || s == ">" {
+			t.Fatalf("permission %q is too broad", s)
+		}
+	}
+	if !p.AllowResponses {
+		t.Fatal("agent cannot reply")
+	}
+	if _, err := AgentPermissions(Agent{"ws", "*"}); err == nil {
+		t.Fatal("permissions for a wildcard agent id")
+	}
+}
+
+func FuzzBuildParse(f *testing.F) {
+	for _, s := range []string{"a1", "ws", "my-laptop_2", "A", "a.b", "", "*", ">"} {
+		f.Add(s, "x1", "rpc")
+	}
+	f.Fuzz(func(t *testing.T, ws, id, kind string) {
+		a := Agent{Workspace: ws, ID: id}
+		subj, err := a.Subject(kind)
+		if err != nil {
+			return
+		}
+		got, rest, err := Parse(subj)
+		if err != nil {
+			t.Fatalf("Parse(%q) of a built subject: %v", subj, err)
+		}
+		if got != a || rest != kind {
+			t.Fatalf("round trip %v %q -> %q -> %v %q", a, kind, subj, got, rest)
+		}
+	})
+}

@@ -1,0 +1,94 @@
+package wire
+
+import "time"
+
+// Hello is published on agent.<ws>.<agent>.hello on every connect, and is the
+// result of the capabilities op.
+type Hello struct {
+	Workspace    string          `msgpack:"ws" json:"workspace"`
+	Agent        string          `msgpack:"agent" json:"agent"`
+	Instance     string          `msgpack:"inst" json:"instance"` // random per daemon start
+	PID          int             `msgpack:"pid" json:"pid"`
+	Version      string          `msgpack:"ver" json:"version"` // agent build version
+	Protocol     int             `msgpack:"proto" json:"protocol"`
+	OS           string          `msgpack:"os" json:"os"`
+	Arch         string          `msgpack:"arch" json:"arch"`
+	Hostname     string          `msgpack:"host" json:"hostname"`
+	Root         string          `msgpack:"root" json:"root"`
+	GitVersion   string          `msgpack:"git,omitempty" json:"gitVersion,omitempty"`
+	Capabilities map[string]bool `msgpack:"caps" json:"capabilities"`
+	StartedAt    time.Time       `msgpack:"started" json:"startedAt"`
+}
+
+// Heartbeat is published on agent.<ws>.<agent>.heartbeat every few seconds.
+type Heartbeat struct {
+	Instance string    `msgpack:"inst"`
+	Seq      uint64    `msgpack:"seq"`
+	Time     time.Time `msgpack:"t"`
+	// IntervalMs lets the control plane derive the lease from the agent's own rate.
+	IntervalMs int64 `msgpack:"ivl"`
+}
+
+// Goodbye is published on agent.<ws>.<agent>.goodbye on a clean stop.
+type Goodbye struct {
+	Instance string `msgpack:"inst"`
+}
+
+// PingResult is the result of ping.
+type PingResult struct {
+	Instance string    `msgpack:"inst"`
+	Time     time.Time `msgpack:"t"`
+}
+
+// ProbeResult is the answer of a live daemon to another one starting with the
+// same identity.
+type ProbeResult struct {
+	Instance string `msgpack:"inst"`
+	PID      int    `msgpack:"pid"`
+	Hostname string `msgpack:"host"`
+}
+
+// ExecRequest is the body of exec: a buffered command run.
+type ExecRequest struct {
+	Argv      []string          `msgpack:"argv,omitempty"`
+	Command   string            `msgpack:"cmd,omitempty"`
+	Cwd       string            `msgpack:"cwd,omitempty"`
+	Env       map[string]string `msgpack:"env,omitempty"`
+	Stdin     []byte            `msgpack:"stdin,omitempty"`
+	TimeoutMs int64             `msgpack:"timeoutMs,omitempty"`
+	OutputCap int               `msgpack:"cap,omitempty"`
+}
+
+// Exec defaults, from API.md.
+const (
+	DefaultExecTimeoutMs = 60000
+	DefaultOutputCap     = 1 << 20
+)
+
+// ExecResult is the result of exec. Output is exact bytes; the control plane
+// decides how to render it.
+type ExecResult struct {
+	ExitCode   int    `msgpack:"exit"`
+	Stdout     []byte `msgpack:"out"`
+	Stderr     []byte `msgpack:"err"`
+	TimedOut   bool   `msgpack:"timedOut"`
+	Truncated  bool   `msgpack:"trunc"`
+	DurationMs int64  `msgpack:"ms"`
+}
+
+// Validate checks the request's shape before anything runs.
+func (r *ExecRequest) Validate() error {
+	switch {
+	case len(r.Argv) == 0 && r.Command == "":
+		return Errorf(CodeInvalidArgument, "", "exec needs argv or command")
+	case len(r.Argv) > 0 && r.Command != "":
+		return Errorf(CodeInvalidArgument, "", "exec takes argv or command, not both")
+	case len(r.Argv) > 0 && r.Argv[0] == "":
+		return Errorf(CodeInvalidArgument, "", "argv[0] is empty")
+	case r.TimeoutMs < 0:
+		return Errorf(CodeInvalidArgument, "", "timeoutMs must not be negative")
+	case r.OutputCap < 0:
+		return Errorf(CodeInvalidArgument, "", "outputCap must not be negative")
+	}
+	return nil
+}

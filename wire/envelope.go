@@ -1,0 +1,169 @@
+package wire
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Version is the protocol version this build speaks. An agent refuses a request
+// with a different major version with invalid_argument/protocol_version.
+const Version = 1
+
+// Request is the envelope of every request to an agent.
+type Request struct {
+	Version int    `msgpack:"v"`
+	ID      string `msgpack:"id"`
+	Op      string `msgpack:"op"`
+	// Deadline is absolute, in Unix milliseconds. The agent refuses a request
+	// whose deadline has passed: it never runs stale work.
+	Deadline int64 `msgpack:"dl"`
+	// Session and Epoch fence hot-swapped sessions: the agent refuses a request
+	// whose epoch is older than the highest it has seen for the session.
+	Session string `msgpack:"ss,omitempty"`
+	Epoch   uint64 `msgpack:"ep,omitempty"`
+	// IdempotencyKey names a mutation so that a repeated delivery is not run twice.
+	IdempotencyKey string             `msgpack:"ik,omitempty"`
+	Body           msgpack.RawMessage `msgpack:"b,omitempty"`
+}
+
+// Response is the envelope of every reply: the request's id and either a
+// result or an error.
+type Response struct {
+	ID     string             `msgpack:"id"`
+	Result msgpack.RawMessage `msgpack:"r,omitempty"`
+	Error  *Error             `msgpack:"err,omitempty"`
+}
+
+// NewID returns a random request id (16 hex characters).
+func NewID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// NewRequest builds a request for op with body, due by deadline, with a fresh id.
+func NewRequest(op string, body any, deadline time.Time) (*Request, error) {
+	r := &Request{Version: Version, ID: NewID(), Op: op, Deadline: deadline.UnixMilli()}
+	if body != nil {
+		b, err := Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s body: %w", op, err)
+		}
+		r.Body = b
+	}
+	return r, nil
+}
+
+// DeadlineTime is the request's deadline as a time.
+func (r *Request) DeadlineTime() time.Time { return time.UnixMilli(r.Deadline) }
+
+// Expired reports whether the deadline has passed at now.
+func (r *Request) Expired(now time.Time) bool { return now.UnixMilli() >= r.Deadline }
+
+// Marshal encodes the request.
+func (r *Request) Marshal() ([]byte, error) { return Marshal(r) }
+
+// DecodeBody decodes the body into v; a malformed body is invalid_argument.
+func (r *Request) DecodeBody(v any) error {
+	if len(r.Body) == 0 {
+		return nil
+	}
+	if err := Unmarshal(r.Body, v); err != nil {
+		return Errorf(CodeInvalidArgument, "", "decode %s body: %v", r.Op, err)
+	}
+	return nil
+}
+
+// DecodeRequest decodes and validates a request envelope. Every error is an
+// invalid_argument *Error.
+func DecodeRequest(data []byte) (*Request, error) {
+	var r Request
+	if err := Unmarshal(data, &r); err != nil {
+		return nil, Errorf(CodeInvalidArgument, "", "decode request: %v", err)
+	}
+	switch {
+	case r.Version != Version:
+		return &r, Errorf(CodeInvalidArgument, ReasonVersion, "protocol version %d, this agent speaks %d", r.Version, Version)
+	case r.ID == "" || len(r.ID) > 128:
+		return &r, Errorf(CodeInvalidArgument, "", "request id must be 1 to 128 characters")
+	case r.Op == "" || len(r.Op) > 64:
+		return &r, Errorf(CodeInvalidArgument, "", "op must be 1 to 64 characters")
+	case r.Deadline <= 0:
+		return &r, Errorf(CodeInvalidArgument, "", "request has no deadline")
+	}
+	return &r, nil
+}
+
+// EncodeResult encodes a successful reply to request id.
+func EncodeResult(id string, v any) ([]byte, error) {
+	var raw msgpack.RawMessage
+	if v != nil {
+		b, err := Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
+		}
+		raw = b
+	}
+	return Marshal(&Response{ID: id, Result: raw})
+}
+
+// EncodeError encodes a failed reply to request id; err becomes an *Error.
+func EncodeError(id string, err error) []byte {
+	b, mErr := Marshal(&Response{ID: id, Error: AsError(err)})
+	if mErr != nil {
+		// Only a bug gets here: an *Error always encodes.
+		b, _ = Marshal(&Response{ID: id, Error: &Error{Code: CodeInternal, Message: "encode error reply"}})
+	}
+	return b
+}
+
+// DecodeResponse decodes a reply envelope.
+func DecodeResponse(data []byte) (*Response, error) {
+	var r Response
+	if err := Unmarshal(data, &r); err != nil {
+		return nil, Errorf(CodeInternal, "bad_reply", "decode reply: %v", err)
+	}
+	if r.Error != nil && r.Error.Code == "" {
+		r.Error.Code = CodeInternal
+	}
+	return &r, nil
+}
+
+// Into returns the reply's error, or decodes its result into v (v may be nil).
+func (r *Response) Into(v any) error {
+	if r.Error != nil {
+		return r.Error
+	}
+	if v == nil || len(r.Result) == 0 {
+		return nil
+	}
+	if err := Unmarshal(r.Result, v); err != nil {
+		return Errorf(CodeInternal, "bad_reply", "decode result: %v", err)
+	}
+	return nil
+}
+
+// Marshal encodes v as msgpack, the encoding of everything on the wire. Structs
+// are encoded by their msgpack tags; times as msgpack timestamps.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetCustomStructTag("msgpack")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Unmarshal decodes msgpack into v, with limits suited to untrusted input.
+func Unmarshal(data []byte, v any) error {
+	dec := msgpack.NewDecoder(bytes.NewReader(data))
+	dec.SetCustomStructTag("msgpack")
+	dec.DisableAllocLimit(false)
+	return dec.Decode(v)
+}

@@ -1,0 +1,165 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestHTTPStatus(t *testing.T) {
+	tests := []struct {
+		code Code
+		want int
+	}{
+		{CodeInvalidArgument, http.StatusBadRequest},
+		{CodeUnauthenticated, http.StatusUnauthorized},
+		{CodePermissionDenied, http.StatusForbidden},
+		{CodeNotFound, http.StatusNotFound},
+		{CodeConflict, http.StatusConflict},
+		{CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
+		{CodeUnsupported, http.StatusNotImplemented},
+		{CodeUnavailable, http.StatusServiceUnavailable},
+		{CodeDeadlineExceeded, http.StatusGatewayTimeout},
+		{CodeInternal, http.StatusInternalServerError},
+		{Code("bogus"), http.StatusInternalServerError},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.code), func(t *testing.T) {
+			if got := HTTPStatus(tt.code); got != tt.want {
+				t.Fatalf("HTTPStatus(%s) = %d, want %d", tt.code, got, tt.want)
+			}
+			if tt.code != "bogus" {
+				if got := CodeForStatus(tt.want); got != tt.code {
+					t.Fatalf("CodeForStatus(%d) = %s, want %s", tt.want, got, tt.code)
+				}
+			}
+		})
+	}
+}
+
+func TestErrorIsAfterRoundTrip(t *testing.T) {
+	orig := Errorf(CodeUnavailable, ReasonAgentOffline, "agent %s is offline", "a1")
+	if !orig.Retryable {
+		t.Fatal("unavailable is not retryable")
+	}
+	req, err := NewRequest(OpPing, nil, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := DecodeResponse(EncodeError(req.ID, fmt.Errorf("call: %w", orig)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.Into(nil)
+	switch {
+	case !errors.Is(got, ErrUnavailable):
+		t.Fatalf("%v is not ErrUnavailable", got)
+	case !errors.Is(got, &Error{Code: CodeUnavailable, Reason: ReasonAgentOffline}):
+		t.Fatalf("%v does not match its reason", got)
+	case errors.Is(got, &Error{Code: CodeUnavailable, Reason: ReasonAgentReconnecting}):
+		t.Fatalf("%v matches another reason", got)
+	case errors.Is(got, ErrNotFound):
+		t.Fatalf("%v matches not_found", got)
+	}
+	if we := AsError(got); we.HTTPStatus() != 503 || we.Message != "call: unavailable/agent_offline: agent a1 is offline" {
+		t.Fatalf("AsError = %+v", we)
+	}
+	if we := AsError(errors.New("boom")); we.Code != CodeInternal {
+		t.Fatalf("plain error became %v", we)
+	}
+}
+
+func TestRequestRoundTrip(t *testing.T) {
+	body := &ExecRequest{Argv: []string{"echo", "hi"}, Env: map[string]string{"A": "b"}, Stdin: []byte{0, 0xff}, TimeoutMs: 5}
+	req, err := NewRequest(OpExec, body, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Session, req.Epoch, req.IdempotencyKey = "s1", 7, "k1"
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeRequest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != req.ID || got.Op != OpExec || got.Epoch != 7 || got.Session != "s1" || got.IdempotencyKey != "k1" || got.Deadline != req.Deadline {
+		t.Fatalf("round trip: %+v vs %+v", got, req)
+	}
+	var eb ExecRequest
+	if err := got.DecodeBody(&eb); err != nil {
+		t.Fatal(err)
+	}
+	if eb.Argv[1] != "hi" || eb.Env["A"] != "b" || string(eb.Stdin) != "\x00\xff" {
+		t.Fatalf("body: %+v", eb)
+	}
+	if got.Expired(time.Now()) || !got.Expired(time.Now().Add(2*time.Minute)) {
+		t.Fatal("Expired is wrong")
+	}
+}
+
+func TestDecodeRequestRejects(t *testing.T) {
+	good := func() *Request {
+		return &Request{Version: Version, ID: "x", Op: OpPing, Deadline: time.Now().Add(time.Second).UnixMilli()}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Request)
+		reason string
+	}{
+		{"wrong version", func(r *Request) { r.Version = 2 }, ReasonVersion},
+		{"no id", func(r *Request) { r.ID = "" }, ""},
+		{"no op", func(r *Request) { r.Op = "" }, ""},
+		{"no deadline", func(r *Request) { r.Deadline = 0 }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := good()
+			tt.mutate(r)
+			b, _ := r.Marshal()
+			_, err := DecodeRequest(b)
+			if !errors.Is(err, &Error{Code: CodeInvalidArgument, Reason: tt.reason}) {
+				t.Fatalf("err = %v, want invalid_argument/%s", err, tt.reason)
+			}
+		})
+	}
+	if _, err := DecodeRequest([]byte{0xc1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("garbage: %v", err)
+	}
+}
+
+func TestExecValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		req  ExecRequest
+		ok   bool
+	}{
+		{"argv", ExecRequest{Argv: []string{"true"}}, true},
+		{"command", ExecRequest{Command: "true"}, true},
+		{"neither", ExecRequest{}, false},
+		{"both", ExecRequest{Argv: []string{"x"}, Command: "y"}, false},
+		{"empty argv0", ExecRequest{Argv: []string{""}}, false},
+		{"negative timeout", ExecRequest{Command: "x", TimeoutMs: -1}, false},
+		{"negative cap", ExecRequest{Command: "x", OutputCap: -1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.req.Validate()
+			if (err == nil) != tt.ok {
+				t.Fatalf("Validate = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestMutates(t *testing.T) {
+	if Mutates(OpPing) || Mutates(OpCapabilities) {
+		t.Fatal("reads marked as mutations")
+	}
+	if !Mutates(OpExec) || !Mutates("never.heard.of") {
+		t.Fatal("mutations or unknown ops marked as reads")
+	}
+}
