@@ -18,6 +18,9 @@ type Hello struct {
 	GitVersion   string          `msgpack:"git,omitempty" json:"gitVersion,omitempty"`
 	Capabilities map[string]bool `msgpack:"caps" json:"capabilities"`
 	StartedAt    time.Time       `msgpack:"started" json:"startedAt"`
+	// HeartbeatMs is the agent's heartbeat interval, from which the control
+	// plane derives its lease before the first heartbeat arrives.
+	HeartbeatMs int64 `msgpack:"ivl,omitempty" json:"-"`
 }
 
 // Heartbeat is published on agent.<ws>.<agent>.heartbeat every few seconds.
@@ -38,6 +41,13 @@ type Goodbye struct {
 type PingResult struct {
 	Instance string    `msgpack:"inst"`
 	Time     time.Time `msgpack:"t"`
+}
+
+// ProbeRequest is the body of probe. With Takeover, the live daemon answers
+// and then stops, so that the sender can serve instead.
+type ProbeRequest struct {
+	Instance string `msgpack:"inst"`
+	Takeover bool   `msgpack:"takeover,omitempty"`
 }
 
 // ProbeResult is the answer of a live daemon to another one starting with the

@@ -41,6 +41,7 @@ const (
 	ReasonNotATTY            = "not_a_tty"
 	ReasonUnknownOp          = "unknown_op"
 	ReasonVersion            = "protocol_version"
+	ReasonBusy               = "busy"
 )
 
 // Error is the one error type that travels on the wire and over HTTP.

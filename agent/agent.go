@@ -1,0 +1,268 @@
+// Package agent is the daemon that runs on a user's machine: it connects out
+// to NATS with the credentials it got at enrollment, serves request/reply on
+// agent.<ws>.<agent>.rpc, and says hello, heartbeat and goodbye so the control
+// plane knows whether it is there.
+//
+// One identity has one live daemon: a starting daemon probes its own rpc
+// subject (and takes a lock file on its machine) and refuses to serve beside
+// a live one unless told to take over.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/agent/proc"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// Defaults of Config.
+const (
+	DefaultHeartbeat = 2 * time.Second
+	DefaultWorkers   = 256
+)
+
+// ErrTakenOver is returned by Run when another daemon with the same identity
+// took over (outpost agent run --takeover).
+var ErrTakenOver = errors.New("agent: another daemon took over this identity")
+
+// ErrAlreadyServed is returned by Run when a live daemon already serves the
+// identity and Takeover is off.
+var ErrAlreadyServed = errors.New("agent: another daemon already serves this identity")
+
+var errLocked = errors.New("lock held by another process")
+
+// Handler serves one op. ctx carries the request's deadline; the result is
+// encoded as the reply, an error becomes a *wire.Error reply.
+type Handler func(ctx context.Context, req *wire.Request) (any, error)
+
+// Config configures an Agent.
+type Config struct {
+	// Identity is the enrolled identity and its credentials. Required.
+	Identity *enroll.Config
+	// Root is the directory the agent serves; commands and files stay in it. Required.
+	Root string
+	// Version is the agent's build version, reported in hello.
+	Version string
+	// HeartbeatInterval is how often the agent says it is alive (2 s).
+	HeartbeatInterval time.Duration
+	// Workers bounds requests served at once; more answer unavailable/busy.
+	Workers int
+	// Logger receives the daemon's log; nil discards.
+	Logger *slog.Logger
+	// NATSOptions are added after the agent's own (tests shorten timeouts).
+	NATSOptions []nats.Option
+	// Takeover makes a live daemon with the same identity stop, and serves instead.
+	Takeover bool
+	// LockFile, when set, is locked for the daemon's life: a second daemon on
+	// the same machine with the same lock file refuses to start.
+	LockFile string
+	// Capabilities are merged into what hello reports.
+	Capabilities map[string]bool
+	// Procs runs commands; nil makes one on Root.
+	Procs *proc.Manager
+}
+
+func (c *Config) validate() error {
+	if c.Identity == nil {
+		return errors.New("agent: Identity is required")
+	}
+	if err := c.Identity.Validate(); err != nil {
+		return fmt.Errorf("agent: identity: %w", err)
+	}
+	if c.Root == "" {
+		return errors.New("agent: Root is required")
+	}
+	st, err := os.Stat(c.Root)
+	if err != nil {
+		return fmt.Errorf("agent: root: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("agent: root %s is not a directory", c.Root)
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = DefaultHeartbeat
+	}
+	if c.Workers <= 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return nil
+}
+
+// Agent is one daemon. Make it with New, add ops with Register, then Run.
+type Agent struct {
+	cfg      Config
+	id       subjects.Agent
+	instance string
+	started  time.Time
+	log      *slog.Logger
+	procs    *proc.Manager
+	ownProcs bool
+
+	mu       sync.Mutex
+	handlers map[string]Handler
+	running  bool
+
+	sem    chan struct{}
+	fence  *fence
+	idem   *idempotency
+	stopCh chan error // a takeover or fatal NATS error asks Run to stop
+}
+
+// New checks cfg and returns an agent serving ping, capabilities, probe and exec.
+func New(cfg Config) (*Agent, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		cfg:      cfg,
+		id:       cfg.Identity.AgentID(),
+		instance: wire.NewID(),
+		started:  time.Now().UTC(),
+		log:      cfg.Logger,
+		procs:    cfg.Procs,
+		handlers: map[string]Handler{},
+		sem:      make(chan struct{}, cfg.Workers),
+		fence:    newFence(),
+		idem:     newIdempotency(),
+		stopCh:   make(chan error, 1),
+	}
+	if a.procs == nil {
+		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		a.procs, a.ownProcs = m, true
+	}
+	a.registerBuiltins()
+	return a, nil
+}
+
+// Register serves op with h, replacing any handler of op. Call it before Run.
+func (a *Agent) Register(op string, h Handler) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.handlers[op] = h
+}
+
+func (a *Agent) handler(op string) Handler {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.handlers[op]
+}
+
+// Instance is this daemon's random instance id.
+func (a *Agent) Instance() string { return a.instance }
+
+// Hello is what the agent says on every connect and answers to capabilities.
+func (a *Agent) Hello() wire.Hello {
+	host, _ := os.Hostname()
+	caps := map[string]bool{"exec": true}
+	for k, v := range a.cfg.Capabilities {
+		caps[k] = v
+	}
+	return wire.Hello{
+		Workspace:    a.id.Workspace,
+		Agent:        a.id.ID,
+		Instance:     a.instance,
+		PID:          os.Getpid(),
+		Version:      a.cfg.Version,
+		Protocol:     wire.Version,
+		OS:           runtime.GOOS,
+		Arch:         runtime.GOARCH,
+		Hostname:     host,
+		Root:         a.cfg.Root,
+		Capabilities: caps,
+		StartedAt:    a.started,
+		HeartbeatMs:  a.cfg.HeartbeatInterval.Milliseconds(),
+	}
+}
+
+// Run serves until ctx ends (a clean stop: goodbye, in-flight requests
+// finish or are canceled, processes are killed), another daemon takes over
+// (ErrTakenOver), or the credentials stop working (revoked: an error).
+func (a *Agent) Run(ctx context.Context) error {
+	a.mu.Lock()
+	if a.running {
+		a.mu.Unlock()
+		return errors.New("agent: Run called twice")
+	}
+	a.running = true
+	a.mu.Unlock()
+	if a.ownProcs {
+		defer a.procs.Close()
+	}
+	if a.cfg.LockFile != "" {
+		unlock, err := a.lock(ctx)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	nc, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := a.claim(ctx, nc); err != nil {
+		return err
+	}
+	return a.serve(ctx, nc)
+}
+
+// lock takes the lock file; with Takeover it waits for the old daemon (asked
+// over NATS to stop, in claim) to let go.
+func (a *Agent) lock(ctx context.Context) (func(), error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		f, err := lockFile(a.cfg.LockFile)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, errLocked) {
+			return nil, err
+		}
+		if !a.cfg.Takeover {
+			return nil, fmt.Errorf("%w: lock file %s is held by a running daemon (use --takeover to replace it)", ErrAlreadyServed, a.cfg.LockFile)
+		}
+		if err := a.askTakeover(ctx); err != nil {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: the running daemon did not let go of %s", ErrAlreadyServed, a.cfg.LockFile)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// askTakeover connects briefly to ask a live daemon on another connection to
+// stop; used while the lock is held on this machine.
+func (a *Agent) askTakeover(ctx context.Context) error {
+	nc, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	_, err = a.probe(ctx, nc)
+	return err
+}

@@ -1,0 +1,338 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/natstest"
+	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+var laptop = subjects.Agent{Workspace: "w1", ID: "laptop"}
+
+// world is a JWT-authenticated NATS server, the control plane's side of it
+// (service connection, presence, rpc client) and one agent identity.
+type world struct {
+	auth  *natstest.Auth
+	nc    *nats.Conn
+	pr    *presence.Tracker
+	calls *rpc.Client
+	ident *enroll.Config
+	root  string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{auth: natstest.StartAuth(t), root: t.TempDir()}
+	w.nc = w.auth.Service(t, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	w.pr = presence.New(presence.Config{Sweep: 10 * time.Millisecond})
+	if err := w.pr.Start(w.nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.pr.Close)
+	w.calls, _ = rpc.New(rpc.Config{Conn: w.nc, Presence: w.pr})
+	w.ident = w.auth.Identity(t, laptop)
+	return w
+}
+
+// running is an agent's Run in the background.
+type running struct {
+	a      *agent.Agent
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+func (w *world) start(t *testing.T, cfg agent.Config) *running {
+	t.Helper()
+	if cfg.Identity == nil {
+		cfg.Identity = w.ident
+	}
+	if cfg.Root == "" {
+		cfg.Root = w.root
+	}
+	cfg.HeartbeatInterval = 100 * time.Millisecond
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{a: a, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- a.Run(ctx) }()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels Run and returns its error.
+func (r *running) stop() error {
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case r.err = <-r.done:
+		case <-time.After(20 * time.Second):
+			r.err = errors.New("Run did not return")
+		}
+	})
+	return r.err
+}
+
+// wait returns Run's error without canceling it.
+func (r *running) wait() error {
+	r.once.Do(func() {
+		select {
+		case r.err = <-r.done:
+		case <-time.After(20 * time.Second):
+			r.err = errors.New("Run did not return")
+		}
+	})
+	return r.err
+}
+
+func tctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func (w *world) waitOnline(t *testing.T, inst string) {
+	t.Helper()
+	ctx := tctx(t)
+	for {
+		e := w.pr.Get(laptop)
+		if e.Status == presence.Online && (inst == "" || e.Instance == inst) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("agent not online (instance %q): %+v", inst, e)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (w *world) exec(t *testing.T, req *wire.ExecRequest, opts rpc.CallOptions) (*wire.ExecResult, error) {
+	t.Helper()
+	var res wire.ExecResult
+	err := w.calls.Call(tctx(t), laptop, wire.OpExec, req, &res, opts)
+	return &res, err
+}
+
+func TestServesOps(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{Version: "1.2.3"})
+	w.waitOnline(t, r.a.Instance())
+
+	var hello wire.Hello
+	if err := w.calls.Call(tctx(t), laptop, wire.OpCapabilities, nil, &hello, rpc.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if hello.Version != "1.2.3" || hello.Agent != "laptop" || !hello.Capabilities["exec"] || hello.Root != w.root {
+		t.Fatalf("capabilities %+v", hello)
+	}
+	if e := w.pr.Get(laptop); e.Hello == nil || e.Hello.Instance != r.a.Instance() {
+		t.Fatalf("presence did not record the hello: %+v", e)
+	}
+	var ping wire.PingResult
+	if err := w.calls.Call(tctx(t), laptop, wire.OpPing, nil, &ping, rpc.CallOptions{}); err != nil || ping.Instance != r.a.Instance() {
+		t.Fatalf("ping %+v %v", ping, err)
+	}
+	res, err := w.exec(t, &wire.ExecRequest{Command: "echo $X; pwd", Env: map[string]string{"X": "hi"}}, rpc.CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.EvalSymlinks(w.root)
+	if got := string(res.Stdout); got != "hi\n"+root+"\n" {
+		t.Fatalf("exec stdout %q", got)
+	}
+	err = w.calls.Call(tctx(t), laptop, "no.such.op", nil, nil, rpc.CallOptions{})
+	if we := wire.AsError(err); we.Code != wire.CodeUnsupported || we.Reason != wire.ReasonUnknownOp {
+		t.Fatalf("unknown op: %v", err)
+	}
+}
+
+// raw sends a hand-made envelope, for what the rpc client never sends.
+func (w *world) raw(t *testing.T, req *wire.Request) error {
+	t.Helper()
+	subj, _ := laptop.RPC()
+	data, _ := req.Marshal()
+	msg, err := w.nc.Request(subj, data, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := wire.DecodeResponse(msg.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ID != req.ID {
+		t.Fatalf("reply id %q, want %q", resp.ID, req.ID)
+	}
+	return resp.Into(nil)
+}
+
+func TestRefusesStaleAndFencedRequests(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{})
+	w.waitOnline(t, r.a.Instance())
+	marker := filepath.Join(w.root, "ran")
+	touch := &wire.ExecRequest{Argv: []string{"touch", "ran"}}
+
+	past, _ := wire.NewRequest(wire.OpExec, touch, time.Now().Add(-time.Second))
+	if we := wire.AsError(w.raw(t, past)); we.Code != wire.CodeDeadlineExceeded || we.Reason != wire.ReasonDeadlinePassed {
+		t.Fatalf("expired request: %v", we)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatal("an expired request ran")
+	}
+	bad := &wire.Request{Version: wire.Version + 1, ID: "x1", Op: wire.OpPing, Deadline: time.Now().Add(time.Minute).UnixMilli()}
+	if we := wire.AsError(w.raw(t, bad)); we.Reason != wire.ReasonVersion {
+		t.Fatalf("wrong protocol version: %v", we)
+	}
+
+	if _, err := w.exec(t, touch, rpc.CallOptions{Session: "s1", Epoch: 5}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(marker)
+	_, err := w.exec(t, touch, rpc.CallOptions{Session: "s1", Epoch: 4})
+	if we := wire.AsError(err); we.Code != wire.CodeConflict || we.Reason != wire.ReasonFenced {
+		t.Fatalf("stale epoch: %v, want conflict/fenced", err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatal("a fenced request ran")
+	}
+	for _, opts := range []rpc.CallOptions{{Session: "s1", Epoch: 5}, {Session: "s1", Epoch: 6}, {Session: "s2", Epoch: 1}, {}} {
+		if _, err := w.exec(t, touch, opts); err != nil {
+			t.Fatalf("%+v: %v", opts, err)
+		}
+	}
+}
+
+func TestIdempotentMutationRunsOnce(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{})
+	w.waitOnline(t, r.a.Instance())
+	req := &wire.ExecRequest{Command: "echo x >> log; wc -l < log"}
+	var wg sync.WaitGroup
+	outs := make([]string, 4)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := w.exec(t, req, rpc.CallOptions{IdempotencyKey: "k1"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			outs[i] = strings.TrimSpace(string(res.Stdout))
+		}()
+	}
+	wg.Wait()
+	for i, o := range outs {
+		if o != "1" {
+			t.Fatalf("call %d saw %q lines: the mutation ran more than once (%v)", i, o, outs)
+		}
+	}
+	res, err := w.exec(t, req, rpc.CallOptions{IdempotencyKey: "k2"})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "2" {
+		t.Fatalf("a new key: %q %v", res.Stdout, err)
+	}
+}
+
+func TestBusyWhenWorkersAreFull(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{Workers: 1})
+	w.waitOnline(t, r.a.Instance())
+	slow := make(chan error, 1)
+	go func() {
+		_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"sleep", "1"}}, rpc.CallOptions{})
+		slow <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"true"}}, rpc.CallOptions{})
+	if we := wire.AsError(err); we.Code != wire.CodeUnavailable || we.Reason != wire.ReasonBusy {
+		t.Fatalf("second request with one worker busy: %v, want unavailable/busy", err)
+	}
+	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCleanStopIsOfflineAtOnce(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{})
+	w.waitOnline(t, r.a.Instance())
+	if err := r.stop(); err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	if err := w.pr.WaitStatus(tctx(t), laptop, presence.Offline); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"true"}}, rpc.CallOptions{})
+	if we := wire.AsError(err); we.Code != wire.CodeUnavailable || we.Reason != wire.ReasonAgentOffline || rpc.MaybeDelivered(err) {
+		t.Fatalf("exec after stop: %v", err)
+	}
+}
+
+func TestOneDaemonPerIdentity(t *testing.T) {
+	w := newWorld(t)
+	lock := filepath.Join(t.TempDir(), "agent.lock")
+	first := w.start(t, agent.Config{LockFile: lock})
+	w.waitOnline(t, first.a.Instance())
+
+	// Over NATS (another machine with the same credentials).
+	second := w.start(t, agent.Config{})
+	if err := second.wait(); !errors.Is(err, agent.ErrAlreadyServed) || strings.Contains(err.Error(), "lock") {
+		t.Fatalf("second daemon: %v, want ErrAlreadyServed by the probe", err)
+	}
+	// On the same machine: the lock file refuses before NATS is asked.
+	third := w.start(t, agent.Config{LockFile: lock})
+	if err := third.wait(); !errors.Is(err, agent.ErrAlreadyServed) || !strings.Contains(err.Error(), "lock") {
+		t.Fatalf("third daemon: %v, want ErrAlreadyServed by the lock", err)
+	}
+	w.waitOnline(t, first.a.Instance())
+
+	// Takeover: the live daemon stops, the new one serves, presence follows it.
+	taker := w.start(t, agent.Config{LockFile: lock, Takeover: true})
+	if err := first.wait(); !errors.Is(err, agent.ErrTakenOver) {
+		t.Fatalf("first daemon after takeover: %v, want ErrTakenOver", err)
+	}
+	w.waitOnline(t, taker.a.Instance())
+	if _, err := w.exec(t, &wire.ExecRequest{Argv: []string{"true"}}, rpc.CallOptions{}); err != nil {
+		t.Fatalf("exec after takeover: %v", err)
+	}
+}
+
+func TestReconnectsAfterNATSRestart(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{})
+	w.waitOnline(t, r.a.Instance())
+	w.auth.Restart(t)
+	ctx := tctx(t)
+	for {
+		_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"echo", "back"}}, rpc.CallOptions{Timeout: 2 * time.Second})
+		if err == nil {
+			break
+		}
+		if we := wire.AsError(err); we.Code != wire.CodeUnavailable && we.Code != wire.CodeDeadlineExceeded {
+			t.Fatalf("exec during the outage: %v, want unavailable", err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("agent never came back: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	w.waitOnline(t, r.a.Instance())
+}

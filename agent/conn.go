@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// NATS liveness: the agent pings every 2 s and gives up on a connection after
+// 2 unanswered pings, so a half-open laptop link is noticed in seconds.
+const (
+	pingInterval = 2 * time.Second
+	maxPingsOut  = 2
+	probeTimeout = 2 * time.Second
+	claimTimeout = 15 * time.Second
+)
+
+// newBackoff is the jittered exponential backoff between connection attempts.
+func newBackoff() *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 100 * time.Millisecond
+	b.MaxInterval = 5 * time.Second
+	b.RandomizationFactor = 0.5
+	b.MaxElapsedTime = 0 // forever
+	b.Reset()
+	return b
+}
+
+// connect dials NATS until it succeeds, ctx ends, or the credentials are
+// refused (revoked or never valid: retrying cannot help).
+func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
+	inbox, err := a.id.Inbox()
+	if err != nil {
+		return nil, err
+	}
+	reconnect := newBackoff()
+	opts := append(a.cfg.Identity.NATSOptions(),
+		nats.Name("outpost-agent "+a.id.String()),
+		nats.CustomInboxPrefix(inbox),
+		nats.MaxReconnects(-1),
+		nats.PingInterval(pingInterval),
+		nats.MaxPingsOutstanding(maxPingsOut),
+		nats.CustomReconnectDelay(func(attempts int) time.Duration {
+			if attempts <= 1 {
+				reconnect.Reset()
+			}
+			return reconnect.NextBackOff()
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			a.log.Warn("disconnected from NATS", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			a.log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+			a.publishHello(nc)
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if isAuthError(err) {
+				a.fatal(fmt.Errorf("agent: NATS refused the credentials (revoked? re-enroll with 'outpost agent enroll'): %w", err))
+				return
+			}
+			a.log.Warn("NATS error", "err", err)
+		}),
+		nats.ClosedHandler(func(nc *nats.Conn) {
+			if err := nc.LastError(); err != nil {
+				a.fatal(fmt.Errorf("agent: NATS connection closed: %w", err))
+			}
+		}),
+	)
+	opts = append(opts, a.cfg.NATSOptions...)
+	servers := a.cfg.Identity.NATSServers()
+	b := newBackoff()
+	for {
+		nc, err := nats.Connect(servers, opts...)
+		if err == nil {
+			return nc, nil
+		}
+		if isAuthError(err) {
+			return nil, fmt.Errorf("agent: NATS refused the credentials (revoked? re-enroll with 'outpost agent enroll'): %w", err)
+		}
+		wait := b.NextBackOff()
+		a.log.Warn("cannot reach NATS, retrying", "servers", servers, "in", wait.Round(time.Millisecond), "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+func isAuthError(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAuthExpired) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "authorization violation") || strings.Contains(s, "authentication revoked") ||
+		strings.Contains(s, "authentication expired")
+}
+
+// fatal asks Run to stop with err (the first reason wins).
+func (a *Agent) fatal(err error) {
+	select {
+	case a.stopCh <- err:
+	default:
+	}
+}
+
+// claim makes sure no other live daemon serves the identity: a probe on the
+// rpc subject must find no responders. With Takeover the live daemon is
+// asked to stop and claim waits for it to be gone.
+func (a *Agent) claim(ctx context.Context, nc *nats.Conn) error {
+	deadline := time.Now().Add(claimTimeout)
+	for {
+		other, err := a.probe(ctx, nc)
+		if err != nil {
+			return err
+		}
+		if other == nil {
+			return nil
+		}
+		if !a.cfg.Takeover {
+			return fmt.Errorf("%w: instance %s (pid %d on %s); stop it or run with --takeover",
+				ErrAlreadyServed, other.Instance, other.PID, other.Hostname)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: instance %s did not stop", ErrAlreadyServed, other.Instance)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// probe asks whoever serves the rpc subject who they are; nil means nobody.
+// A subscriber that does not answer (a frozen daemon) counts as live.
+func (a *Agent) probe(ctx context.Context, nc *nats.Conn) (*wire.ProbeResult, error) {
+	subj, err := a.id.RPC()
+	if err != nil {
+		return nil, err
+	}
+	req, err := wire.NewRequest(wire.OpProbe, &wire.ProbeRequest{Instance: a.instance, Takeover: a.cfg.Takeover}, time.Now().Add(probeTimeout))
+	if err != nil {
+		return nil, err
+	}
+	data, err := req.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	msg, err := nc.RequestWithContext(pctx, subj, data)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+		return &wire.ProbeResult{Instance: "(not answering)"}, nil
+	case err != nil:
+		return nil, fmt.Errorf("agent: probe: %w", err)
+	}
+	resp, err := wire.DecodeResponse(msg.Data)
+	if err != nil {
+		return nil, err
+	}
+	var res wire.ProbeResult
+	if err := resp.Into(&res); err != nil {
+		return nil, fmt.Errorf("agent: probe answered: %w", err)
+	}
+	return &res, nil
+}
+
+// publishHello says hello; called on connect and every reconnect.
+func (a *Agent) publishHello(nc *nats.Conn) {
+	a.publish(nc, subjects.KindHello, a.Hello())
+}
+
+func (a *Agent) publish(nc *nats.Conn, kind string, v any) {
+	subj, err := a.id.Subject(kind)
+	if err != nil {
+		a.log.Error("presence subject", "err", err)
+		return
+	}
+	b, err := wire.Marshal(v)
+	if err != nil {
+		a.log.Error("encode "+kind, "err", err)
+		return
+	}
+	if err := nc.Publish(subj, b); err != nil {
+		a.log.Warn("publish "+kind, "err", err)
+	}
+}
+
+// heartbeat publishes heartbeats until stop is closed.
+func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
+	t := time.NewTicker(a.cfg.HeartbeatInterval)
+	defer t.Stop()
+	var seq uint64
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if !nc.IsConnected() {
+			continue // a stale beat flushed on reconnect would say nothing true
+		}
+		seq++
+		a.publish(nc, subjects.KindHeartbeat, &wire.Heartbeat{
+			Instance:   a.instance,
+			Seq:        seq,
+			Time:       time.Now().UTC(),
+			IntervalMs: a.cfg.HeartbeatInterval.Milliseconds(),
+		})
+	}
+}

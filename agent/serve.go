@@ -1,0 +1,189 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// stopGrace bounds how long a stopping agent waits for in-flight requests
+// after canceling them.
+const stopGrace = 5 * time.Second
+
+// server is one Run's serving state.
+type server struct {
+	a    *Agent
+	nc   *nats.Conn
+	base context.Context // canceled when the agent stops
+
+	mu       sync.Mutex
+	stopping bool
+	wg       sync.WaitGroup
+}
+
+// serve subscribes, says hello, beats, and serves until ctx ends or Run is
+// asked to stop.
+func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &server{a: a, nc: nc, base: base}
+	rpcSubj, err := a.id.RPC()
+	if err != nil {
+		return err
+	}
+	sub, err := nc.Subscribe(rpcSubj, s.onRequest)
+	if err != nil {
+		return fmt.Errorf("agent: subscribe %s: %w", rpcSubj, err)
+	}
+	a.publishHello(nc)
+	if err := nc.Flush(); err != nil {
+		a.log.Warn("flush hello", "err", err)
+	}
+	a.log.Info("agent serving", "agent", a.id.String(), "instance", a.instance, "root", a.cfg.Root)
+	beatStop, beatDone := make(chan struct{}), make(chan struct{})
+	go func() { defer close(beatDone); a.heartbeat(nc, beatStop) }()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-a.stopCh:
+	}
+	close(beatStop)
+	<-beatDone
+	_ = sub.Unsubscribe()
+	if runErr == nil || errors.Is(runErr, ErrTakenOver) {
+		a.publish(nc, subjects.KindGoodbye, &wire.Goodbye{Instance: a.instance})
+		_ = nc.FlushTimeout(time.Second)
+	}
+	s.stop(cancel)
+	a.log.Info("agent stopped", "agent", a.id.String(), "reason", stopReason(runErr))
+	return runErr
+}
+
+func stopReason(err error) string {
+	if err == nil {
+		return "stopped"
+	}
+	return err.Error()
+}
+
+// stop refuses new requests, cancels in-flight ones and waits for them.
+func (s *server) stop(cancel context.CancelFunc) {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	cancel()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+		s.a.log.Warn("in-flight requests did not finish after cancel")
+	}
+}
+
+// onRequest admits a request into the bounded worker pool, or answers busy.
+func (s *server) onRequest(m *nats.Msg) {
+	if m.Reply == "" {
+		return
+	}
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		s.respond(m, wire.EncodeError(requestID(m.Data), wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent is stopping")))
+		return
+	}
+	select {
+	case s.a.sem <- struct{}{}:
+	default:
+		s.mu.Unlock()
+		s.respond(m, wire.EncodeError(requestID(m.Data), wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "agent is serving %d requests; retry", cap(s.a.sem))))
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-s.a.sem }()
+		s.respond(m, s.a.handle(s.base, m.Data))
+	}()
+}
+
+// requestID digs the id out of a request for an early error reply.
+func requestID(data []byte) string {
+	if req, err := wire.DecodeRequest(data); req != nil && err == nil {
+		return req.ID
+	}
+	return ""
+}
+
+// respond sends reply, or payload_too_large if it does not fit.
+func (s *server) respond(m *nats.Msg, reply []byte) {
+	if max := s.nc.MaxPayload(); max > 0 && int64(len(reply)) > max {
+		reply = wire.EncodeError(requestID(m.Data), wire.Errorf(wire.CodePayloadTooLarge, "",
+			"reply of %d bytes exceeds the NATS max payload of %d", len(reply), max))
+	}
+	if err := m.Respond(reply); err != nil {
+		s.a.log.Warn("reply", "err", err)
+	}
+}
+
+// handle decodes, checks and runs one request and returns the encoded reply.
+func (a *Agent) handle(base context.Context, data []byte) []byte {
+	req, err := wire.DecodeRequest(data)
+	if err != nil {
+		id := ""
+		if req != nil {
+			id = req.ID
+		}
+		return wire.EncodeError(id, err)
+	}
+	if req.Expired(time.Now()) {
+		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
+			"request %s (%s) arrived after its deadline", req.ID, req.Op))
+	}
+	if err := a.fence.check(req.Session, req.Epoch); err != nil {
+		return wire.EncodeError(req.ID, err)
+	}
+	h := a.handler(req.Op)
+	if h == nil {
+		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "this agent does not serve op %q", req.Op))
+	}
+	run := func() []byte {
+		ctx, cancel := context.WithDeadline(base, req.DeadlineTime())
+		defer cancel()
+		res, err := h(ctx, req)
+		if err != nil {
+			return wire.EncodeError(req.ID, err)
+		}
+		b, err := wire.EncodeResult(req.ID, res)
+		if err != nil {
+			return wire.EncodeError(req.ID, err)
+		}
+		return b
+	}
+	if req.IdempotencyKey != "" && wire.Mutates(req.Op) {
+		return restamp(a.idem.do(req.Op+"\x00"+req.IdempotencyKey, run), req.ID)
+	}
+	return run()
+}
+
+// restamp gives a remembered reply the id of the request it now answers.
+func restamp(reply []byte, id string) []byte {
+	resp, err := wire.DecodeResponse(reply)
+	if err != nil || resp.ID == id {
+		return reply
+	}
+	resp.ID = id
+	b, err := wire.Marshal(resp)
+	if err != nil {
+		return reply
+	}
+	return b
+}

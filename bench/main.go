@@ -1,0 +1,88 @@
+// Command bench measures Outpost against its baselines in one run and prints one
+// table: for each figure, Outpost's value, the baseline measured in the same
+// process, and the ratio. Everything runs on loopback.
+//
+//	go run ./bench               # every row
+//	go run ./bench -rows exec    # some rows
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the table.
+type row struct {
+	Name     string
+	Outpost  string
+	Baseline string
+	Ratio    string
+	Goal     string
+	Met      string
+}
+
+// suite is one group of rows sharing a setup.
+type suite struct {
+	name string
+	run  func(ctx context.Context, env *env) ([]row, error)
+}
+
+func suites() []suite {
+	return []suite{
+		{"exec", benchExec},
+	}
+}
+
+func main() {
+	only := flag.String("rows", "", "comma-separated suites to run (default all)")
+	n := flag.Int("n", 300, "iterations per latency figure")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	e, err := newEnv(ctx, *n)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: setup:", err)
+		os.Exit(1)
+	}
+	defer e.Close()
+	want := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		if s != "" {
+			want[s] = true
+		}
+	}
+	var rows []row
+	for _, s := range suites() {
+		if len(want) > 0 && !want[s.name] {
+			continue
+		}
+		rs, err := s.run(ctx, e)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", s.name, err)
+			os.Exit(1)
+		}
+		rows = append(rows, rs...)
+	}
+	printTable(rows)
+}
+
+func printTable(rows []row) {
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FIGURE\tOUTPOST\tBASELINE\tRATIO\tGOAL\tMET")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Outpost, r.Baseline, r.Ratio, r.Goal, r.Met)
+	}
+	tw.Flush()
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}

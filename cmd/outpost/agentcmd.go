@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/enroll"
+)
+
+func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: outpost agent enroll|run [flags]")
+		return fmt.Errorf("missing subcommand")
+	}
+	switch args[0] {
+	case "enroll":
+		return runAgentEnroll(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runAgentRun(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, "usage: outpost agent enroll|run [flags]\n\n  enroll  make a key pair, enroll with a token, write the config\n  run     serve a directory until SIGINT/SIGTERM")
+		return nil
+	}
+	return fmt.Errorf("unknown subcommand %q (want enroll or run)", args[0])
+}
+
+func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME]", stderr)
+	url := fs.String("url", envOr("OUTPOST_URL", ""), "control plane URL")
+	token := fs.String("token", "", "enrollment token (single use)")
+	config := fs.String("config", "", "where to write the agent config (mode 0600)")
+	name := fs.String("name", "", "agent name (used as its id when the token names none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *url == "" || *token == "" || *config == "" {
+		fs.Usage()
+		return fmt.Errorf("--url, --token and --config are required")
+	}
+	cfg, err := enroll.Enroll(ctx, *url, *token, *name)
+	if err != nil {
+		return fmt.Errorf("enroll: %w", err)
+	}
+	if err := cfg.Save(*config); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "enrolled agent %s in workspace %s; config written to %s\nrun it with: outpost agent run --config %s --root DIR\n",
+		cfg.Agent, cfg.Workspace, *config, *config)
+	return nil
+}
+
+func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("agent run", "--config FILE --root DIR [--takeover]", stderr)
+	config := fs.String("config", "", "agent config written by 'outpost agent enroll'")
+	root := fs.String("root", ".", "directory the agent serves")
+	takeover := fs.Bool("takeover", false, "make a daemon already serving this identity stop, and serve instead")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *config == "" {
+		fs.Usage()
+		return fmt.Errorf("--config is required")
+	}
+	cfg, err := enroll.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(*root)
+	if err != nil {
+		return err
+	}
+	a, err := agent.New(agent.Config{
+		Identity: cfg,
+		Root:     abs,
+		Version:  version,
+		Logger:   slog.New(slog.NewTextHandler(stderr, nil)),
+		Takeover: *takeover,
+		LockFile: *config + ".lock",
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "agent %s/%s serving %s\n", cfg.Workspace, cfg.Agent, abs)
+	return a.Run(ctx)
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/outposthq/outpost/controlplane/client"
+)
+
+func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("exec", "[--agent A | --session S] [-t] -- CMD ARGS...", stderr)
+	var cf clientFlags
+	cf.register(fs)
+	agentID := fs.String("agent", envOr("OUTPOST_AGENT", ""), "agent to run on ($OUTPOST_AGENT; default the workspace's only agent)")
+	session := fs.String("session", "", "session to run in (routed to its active backend)")
+	tty := fs.Bool("t", false, "attach a PTY to your terminal")
+	cwd := fs.String("cwd", "", "working directory, relative to the agent's root")
+	timeout := fs.Int64("timeout", 0, "timeout in milliseconds (default 60000)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fs.Usage()
+		return fmt.Errorf("no command given (outpost exec -- CMD ARGS...)")
+	}
+	if *tty {
+		return fmt.Errorf("-t needs streaming processes, which this build does not have yet")
+	}
+	cl, err := cf.client()
+	if err != nil {
+		return err
+	}
+	var target *client.Target
+	switch {
+	case *session != "" && *agentID != "":
+		return fmt.Errorf("--agent and --session exclude each other")
+	case *session != "":
+		return fmt.Errorf("--session needs sessions, which this build does not have yet")
+	default:
+		if *agentID == "" {
+			if *agentID, err = pickAgent(ctx, cl, cf.workspace); err != nil {
+				return err
+			}
+		}
+		target = cl.Agent(cf.workspace, *agentID)
+	}
+	req := client.ExecRequest{Argv: argv, Cwd: *cwd, TimeoutMs: *timeout}
+	if stdinIsPipe() {
+		data, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		req.StdinBase64 = base64.StdEncoding.EncodeToString(data)
+	}
+	res, err := target.ExecBytes(ctx, req)
+	if err != nil {
+		return err
+	}
+	stdout.Write(res.Stdout)
+	stderr.Write(res.Stderr)
+	if res.TimedOut {
+		fmt.Fprintln(stderr, "outpost exec: timed out")
+	}
+	if res.ExitCode != 0 {
+		return exitError(res.ExitCode)
+	}
+	return nil
+}
+
+// stdinIsPipe reports whether stdin is a pipe or file rather than a terminal.
+func stdinIsPipe() bool {
+	fi, err := os.Stdin.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/outposthq/outpost/controlplane"
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--nats-listen ADDR] [--nats-url URLS --nats-creds FILE] [--public-nats-url URLS]", stderr)
+	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
+	stateDir := fs.String("state-dir", "", "directory for state (required)")
+	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
+	natsURL := fs.String("nats-url", "", "external NATS URLs (comma-separated); no embedded server then")
+	natsCreds := fs.String("nats-creds", "", "credentials file for the external NATS")
+	publicNATS := fs.String("public-nats-url", "", "NATS URLs given to enrolling agents (comma-separated)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *stateDir == "" {
+		return fmt.Errorf("--state-dir is required")
+	}
+	srv, err := controlplane.New(controlplane.Config{
+		Listen:         *listen,
+		StateDir:       *stateDir,
+		NATSListen:     *natsListen,
+		NATSURL:        *natsURL,
+		NATSCreds:      *natsCreds,
+		PublicNATSURLs: splitList(*publicNATS),
+		AdminToken:     os.Getenv("OUTPOST_ADMIN_TOKEN"),
+		Logger:         slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Fprintf(stdout, "outpost control plane listening on %s\nNATS: %s\n", srv.URL(), strings.Join(srv.NATSURLs(), ","))
+	if os.Getenv("OUTPOST_ADMIN_TOKEN") == "" {
+		fmt.Fprintf(stdout, "admin token: %s (stored in %s)\n", srv.AdminToken(), *stateDir)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "shutting down")
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// enrolledAgent reads the record of an enrolled, not revoked agent; anything
+// else is not_found. It says nothing about whether the agent is online.
+func (s *Server) enrolledAgent(ctx context.Context, ag subjects.Agent) (*agentRecord, uint64, error) {
+	var rec agentRecord
+	rev, err := getJSON(ctx, s.st.agents, agentKey(ag), &rec)
+	if errors.Is(err, errNoRecord) || err == nil && rec.Revoked {
+		return nil, 0, wire.Errorf(wire.CodeNotFound, "", "agent %q is not enrolled in workspace %q", ag.ID, ag.Workspace)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return &rec, rev, nil
+}
+
+// agentJSON renders a record with its live presence.
+func (s *Server) agentJSON(rec *agentRecord) client.Agent {
+	out := client.Agent{
+		ID:           rec.ID,
+		Name:         rec.Name,
+		Pool:         rec.Pool,
+		Status:       client.StatusOffline,
+		LastSeen:     rec.LastSeen,
+		Version:      rec.Version,
+		OS:           rec.OS,
+		Arch:         rec.Arch,
+		Hostname:     rec.Hostname,
+		Capabilities: rec.Capabilities,
+		EnrolledAt:   rec.EnrolledAt,
+	}
+	e := s.presence.Get(rec.agent())
+	if st := string(e.Status); st != "" {
+		out.Status = st
+	}
+	if e.LastSeen.After(out.LastSeen) {
+		out.LastSeen = e.LastSeen
+	}
+	if h := e.Hello; h != nil {
+		out.Version, out.OS, out.Arch, out.Hostname = h.Version, h.OS, h.Arch, h.Hostname
+		out.Capabilities = h.Capabilities
+	}
+	if out.Capabilities == nil {
+		out.Capabilities = map[string]bool{}
+	}
+	out.LastSeen = out.LastSeen.UTC()
+	return out
+}
+
+func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) error {
+	recs, err := s.st.agentRecords(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		return err
+	}
+	out := client.AgentList{Agents: []client.Agent{}}
+	for _, rec := range recs {
+		if !rec.Revoked {
+			out.Agents = append(out.Agents, s.agentJSON(rec))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
+	rec, _, err := s.enrolledAgent(r.Context(), pathAgent(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.agentJSON(rec))
+	return nil
+}
+
+func (s *Server) handleRevokeAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := s.RevokeAgent(r.Context(), pathAgent(r)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func pathAgent(r *http.Request) subjects.Agent {
+	return subjects.Agent{Workspace: r.PathValue("ws"), ID: r.PathValue("agent")}
+}
+
+// RevokeAgent revokes an enrolled agent: its public key joins the account's
+// revocations (pushed at once, which closes its connection and refuses its
+// reconnects), its record is marked revoked and presence forgets it.
+func (s *Server) RevokeAgent(ctx context.Context, ag subjects.Agent) error {
+	for attempt := 0; ; attempt++ {
+		rec, rev, err := s.enrolledAgent(ctx, ag)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		rec.Revoked, rec.RevokedAt = true, now
+		if err := updateJSON(ctx, s.st.agents, agentKey(ag), rec, rev); err != nil {
+			if attempt < 5 && isRevisionMismatch(err) {
+				continue
+			}
+			return err
+		}
+		if err := s.changeRevocations(ctx, []revocationChange{{key: rec.PublicKey, rec: &revocationRecord{RevokedAt: now.Unix(), Workspace: ag.Workspace, Agent: ag.ID}}}); err != nil {
+			return err
+		}
+		s.presence.Forget(ag)
+		s.log.Info("agent revoked", "agent", ag)
+		return nil
+	}
+}
+
+// revocationChange adds (rec set) or removes (unrevoke) one public key.
+type revocationChange struct {
+	key      string
+	rec      *revocationRecord
+	unrevoke bool
+}
+
+// changeRevocations applies changes to the revocations bucket and, when
+// anything changed, pushes the account JWT with every revocation.
+func (s *Server) changeRevocations(ctx context.Context, changes []revocationChange) error {
+	s.pushMu.Lock()
+	defer s.pushMu.Unlock()
+	changed := false
+	for _, c := range changes {
+		if c.unrevoke {
+			var old revocationRecord
+			_, err := getJSON(ctx, s.st.revocations, c.key, &old)
+			if errors.Is(err, errNoRecord) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := s.st.revocations.Delete(ctx, c.key); err != nil {
+				return fmt.Errorf("unrevoke: %w", err)
+			}
+		} else if err := putJSON(ctx, s.st.revocations, c.key, c.rec); err != nil {
+			return err
+		}
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return s.pushAccountLocked(ctx)
+}
+
+// pushAccount pushes the account JWT with the current revocations.
+func (s *Server) pushAccount(ctx context.Context) error {
+	s.pushMu.Lock()
+	defer s.pushMu.Unlock()
+	return s.pushAccountLocked(ctx)
+}
+
+func (s *Server) pushAccountLocked(ctx context.Context) error {
+	revoked, err := s.st.revokedKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if s.sysNC == nil {
+		if len(revoked) > 0 {
+			s.log.Warn("external NATS: revocations are not pushed", "revoked", len(revoked))
+		}
+		return nil
+	}
+	accountJWT, err := s.auth.AccountJWT(revoked)
+	if err != nil {
+		return fmt.Errorf("account jwt: %w", err)
+	}
+	if err := enroll.PushAccount(ctx, s.sysNC, accountJWT); err != nil {
+		return fmt.Errorf("push account jwt: %w", err)
+	}
+	return nil
+}
+
+// startPresence starts the tracker seeded with every stored agent, and the
+// writer that keeps lastSeen and hello facts in KV.
+func (s *Server) startPresence(ctx context.Context) error {
+	s.presence = presence.New(presence.Config{Window: s.cfg.PresenceWindow, Logger: s.log.With("component", "presence")})
+	var recs []*agentRecord
+	err := listJSON(ctx, s.st.agents, ">", func(_ string, rec *agentRecord) {
+		if !rec.Revoked {
+			recs = append(recs, rec)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		s.presence.Seed(rec.agent(), rec.LastSeen, rec.hello())
+	}
+	s.seen = newSeenWriter(s)
+	s.presence.OnChange(func(ag subjects.Agent, _ presence.Entry) { s.seen.mark(ag) })
+	if err := s.presence.Start(s.nc); err != nil {
+		return fmt.Errorf("presence: %w", err)
+	}
+	return nil
+}
+
+// hello rebuilds the stored facts of the latest hello, nil if none.
+func (a *agentRecord) hello() *wire.Hello {
+	if a.Instance == "" && a.Version == "" {
+		return nil
+	}
+	return &wire.Hello{
+		Workspace: a.Workspace, Agent: a.ID, Instance: a.Instance, Version: a.Version,
+		OS: a.OS, Arch: a.Arch, Hostname: a.Hostname, Capabilities: a.Capabilities,
+	}
+}

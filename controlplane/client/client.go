@@ -1,0 +1,196 @@
+// Package client is the Go SDK of the Outpost control plane's HTTP API
+// (API.md). It owns the API's JSON types; the control plane imports them.
+//
+// Every error the server returns comes back as a *wire.Error decoded from the
+// response body, so errors.Is(err, wire.ErrNotFound) and friends work.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// Client calls one control plane with one token (the admin token or a
+// workspace key). The zero HTTP uses http.DefaultClient.
+type Client struct {
+	BaseURL string
+	Token   string
+	HTTP    *http.Client
+}
+
+// New returns a client of the control plane at baseURL (e.g.
+// "http://127.0.0.1:7070") authenticating with token.
+func New(baseURL, token string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token}
+}
+
+// Health calls GET /healthz.
+func (c *Client) Health(ctx context.Context) (*Health, error) {
+	var out Health
+	return &out, c.do(ctx, http.MethodGet, "/healthz", nil, &out)
+}
+
+// CreateWorkspace calls POST /v1/workspaces (admin). An existing id is a
+// conflict.
+func (c *Client) CreateWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	var out Workspace
+	return &out, c.do(ctx, http.MethodPost, "/v1/workspaces", CreateWorkspaceRequest{ID: id}, &out)
+}
+
+// GetWorkspace calls GET /v1/workspaces/{ws}.
+func (c *Client) GetWorkspace(ctx context.Context, ws string) (*Workspace, error) {
+	var out Workspace
+	return &out, c.do(ctx, http.MethodGet, "/v1/workspaces/"+url.PathEscape(ws), nil, &out)
+}
+
+// CreateKey calls POST /v1/workspaces/{ws}/keys (admin) and returns the new
+// workspace key's token, shown only this once.
+func (c *Client) CreateKey(ctx context.Context, ws string) (string, error) {
+	var out Key
+	if err := c.do(ctx, http.MethodPost, "/v1/workspaces/"+url.PathEscape(ws)+"/keys", CreateKeyRequest{}, &out); err != nil {
+		return "", err
+	}
+	return out.Token, nil
+}
+
+// CreateEnrollmentToken calls POST /v1/workspaces/{ws}/enrollment-tokens.
+func (c *Client) CreateEnrollmentToken(ctx context.Context, ws string, req EnrollmentTokenRequest) (*EnrollmentToken, error) {
+	var out EnrollmentToken
+	return &out, c.do(ctx, http.MethodPost, "/v1/workspaces/"+url.PathEscape(ws)+"/enrollment-tokens", req, &out)
+}
+
+// ListAgents calls GET /v1/workspaces/{ws}/agents.
+func (c *Client) ListAgents(ctx context.Context, ws string) ([]Agent, error) {
+	var out AgentList
+	if err := c.do(ctx, http.MethodGet, "/v1/workspaces/"+url.PathEscape(ws)+"/agents", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Agents, nil
+}
+
+// GetAgent calls GET /v1/workspaces/{ws}/agents/{agent}.
+func (c *Client) GetAgent(ctx context.Context, ws, agent string) (*Agent, error) {
+	var out Agent
+	return &out, c.do(ctx, http.MethodGet, agentPath(ws, agent), nil, &out)
+}
+
+// RevokeAgent calls DELETE /v1/workspaces/{ws}/agents/{agent}: the agent's
+// credentials stop working and its connection is closed.
+func (c *Client) RevokeAgent(ctx context.Context, ws, agent string) error {
+	return c.do(ctx, http.MethodDelete, agentPath(ws, agent), nil, nil)
+}
+
+func agentPath(ws, agent string) string {
+	return "/v1/workspaces/" + url.PathEscape(ws) + "/agents/" + url.PathEscape(agent)
+}
+
+// Target is where target operations (exec, and later processes, files, git)
+// go: one agent, or a session's active backend.
+type Target struct {
+	c      *Client
+	prefix string
+}
+
+// Agent is the target of one enrolled agent.
+func (c *Client) Agent(ws, agent string) *Target {
+	return &Target{c: c, prefix: agentPath(ws, agent)}
+}
+
+// Exec calls POST {target}/exec and returns the output as UTF-8 text.
+func (t *Target) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error) {
+	var out ExecResult
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/exec", req, &out)
+}
+
+// ExecBytes calls POST {target}/exec?encoding=base64 and returns the exact
+// bytes of each stream.
+func (t *Target) ExecBytes(ctx context.Context, req ExecRequest) (*ExecOutput, error) {
+	var res ExecResult
+	if err := t.c.do(ctx, http.MethodPost, t.prefix+"/exec?encoding=base64", req, &res); err != nil {
+		return nil, err
+	}
+	stdout, err := base64.StdEncoding.DecodeString(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("decode stdout: %w", err)
+	}
+	stderr, err := base64.StdEncoding.DecodeString(res.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("decode stderr: %w", err)
+	}
+	return &ExecOutput{
+		ExitCode: res.ExitCode, Stdout: stdout, Stderr: stderr,
+		TimedOut: res.TimedOut, Truncated: res.Truncated, DurationMs: res.DurationMs,
+	}, nil
+}
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// do sends a JSON request (in may be nil) and decodes a JSON response into out
+// (may be nil). A status >= 400 becomes a *wire.Error.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return decodeError(resp)
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode response: %w", method, path, err)
+	}
+	return nil
+}
+
+// decodeError turns an error response into a *wire.Error: the body's when it
+// has one, else one made from the status.
+func decodeError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var eb ErrorBody
+	if json.Unmarshal(b, &eb) == nil && eb.Error != nil && eb.Error.Code != "" {
+		return eb.Error.Err()
+	}
+	code := wire.CodeForStatus(resp.StatusCode)
+	msg := strings.TrimSpace(string(b))
+	if msg == "" {
+		msg = resp.Status
+	}
+	return &wire.Error{Code: code, Message: msg, Retryable: code == wire.CodeUnavailable}
+}

@@ -1,0 +1,143 @@
+package client
+
+import (
+	"time"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// The JSON bodies of the HTTP API (API.md). The control plane encodes and
+// decodes these same types, so the two sides cannot drift apart.
+
+// Health is the body of GET /healthz.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// CreateWorkspaceRequest is the body of POST /v1/workspaces.
+type CreateWorkspaceRequest struct {
+	ID string `json:"id"`
+}
+
+// Workspace is a workspace as the API returns it.
+type Workspace struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// CreateKeyRequest is the body of POST /v1/workspaces/{ws}/keys; it has no
+// fields yet.
+type CreateKeyRequest struct{}
+
+// Key is a new workspace API key. The token is shown once; the control plane
+// keeps only its hash.
+type Key struct {
+	Token string `json:"token"`
+}
+
+// EnrollmentTokenRequest is the body of POST
+// /v1/workspaces/{ws}/enrollment-tokens. Agent names the agent id the token
+// enrolls (an existing id rotates its credentials); Pool enrolls into a pool.
+// TTLSeconds 0 means the default, 900.
+type EnrollmentTokenRequest struct {
+	Agent      string `json:"agent,omitempty"`
+	Pool       string `json:"pool,omitempty"`
+	TTLSeconds int64  `json:"ttlSeconds,omitempty"`
+}
+
+// EnrollmentToken is a new single-use enrollment token, shown once.
+type EnrollmentToken struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Agent statuses.
+const (
+	StatusOnline       = "online"
+	StatusReconnecting = "reconnecting"
+	StatusOffline      = "offline"
+)
+
+// Agent is an enrolled agent with its presence and the facts of its latest
+// hello. LastSeen is absent when the agent never connected.
+type Agent struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Pool         string          `json:"pool"`
+	Status       string          `json:"status"`
+	LastSeen     time.Time       `json:"lastSeen,omitzero"`
+	Version      string          `json:"version"`
+	OS           string          `json:"os"`
+	Arch         string          `json:"arch"`
+	Hostname     string          `json:"hostname"`
+	Capabilities map[string]bool `json:"capabilities"`
+	EnrolledAt   time.Time       `json:"enrolledAt,omitzero"`
+}
+
+// AgentList is the body of GET /v1/workspaces/{ws}/agents.
+type AgentList struct {
+	Agents []Agent `json:"agents"`
+}
+
+// ExecRequest is the body of POST {target}/exec: Argv or Command (run by the
+// agent's shell), and optionally Cwd (relative to the agent's root), Env,
+// Stdin as text or StdinBase64 as exact bytes, TimeoutMs (default 60000) and
+// OutputCap in bytes per stream (default 1 MiB).
+type ExecRequest struct {
+	Argv        []string          `json:"argv,omitempty"`
+	Command     string            `json:"command,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Stdin       string            `json:"stdin,omitempty"`
+	StdinBase64 string            `json:"stdinBase64,omitempty"`
+	TimeoutMs   int64             `json:"timeoutMs,omitempty"`
+	OutputCap   int               `json:"outputCap,omitempty"`
+}
+
+// ExecResult is the result of exec. Stdout and Stderr are UTF-8 text with
+// invalid bytes replaced by U+FFFD, or base64 of the exact bytes when asked
+// for with ?encoding=base64 (see Target.ExecBytes). A timed-out command has
+// ExitCode 124 and TimedOut set.
+type ExecResult struct {
+	ExitCode   int    `json:"exitCode"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	TimedOut   bool   `json:"timedOut"`
+	Truncated  bool   `json:"truncated"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+// ExecOutput is an exec result with the exact bytes of each stream.
+type ExecOutput struct {
+	ExitCode   int
+	Stdout     []byte
+	Stderr     []byte
+	TimedOut   bool
+	Truncated  bool
+	DurationMs int64
+}
+
+// ErrorBody is the body of every error response:
+// {"error":{"code","reason","message","retryable"}}.
+type ErrorBody struct {
+	Error *ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is a wire.Error in JSON, every field present.
+type ErrorDetail struct {
+	Code      wire.Code `json:"code"`
+	Reason    string    `json:"reason"`
+	Message   string    `json:"message"`
+	Retryable bool      `json:"retryable"`
+}
+
+// NewErrorBody renders err (any error; see wire.AsError) as an error body.
+func NewErrorBody(err error) ErrorBody {
+	we := wire.AsError(err)
+	return ErrorBody{Error: &ErrorDetail{Code: we.Code, Reason: we.Reason, Message: we.Message, Retryable: we.Retryable}}
+}
+
+// Err is the detail as a *wire.Error.
+func (d *ErrorDetail) Err() *wire.Error {
+	return &wire.Error{Code: d.Code, Reason: d.Reason, Message: d.Message, Retryable: d.Retryable}
+}

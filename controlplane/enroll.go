@@ -1,0 +1,259 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// DefaultTokenTTL is an enrollment token's life when the request names none.
+const DefaultTokenTTL = 900 * time.Second
+
+// CreateEnrollmentToken makes a single-use enrollment token for workspace
+// ws. Only its hash is kept.
+func (s *Server) CreateEnrollmentToken(ctx context.Context, ws string, req client.EnrollmentTokenRequest) (*client.EnrollmentToken, error) {
+	if req.Agent != "" {
+		if err := subjects.ValidateID(req.Agent); err != nil {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "agent: %v", err)
+		}
+	}
+	if req.Pool != "" {
+		if err := subjects.ValidateID(req.Pool); err != nil {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "pool: %v", err)
+		}
+	}
+	ttl := DefaultTokenTTL
+	switch {
+	case req.TTLSeconds < 0:
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "ttlSeconds must not be negative")
+	case req.TTLSeconds > int64(maxTokenTTL/time.Second):
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "ttlSeconds must be at most %d", int64(maxTokenTTL/time.Second))
+	case req.TTLSeconds > 0:
+		ttl = time.Duration(req.TTLSeconds) * time.Second
+	}
+	if _, err := s.workspace(ctx, ws); err != nil {
+		return nil, err
+	}
+	plain, hash, err := enroll.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	rec := tokenRecord{Workspace: ws, Agent: req.Agent, Pool: req.Pool, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	if err := createJSON(ctx, s.st.tokens, hashKey(hash), &rec); err != nil {
+		return nil, err
+	}
+	return &client.EnrollmentToken{Token: plain, ExpiresAt: rec.ExpiresAt}, nil
+}
+
+func (s *Server) handleCreateEnrollmentToken(w http.ResponseWriter, r *http.Request) error {
+	var req client.EnrollmentTokenRequest
+	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+		return err
+	}
+	out, err := s.CreateEnrollmentToken(r.Context(), r.PathValue("ws"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) handleEnroll(w http.ResponseWriter, r *http.Request) error {
+	var req enroll.Request
+	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+		return err
+	}
+	out, err := s.enroll(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+var errBadToken = wire.Errorf(wire.CodeUnauthenticated, "", "unknown, expired or used enrollment token")
+
+// enroll redeems a token for credentials of the request's public key.
+func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Response, error) {
+	// Check the request before the token is spent, so a typo does not cost
+	// a token.
+	if req.Token == "" {
+		return nil, wire.Errorf(wire.CodeUnauthenticated, "", "missing enrollment token")
+	}
+	if !nkeys.IsValidPublicUserKey(req.PublicKey) {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "publicKey must be an nkey user public key (U...)")
+	}
+	for _, f := range []struct{ name, v string }{{"name", req.Name}, {"hostname", req.Hostname}, {"os", req.OS}, {"arch", req.Arch}} {
+		if len(f.v) > 255 {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "", "%s is longer than 255 bytes", f.name)
+		}
+	}
+
+	tok, err := s.redeemToken(ctx, req.Token)
+	if err != nil {
+		return nil, err
+	}
+	id := tok.Agent
+	if id == "" && req.Name != "" && subjects.ValidateID(req.Name) == nil {
+		id = req.Name
+	}
+	if id == "" {
+		prefix := "agent"
+		if tok.Pool != "" {
+			prefix = tok.Pool
+		}
+		if id, err = s.newAgentID(ctx, tok.Workspace, prefix); err != nil {
+			return nil, err
+		}
+	}
+	ag := subjects.Agent{Workspace: tok.Workspace, ID: id}
+
+	userJWT, err := s.auth.IssueAgentJWT(ag, req.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("issue agent credentials: %w", err)
+	}
+	rec, err := s.storeEnrolled(ctx, ag, tok, req)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("agent enrolled", "agent", ag, "pool", rec.Pool)
+	return &enroll.Response{
+		Workspace: ag.Workspace,
+		Agent:     ag.ID,
+		Pool:      rec.Pool,
+		JWT:       userJWT,
+		NATSURLs:  s.NATSURLs(),
+	}, nil
+}
+
+// redeemToken marks the token used with a compare-and-set on the revision
+// it was read at, so of two concurrent uses exactly one succeeds.
+func (s *Server) redeemToken(ctx context.Context, plain string) (*tokenRecord, error) {
+	key := hashKey(enroll.HashToken(plain))
+	var tok tokenRecord
+	rev, err := getJSON(ctx, s.st.tokens, key, &tok)
+	if errors.Is(err, errNoRecord) {
+		return nil, errBadToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	if tok.Used || !now.Before(tok.ExpiresAt) {
+		return nil, errBadToken
+	}
+	if _, err := s.workspace(ctx, tok.Workspace); err != nil {
+		return nil, errBadToken // the workspace went away
+	}
+	tok.Used, tok.UsedAt = true, now
+	if err := updateJSON(ctx, s.st.tokens, key, &tok, rev); err != nil {
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return nil, errBadToken // someone else used it first
+		}
+		return nil, err
+	}
+	return &tok, nil
+}
+
+// newAgentID picks "<prefix>-<6 hex>" not yet taken in ws.
+func (s *Server) newAgentID(ctx context.Context, ws, prefix string) (string, error) {
+	for range 16 {
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		id := prefix + "-" + hex.EncodeToString(b[:])
+		if len(id) > subjects.MaxIDLen {
+			id = id[len(id)-subjects.MaxIDLen:]
+		}
+		var rec agentRecord
+		_, err := getJSON(ctx, s.st.agents, agentKey(subjects.Agent{Workspace: ws, ID: id}), &rec)
+		if errors.Is(err, errNoRecord) {
+			return id, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", wire.Errorf(wire.CodeInternal, "", "no free agent id with prefix %q", prefix)
+}
+
+// storeEnrolled creates or rotates the agent record. Rotation revokes the
+// previous public key and pushes the account JWT, so the old credentials
+// stop working at once.
+func (s *Server) storeEnrolled(ctx context.Context, ag subjects.Agent, tok *tokenRecord, req enroll.Request) (*agentRecord, error) {
+	key := agentKey(ag)
+	for attempt := 0; ; attempt++ {
+		var old agentRecord
+		rev, err := getJSON(ctx, s.st.agents, key, &old)
+		switch {
+		case errors.Is(err, errNoRecord):
+			rev = 0
+		case err != nil:
+			return nil, err
+		}
+		now := time.Now().UTC()
+		rec := agentRecord{
+			Workspace:  ag.Workspace,
+			ID:         ag.ID,
+			Name:       req.Name,
+			Pool:       tok.Pool,
+			PublicKey:  req.PublicKey,
+			EnrolledAt: now,
+			Hostname:   req.Hostname,
+			OS:         req.OS,
+			Arch:       req.Arch,
+		}
+		if rec.Name == "" {
+			rec.Name = ag.ID
+		}
+		if rev != 0 && !old.Revoked {
+			// Rotation keeps what is known of the machine until its next hello.
+			if rec.Pool == "" {
+				rec.Pool = old.Pool
+			}
+			rec.LastSeen = old.LastSeen
+			rec.Version, rec.Capabilities = old.Version, old.Capabilities
+			rec.Hostname = firstNonEmpty(rec.Hostname, old.Hostname)
+			rec.OS = firstNonEmpty(rec.OS, old.OS)
+			rec.Arch = firstNonEmpty(rec.Arch, old.Arch)
+		}
+		err = updateJSON(ctx, s.st.agents, key, &rec, rev)
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var changes []revocationChange
+		if rev != 0 && !old.Revoked && old.PublicKey != "" && old.PublicKey != req.PublicKey {
+			changes = append(changes, revocationChange{key: old.PublicKey, rec: &revocationRecord{RevokedAt: now.Unix(), Workspace: ag.Workspace, Agent: ag.ID}})
+		}
+		// A public key enrolled again must not stay revoked.
+		changes = append(changes, revocationChange{key: req.PublicKey, unrevoke: true})
+		if err := s.changeRevocations(ctx, changes); err != nil {
+			return nil, err
+		}
+		if rev != 0 && !old.Revoked && old.PublicKey != req.PublicKey {
+			s.log.Info("agent credentials rotated", "agent", ag)
+		}
+		return &rec, nil
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

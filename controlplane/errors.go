@@ -1,0 +1,137 @@
+package controlplane
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/wire"
+)
+
+// Body limits.
+const (
+	maxJSONBody = 64 << 10 // every JSON body but exec's
+	maxExecBody = 8 << 20  // exec carries stdin
+)
+
+// handlerFunc is an HTTP handler that returns its error instead of writing
+// it; serve writes it with writeError, the one place errors become responses.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// writeError writes err as {"error":{"code","reason","message","retryable"}}
+// with the status of its code. Internal errors are logged.
+func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	body := client.NewErrorBody(err)
+	status := wire.HTTPStatus(body.Error.Code)
+	if status >= 500 && body.Error.Code != wire.CodeUnavailable && log != nil {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, status, body)
+}
+
+// writeJSON writes v as a JSON response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","reason":"","message":"encode response","retryable":false}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// decodeJSON reads a JSON body of at most limit bytes into v. An empty body
+// leaves v as it is (every field optional); an oversized one is
+// payload_too_large, a malformed one invalid_argument.
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if r.ContentLength > limit {
+		return wire.Errorf(wire.CodePayloadTooLarge, "", "request body is %d bytes, at most %d allowed", r.ContentLength, limit)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	err := dec.Decode(v)
+	if err == nil {
+		// Exactly one JSON value.
+		var extra json.RawMessage
+		if err = dec.Decode(&extra); err == io.EOF {
+			return nil
+		}
+		if err == nil {
+			return wire.Errorf(wire.CodeInvalidArgument, "", "request body has data after the JSON object")
+		}
+	}
+	var tooBig *http.MaxBytesError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, &tooBig):
+		return wire.Errorf(wire.CodePayloadTooLarge, "", "request body is larger than %d bytes", limit)
+	case errors.As(err, &syn):
+		return wire.Errorf(wire.CodeInvalidArgument, "", "request body is not valid JSON: %v (at byte %d)", err, syn.Offset)
+	case errors.As(err, &typ):
+		return wire.Errorf(wire.CodeInvalidArgument, "", "request body: field %q must be %s, not JSON %s", typ.Field, typ.Type, typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return wire.Errorf(wire.CodeInvalidArgument, "", "request body is truncated JSON")
+	default:
+		return wire.Errorf(wire.CodeInvalidArgument, "", "request body: %v", err)
+	}
+}
+
+// errorMux makes ServeMux's own 404 and 405 answers JSON errors.
+type errorMux struct {
+	mux *http.ServeMux
+	log *slog.Logger
+}
+
+func (m errorMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, pattern := m.mux.Handler(r)
+	if pattern != "" {
+		m.mux.ServeHTTP(w, r)
+		return
+	}
+	// No route matched: ask the mux which answer it would give, then give
+	// it as a JSON error.
+	rec := &statusRecorder{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusMethodNotAllowed:
+		if allow := rec.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		// 405 keeps its HTTP meaning; the body is the usual error shape.
+		writeJSON(w, http.StatusMethodNotAllowed, client.NewErrorBody(wire.Errorf(wire.CodeInvalidArgument,
+			"method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path)))
+	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.status)
+	default:
+		writeError(m.log, w, r, wire.Errorf(wire.CodeNotFound, "no_route", "no route for %s %s", r.Method, r.URL.Path))
+	}
+}
+
+// statusRecorder records the status and headers of ServeMux's fallback
+// handlers; their bodies are dropped.
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (s *statusRecorder) Header() http.Header { return s.header }
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	return len(b), nil
+}

@@ -1,0 +1,100 @@
+package controlplane
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/wire"
+)
+
+// execGrace is added to the command's timeout for the call: the agent
+// enforces the timeout itself (answering exit 124), the call only needs to
+// outlast it.
+const execGrace = 15 * time.Second
+
+// maxExecTimeoutMs bounds timeoutMs (24 h).
+const maxExecTimeoutMs = 24 * 60 * 60 * 1000
+
+func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, t target) error {
+	encoding := r.URL.Query().Get("encoding")
+	if encoding != "" && encoding != "text" && encoding != "base64" {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "encoding must be text or base64, not %q", encoding)
+	}
+	var req client.ExecRequest
+	if err := decodeJSON(w, r, maxExecBody, &req); err != nil {
+		return err
+	}
+	body, err := execBody(&req)
+	if err != nil {
+		return err
+	}
+	var res wire.ExecResult
+	err = t.Call(r.Context(), wire.OpExec, body, &res, rpc.CallOptions{
+		Timeout: time.Duration(body.TimeoutMs)*time.Millisecond + execGrace,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderExec(&res, encoding == "base64"))
+	return nil
+}
+
+// execBody turns the HTTP body into the wire body, with API.md's defaults.
+func execBody(req *client.ExecRequest) (*wire.ExecRequest, error) {
+	body := &wire.ExecRequest{
+		Argv:      req.Argv,
+		Command:   req.Command,
+		Cwd:       req.Cwd,
+		Env:       req.Env,
+		TimeoutMs: req.TimeoutMs,
+		OutputCap: req.OutputCap,
+	}
+	switch {
+	case req.Stdin != "" && req.StdinBase64 != "":
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "give stdin or stdinBase64, not both")
+	case req.StdinBase64 != "":
+		b, err := base64.StdEncoding.DecodeString(req.StdinBase64)
+		if err != nil {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "", "stdinBase64 is not valid base64: %v", err)
+		}
+		body.Stdin = b
+	case req.Stdin != "":
+		body.Stdin = []byte(req.Stdin)
+	}
+	if body.TimeoutMs == 0 {
+		body.TimeoutMs = wire.DefaultExecTimeoutMs
+	}
+	if body.OutputCap == 0 {
+		body.OutputCap = wire.DefaultOutputCap
+	}
+	if body.TimeoutMs > maxExecTimeoutMs {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "timeoutMs must be at most %d", maxExecTimeoutMs)
+	}
+	if err := body.Validate(); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// renderExec renders output as UTF-8 text (invalid bytes become U+FFFD) or
+// as base64 of the exact bytes.
+func renderExec(res *wire.ExecResult, b64 bool) client.ExecResult {
+	text := func(b []byte) string {
+		if b64 {
+			return base64.StdEncoding.EncodeToString(b)
+		}
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	return client.ExecResult{
+		ExitCode:   res.ExitCode,
+		Stdout:     text(res.Stdout),
+		Stderr:     text(res.Stderr),
+		TimedOut:   res.TimedOut,
+		Truncated:  res.Truncated,
+		DurationMs: res.DurationMs,
+	}
+}

@@ -1,0 +1,179 @@
+package controlplane
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/subjects"
+)
+
+// Embedded NATS settings.
+const (
+	// natsPingInterval and natsMaxPingsOut make a half-open connection (a
+	// laptop gone to sleep) noticed in about 6 s instead of minutes.
+	natsPingInterval = 2 * time.Second
+	natsMaxPingsOut  = 2
+	// natsMaxPayload fits a default exec reply (two 1 MiB streams) in one
+	// message.
+	natsMaxPayload = 8 << 20
+	natsReadyWait  = 10 * time.Second
+)
+
+// startEmbeddedNATS starts the embedded server: JetStream under StateDir,
+// decentralized auth by the authority, listening on cfg.NATSListen.
+func (s *Server) startEmbeddedNATS() error {
+	host, portStr, err := net.SplitHostPort(s.cfg.NATSListen)
+	if err != nil {
+		return fmt.Errorf("nats listen address %q: %w", s.cfg.NATSListen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return fmt.Errorf("nats listen address %q: bad port", s.cfg.NATSListen)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	opts := &server.Options{
+		ServerName:   "outpost",
+		Host:         host,
+		Port:         port,
+		JetStream:    true,
+		StoreDir:     filepath.Join(s.cfg.StateDir, "jetstream"),
+		PingInterval: natsPingInterval,
+		MaxPingsOut:  natsMaxPingsOut,
+		MaxPayload:   natsMaxPayload,
+		NoSigs:       true,
+	}
+	if err := s.auth.ConfigureServer(opts, filepath.Join(s.cfg.StateDir, "jwt")); err != nil {
+		return fmt.Errorf("configure nats auth: %w", err)
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return fmt.Errorf("embedded nats: %w", err)
+	}
+	ns.SetLoggerV2(natsLogger{s.log.With("component", "nats")}, false, false, false)
+	go ns.Start()
+	if !ns.ReadyForConnections(natsReadyWait) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return fmt.Errorf("embedded nats on %s did not become ready within %s", s.cfg.NATSListen, natsReadyWait)
+	}
+	s.ns = ns
+	// Our own connection goes to loopback when the server listens on every
+	// interface; the port is the one actually bound (port 0 is random).
+	addr, ok := ns.Addr().(*net.TCPAddr)
+	if !ok {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return fmt.Errorf("embedded nats: no listener address")
+	}
+	connHost := host
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		connHost = "127.0.0.1"
+	}
+	s.natsURL = "nats://" + net.JoinHostPort(connHost, strconv.Itoa(addr.Port))
+	return nil
+}
+
+// connectNATS opens the service connection (the control plane's own) and,
+// on the embedded server, the system connection that pushes account JWTs.
+func (s *Server) connectNATS() error {
+	common := []nats.Option{
+		nats.MaxReconnects(-1),
+		nats.PingInterval(natsPingInterval),
+		nats.MaxPingsOutstanding(natsMaxPingsOut),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				s.log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { s.log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted()) }),
+	}
+	svc := append([]nats.Option{
+		nats.Name("outpost-controlplane"),
+		nats.CustomInboxPrefix(subjects.ControlPlaneInboxPrefix),
+		// A request buffered during an outage could run long after its
+		// caller gave up: fail fast instead.
+		nats.ReconnectBufSize(-1),
+	}, common...)
+
+	url := s.natsURL
+	if s.cfg.NATSURL != "" {
+		url = s.cfg.NATSURL
+		if s.cfg.NATSCreds != "" {
+			svc = append(svc, nats.UserCredentials(s.cfg.NATSCreds))
+		}
+	} else {
+		creds, err := s.auth.ServiceCreds()
+		if err != nil {
+			return fmt.Errorf("service credentials: %w", err)
+		}
+		opt, err := credsOption(creds)
+		if err != nil {
+			return fmt.Errorf("service credentials: %w", err)
+		}
+		svc = append(svc, opt)
+	}
+	nc, err := nats.Connect(url, svc...)
+	if err != nil {
+		return fmt.Errorf("connect to nats at %s: %w", url, err)
+	}
+	s.nc = nc
+
+	if s.cfg.NATSURL != "" {
+		return nil
+	}
+	creds, err := s.auth.SystemCreds()
+	if err != nil {
+		return fmt.Errorf("system credentials: %w", err)
+	}
+	opt, err := credsOption(creds)
+	if err != nil {
+		return fmt.Errorf("system credentials: %w", err)
+	}
+	sys, err := nats.Connect(url, append([]nats.Option{nats.Name("outpost-controlplane-system"), opt}, common...)...)
+	if err != nil {
+		return fmt.Errorf("connect to nats as the system user: %w", err)
+	}
+	s.sysNC = sys
+	return nil
+}
+
+// credsOption authenticates with a creds file's content (JWT and seed)
+// without writing it to disk.
+func credsOption(creds []byte) (nats.Option, error) {
+	userJWT, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		return nil, fmt.Errorf("parse jwt: %w", err)
+	}
+	kp, err := jwt.ParseDecoratedNKey(creds)
+	if err != nil {
+		return nil, fmt.Errorf("parse seed: %w", err)
+	}
+	return nats.UserJWT(
+		func() (string, error) { return userJWT, nil },
+		func(nonce []byte) ([]byte, error) { return kp.Sign(nonce) },
+	), nil
+}
+
+// natsLogger routes the embedded server's log to slog; its notices are
+// debug, it is chatty at startup.
+type natsLogger struct{ log *slog.Logger }
+
+func (l natsLogger) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Errorf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Tracef(format string, v ...any)  {}

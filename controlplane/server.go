@@ -1,0 +1,367 @@
+// Package controlplane is `outpost serve`: the HTTP API of API.md, the
+// embedded nats-server with decentralized auth, state in JetStream KV,
+// presence of agents and the auth of API callers.
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/rpc"
+)
+
+// Defaults of Config.
+const (
+	DefaultListen         = "127.0.0.1:7070"
+	DefaultNATSListen     = "127.0.0.1:4222"
+	DefaultPresenceWindow = 30 * time.Second
+	// adminTokenFile is where a generated admin token is kept, mode 0600.
+	adminTokenFile = "admin-token"
+	startTimeout   = 30 * time.Second
+	closeTimeout   = 5 * time.Second
+)
+
+// Config configures a control plane. StateDir is required; every other zero
+// value means its default.
+type Config struct {
+	// Listen is the HTTP address; default "127.0.0.1:7070". Port 0 picks one
+	// (see URL).
+	Listen string
+	// StateDir holds the NATS authority, the embedded server's JetStream
+	// store and the generated admin token. Required.
+	StateDir string
+	// NATSListen is the embedded server's host:port; default
+	// "127.0.0.1:4222". Port 0 picks one (see NATSURLs).
+	NATSListen string
+	// NATSURL, when set, is an external NATS to use instead of the embedded
+	// server, authenticated with the creds file NATSCreds. Agent credentials
+	// are still issued by the authority under StateDir, which that server
+	// must trust; revocations are not pushed to it (yet).
+	NATSURL   string
+	NATSCreds string
+	// PublicNATSURLs is what POST /v1/enroll tells agents to connect to;
+	// default the embedded server's client URL (or NATSURL).
+	PublicNATSURLs []string
+	// AdminToken is the admin bearer token. When empty one is generated once
+	// into StateDir/admin-token (mode 0600) and reused after a restart.
+	AdminToken string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// PresenceWindow is how long a silent agent stays "reconnecting" before
+	// it is "offline"; default 30 s.
+	PresenceWindow time.Duration
+}
+
+// Server is a control plane. New, then Start, then Close.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	handler http.Handler
+
+	adminToken string
+	adminHash  string
+
+	// Set by Start.
+	auth     *enroll.Authority
+	ns       *server.Server
+	natsURL  string // where our own connections go
+	nc       *nats.Conn
+	sysNC    *nats.Conn
+	st       *store
+	presence *presence.Tracker
+	rpc      *rpc.Client
+	httpSrv  *http.Server
+	ln       net.Listener
+	url      string
+	pushMu   sync.Mutex // serializes account JWT pushes
+	seen     *seenWriter
+
+	ready atomic.Bool // Start finished and Close not begun
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	serveWG  sync.WaitGroup
+	stopOnce sync.Once
+}
+
+// New checks cfg and applies its defaults; nothing starts until Start.
+func New(cfg Config) (*Server, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("controlplane: StateDir is required")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.NATSListen == "" {
+		cfg.NATSListen = DefaultNATSListen
+	}
+	if cfg.PresenceWindow <= 0 {
+		cfg.PresenceWindow = DefaultPresenceWindow
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.NATSCreds != "" && cfg.NATSURL == "" {
+		return nil, errors.New("controlplane: NATSCreds needs NATSURL")
+	}
+	for _, u := range cfg.PublicNATSURLs {
+		if strings.TrimSpace(u) == "" {
+			return nil, errors.New("controlplane: empty public NATS URL")
+		}
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Start brings everything up: the authority, the embedded NATS server,
+// the service and system connections, the account JWT with current
+// revocations, the KV buckets, presence and the HTTP listener. ctx bounds
+// startup only. On an error everything started is stopped again.
+func (s *Server) Start(ctx context.Context) (err error) {
+	s.mu.Lock()
+	if s.started || s.closed {
+		s.mu.Unlock()
+		return errors.New("controlplane: Start called twice or after Close")
+	}
+	s.started = true
+	s.mu.Unlock()
+	defer func() {
+		if err != nil {
+			s.shutdown()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+
+	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	if err := s.loadAdminToken(); err != nil {
+		return err
+	}
+	if s.auth, err = enroll.LoadOrCreateAuthority(filepath.Join(s.cfg.StateDir, "auth")); err != nil {
+		return fmt.Errorf("nats authority: %w", err)
+	}
+	if s.cfg.NATSURL == "" {
+		if err := s.startEmbeddedNATS(); err != nil {
+			return err
+		}
+	}
+	if err := s.connectNATS(); err != nil {
+		return err
+	}
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	if s.st, err = openStore(ctx, js); err != nil {
+		return err
+	}
+	if err := s.pushAccount(ctx); err != nil {
+		return err
+	}
+	if err := s.startPresence(ctx); err != nil {
+		return err
+	}
+	if s.rpc, err = rpc.New(rpc.Config{Conn: s.nc, Presence: s.presence}); err != nil {
+		return fmt.Errorf("rpc client: %w", err)
+	}
+	s.ready.Store(true)
+	return s.startHTTP()
+}
+
+func (s *Server) startHTTP() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("http listen: %w", err)
+	}
+	s.ln = ln
+	s.url = "http://" + ln.Addr().String()
+	s.httpSrv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.serveWG.Add(1)
+	go func() {
+		defer s.serveWG.Done()
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http server stopped", "err", err)
+		}
+	}()
+	s.log.Info("control plane listening", "url", s.url, "nats", s.NATSURLs())
+	return nil
+}
+
+// URL is the base URL the HTTP API listens on, e.g. "http://127.0.0.1:7070".
+func (s *Server) URL() string { return s.url }
+
+// NATSURLs is what enrolled agents are told to connect to.
+func (s *Server) NATSURLs() []string {
+	if len(s.cfg.PublicNATSURLs) > 0 {
+		return append([]string(nil), s.cfg.PublicNATSURLs...)
+	}
+	if s.cfg.NATSURL != "" {
+		return strings.Split(s.cfg.NATSURL, ",")
+	}
+	if s.natsURL == "" {
+		return nil
+	}
+	return []string{s.natsURL}
+}
+
+// AdminToken is the admin bearer token (known after Start).
+func (s *Server) AdminToken() string { return s.adminToken }
+
+// Handler is the HTTP API, for serving it elsewhere (httptest) or in-process.
+// It needs a started server.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close stops everything Start started: HTTP (in-flight requests get a few
+// seconds), presence, the NATS connections (drained) and the embedded
+// server. It is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.shutdown()
+	return nil
+}
+
+// shutdown stops what Start started, once: a failed Start and a later
+// Close both call it.
+func (s *Server) shutdown() { s.stopOnce.Do(s.stop) }
+
+func (s *Server) stop() {
+	s.ready.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if s.httpSrv != nil {
+		if err := s.httpSrv.Shutdown(ctx); err != nil {
+			_ = s.httpSrv.Close()
+		}
+		s.serveWG.Wait()
+	} else if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	if s.seen != nil {
+		s.seen.close(ctx)
+	}
+	if s.presence != nil {
+		s.presence.Close()
+	}
+	if s.nc != nil {
+		drainAndWait(s.nc, closeTimeout)
+	}
+	if s.sysNC != nil {
+		drainAndWait(s.sysNC, closeTimeout)
+	}
+	if s.ns != nil {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+	}
+}
+
+func drainAndWait(nc *nats.Conn, timeout time.Duration) {
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return
+	}
+	select {
+	case <-closed:
+	case <-time.After(timeout):
+		nc.Close()
+	}
+}
+
+// loadAdminToken sets the admin token: the configured one, else the one in
+// StateDir/admin-token, else a new one written there.
+func (s *Server) loadAdminToken() error {
+	tok := s.cfg.AdminToken
+	if tok == "" {
+		path := filepath.Join(s.cfg.StateDir, adminTokenFile)
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			tok = strings.TrimSpace(string(b))
+			if tok == "" {
+				return fmt.Errorf("admin token file %s is empty", path)
+			}
+		case errors.Is(err, os.ErrNotExist):
+			tok = "opadm_" + rand.Text()
+			if err := writeNewFile(path, []byte(tok+"\n"), 0o600); err != nil {
+				return fmt.Errorf("write admin token: %w", err)
+			}
+		default:
+			return fmt.Errorf("read admin token: %w", err)
+		}
+	}
+	s.adminToken = tok
+	s.adminHash = enroll.HashToken(tok)
+	return nil
+}
+
+// writeNewFile creates path (which must not exist) with data and perm.
+func writeNewFile(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+var _ io.Closer = (*Server)(nil)
+
+// routes is the HTTP API of API.md.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	s.handle(mux, "GET /healthz", public, s.handleHealth)
+	s.handle(mux, "POST /v1/enroll", public, s.handleEnroll)
+
+	s.handle(mux, "POST /v1/workspaces", adminOnly, s.handleCreateWorkspace)
+	s.handle(mux, "GET /v1/workspaces/{ws}", inWorkspace, s.handleGetWorkspace)
+	s.handle(mux, "POST /v1/workspaces/{ws}/keys", adminOnly, s.handleCreateKey)
+	s.handle(mux, "POST /v1/workspaces/{ws}/enrollment-tokens", inWorkspace, s.handleCreateEnrollmentToken)
+
+	s.handle(mux, "GET /v1/workspaces/{ws}/agents", inWorkspace, s.handleListAgents)
+	s.handle(mux, "GET /v1/workspaces/{ws}/agents/{agent}", inWorkspace, s.handleGetAgent)
+	s.handle(mux, "DELETE /v1/workspaces/{ws}/agents/{agent}", inWorkspace, s.handleRevokeAgent)
+
+	// Target operations, each under every target prefix.
+	s.handleTarget(mux, "POST", "/exec", s.handleExec)
+	return errorMux{mux: mux, log: s.log}
+}

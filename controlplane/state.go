@@ -1,0 +1,249 @@
+package controlplane
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/subjects"
+)
+
+// KV buckets, all prefixed "outpost_". Values are JSON so that the nats CLI
+// can read them. Secrets are stored only as hashes.
+const (
+	bucketWorkspaces  = "outpost_workspaces"    // <ws> → workspaceRecord
+	bucketAPIKeys     = "outpost_api_keys"      // <hash of key> → keyRecord
+	bucketTokens      = "outpost_enroll_tokens" // <hash of token> → tokenRecord
+	bucketAgents      = "outpost_agents"        // <ws>.<agent> → agentRecord
+	bucketRevocations = "outpost_revocations"   // <user public key> → revocationRecord
+)
+
+// maxTokenTTL bounds an enrollment token's life; the token bucket forgets
+// entries a day after that, so used and expired tokens do not pile up.
+const maxTokenTTL = 30 * 24 * time.Hour
+
+// errNoRecord is returned (wrapped) when a key is absent.
+var errNoRecord = errors.New("no such record")
+
+type workspaceRecord struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+type keyRecord struct {
+	Workspace string    `json:"workspace"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+type tokenRecord struct {
+	Workspace string    `json:"workspace"`
+	Agent     string    `json:"agent,omitempty"`
+	Pool      string    `json:"pool,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	Used      bool      `json:"used"`
+	UsedAt    time.Time `json:"usedAt,omitzero"`
+	UsedBy    string    `json:"usedBy,omitempty"` // the agent id it enrolled
+}
+
+type agentRecord struct {
+	Workspace  string    `json:"workspace"`
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	Pool       string    `json:"pool,omitempty"`
+	PublicKey  string    `json:"publicKey"`
+	EnrolledAt time.Time `json:"enrolledAt"`
+	Revoked    bool      `json:"revoked,omitempty"`
+	RevokedAt  time.Time `json:"revokedAt,omitzero"`
+	LastSeen   time.Time `json:"lastSeen,omitzero"`
+	// From the latest hello (or the enroll request until one arrives).
+	Instance     string          `json:"instance,omitempty"`
+	Version      string          `json:"version,omitempty"`
+	OS           string          `json:"os,omitempty"`
+	Arch         string          `json:"arch,omitempty"`
+	Hostname     string          `json:"hostname,omitempty"`
+	Capabilities map[string]bool `json:"capabilities,omitempty"`
+}
+
+func (a *agentRecord) agent() subjects.Agent {
+	return subjects.Agent{Workspace: a.Workspace, ID: a.ID}
+}
+
+type revocationRecord struct {
+	RevokedAt int64  `json:"revokedAt"` // unix seconds
+	Workspace string `json:"workspace"`
+	Agent     string `json:"agent"`
+}
+
+// store is the control plane's state in JetStream KV.
+type store struct {
+	workspaces, apiKeys, tokens, agents, revocations jetstream.KeyValue
+}
+
+func openStore(ctx context.Context, js jetstream.JetStream) (*store, error) {
+	open := func(bucket, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
+		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      bucket,
+			Description: desc,
+			History:     1,
+			TTL:         ttl,
+			Storage:     jetstream.FileStorage,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("kv bucket %s: %w", bucket, err)
+		}
+		return kv, nil
+	}
+	var st store
+	var err error
+	if st.workspaces, err = open(bucketWorkspaces, "outpost workspaces", 0); err != nil {
+		return nil, err
+	}
+	if st.apiKeys, err = open(bucketAPIKeys, "outpost workspace API keys by hash", 0); err != nil {
+		return nil, err
+	}
+	if st.tokens, err = open(bucketTokens, "outpost enrollment tokens by hash", maxTokenTTL+24*time.Hour); err != nil {
+		return nil, err
+	}
+	if st.agents, err = open(bucketAgents, "outpost enrolled agents", 0); err != nil {
+		return nil, err
+	}
+	if st.revocations, err = open(bucketRevocations, "outpost revoked agent public keys", 0); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// hashKey makes a secret's hash usable as a KV key.
+func hashKey(hash string) string {
+	for i := 0; i < len(hash); i++ {
+		c := hash[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return "x" + hex.EncodeToString([]byte(hash))
+		}
+	}
+	return hash
+}
+
+func agentKey(ag subjects.Agent) string { return ag.Workspace + "." + ag.ID }
+
+// getJSON reads key into v and returns its revision; an absent key is
+// errNoRecord.
+func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (uint64, error) {
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return 0, fmt.Errorf("%s %q: %w", kv.Bucket(), key, errNoRecord)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s %q: %w", kv.Bucket(), key, err)
+	}
+	if err := json.Unmarshal(e.Value(), v); err != nil {
+		return 0, fmt.Errorf("decode %s %q: %w", kv.Bucket(), key, err)
+	}
+	return e.Revision(), nil
+}
+
+// createJSON stores v under key unless the key exists (jetstream.ErrKeyExists).
+func createJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := kv.Create(ctx, key, b); err != nil {
+		return fmt.Errorf("create %s %q: %w", kv.Bucket(), key, err)
+	}
+	return nil
+}
+
+// updateJSON stores v under key if its revision is still rev
+// (jetstream.ErrKeyRevisionMismatch otherwise); rev 0 means "absent".
+func updateJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any, rev uint64) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if rev == 0 {
+		_, err = kv.Create(ctx, key, b)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			err = fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
+		}
+	} else {
+		_, err = kv.Update(ctx, key, b, rev)
+	}
+	if err != nil {
+		return fmt.Errorf("update %s %q: %w", kv.Bucket(), key, err)
+	}
+	return nil
+}
+
+func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := kv.Put(ctx, key, b); err != nil {
+		return fmt.Errorf("write %s %q: %w", kv.Bucket(), key, err)
+	}
+	return nil
+}
+
+// listJSON calls fn with every value whose key matches filter (a KV key
+// pattern, e.g. "ws1.*"; ">" for all).
+func listJSON[T any](ctx context.Context, kv jetstream.KeyValue, filter string, fn func(key string, v *T)) error {
+	w, err := kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("list %s: %w", kv.Bucket(), err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok || e == nil {
+				return nil // nil marks the end of the current values
+			}
+			var v T
+			if err := json.Unmarshal(e.Value(), &v); err != nil {
+				return fmt.Errorf("decode %s %q: %w", kv.Bucket(), e.Key(), err)
+			}
+			fn(e.Key(), &v)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// revocations returns every revoked public key with its time, the input of
+// the account JWT.
+func (st *store) revokedKeys(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := listJSON(ctx, st.revocations, ">", func(key string, r *revocationRecord) {
+		out[key] = r.RevokedAt
+	})
+	return out, err
+}
+
+// agentRecords lists the agents of ws, revoked ones included, sorted by id.
+func (st *store) agentRecords(ctx context.Context, ws string) ([]*agentRecord, error) {
+	var out []*agentRecord
+	err := listJSON(ctx, st.agents, ws+".*", func(_ string, a *agentRecord) { out = append(out, a) })
+	if err != nil {
+		return nil, err
+	}
+	sortAgents(out)
+	return out, nil
+}
+
+func sortAgents(as []*agentRecord) {
+	slices.SortFunc(as, func(a, b *agentRecord) int {
+		return cmp.Or(strings.Compare(a.Workspace, b.Workspace), strings.Compare(a.ID, b.ID))
+	})
+}
+
+func isRevisionMismatch(err error) bool { return errors.Is(err, jetstream.ErrKeyRevisionMismatch) }

@@ -1,0 +1,100 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// CreateWorkspace creates workspace id; an existing one is
+// conflict/already_exists.
+func (s *Server) CreateWorkspace(ctx context.Context, id string) (*client.Workspace, error) {
+	if err := subjects.ValidateID(id); err != nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "workspace id: %v", err)
+	}
+	rec := workspaceRecord{ID: id, CreatedAt: time.Now().UTC()}
+	if err := createJSON(ctx, s.st.workspaces, id, &rec); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "workspace %q exists", id)
+		}
+		return nil, err
+	}
+	s.log.Info("workspace created", "ws", id)
+	return &client.Workspace{ID: rec.ID, CreatedAt: rec.CreatedAt}, nil
+}
+
+// workspace reads workspace id; an absent one is not_found.
+func (s *Server) workspace(ctx context.Context, id string) (*client.Workspace, error) {
+	var rec workspaceRecord
+	if _, err := getJSON(ctx, s.st.workspaces, id, &rec); err != nil {
+		if errors.Is(err, errNoRecord) {
+			return nil, wire.Errorf(wire.CodeNotFound, "", "workspace %q not found", id)
+		}
+		return nil, err
+	}
+	return &client.Workspace{ID: rec.ID, CreatedAt: rec.CreatedAt}, nil
+}
+
+// CreateKey makes a new API key of workspace ws and returns its token; only
+// its hash is kept.
+func (s *Server) CreateKey(ctx context.Context, ws string) (string, error) {
+	if _, err := s.workspace(ctx, ws); err != nil {
+		return "", err
+	}
+	plain, hash, err := enroll.NewAPIKey()
+	if err != nil {
+		return "", err
+	}
+	if err := createJSON(ctx, s.st.apiKeys, hashKey(hash), &keyRecord{Workspace: ws, CreatedAt: time.Now().UTC()}); err != nil {
+		return "", err
+	}
+	s.log.Info("workspace key created", "ws", ws)
+	return plain, nil
+}
+
+func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request) error {
+	var req client.CreateWorkspaceRequest
+	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+		return err
+	}
+	out, err := s.CreateWorkspace(r.Context(), req.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.workspace(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request) error {
+	var req client.CreateKeyRequest
+	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+		return err
+	}
+	tok, err := s.CreateKey(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, client.Key{Token: tok})
+	return nil
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, client.Health{Status: "ok"})
+	return nil
+}

@@ -1,0 +1,481 @@
+// Package presence derives whether an agent is online, reconnecting or offline
+// from the hello, heartbeat and goodbye messages it publishes.
+//
+// An agent is online while its lease is fresh (a hello or heartbeat within
+// max(3 s, 3 × its heartbeat interval)), reconnecting while it is late but
+// inside the reconnect window (about 30 s after its lease lapsed), and offline
+// after that, after a clean goodbye, or when it was never seen. The newest
+// instance of an identity wins: messages from an instance that another one
+// replaced are ignored, so a stopping daemon's goodbye cannot mark its
+// successor offline.
+package presence
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// Status is an agent's presence as users see it.
+type Status string
+
+// The three statuses of API.md.
+const (
+	Online       Status = "online"
+	Reconnecting Status = "reconnecting"
+	Offline      Status = "offline"
+)
+
+// Defaults of Config.
+const (
+	DefaultWindow   = 30 * time.Second
+	DefaultMinLease = 3 * time.Second
+	// DefaultInterval is the heartbeat interval assumed before an agent says its own.
+	DefaultInterval = 2 * time.Second
+	// leaseBeats is how many heartbeats may be missed before the lease lapses.
+	leaseBeats = 3
+	// inboxSize is how many presence messages may wait to be applied; beyond
+	// it NATS drops them (a slow consumer), and the next heartbeat repairs it.
+	inboxSize = 1 << 16
+	// supersededMemory bounds how many replaced instances are remembered per agent.
+	supersededMemory = 8
+)
+
+// Config configures a Tracker. Zero values take the defaults.
+type Config struct {
+	// Window is the reconnect window: how long after its lease lapsed a late
+	// agent is reconnecting rather than offline.
+	Window time.Duration
+	// MinLease is the shortest lease, whatever the agent's interval.
+	MinLease time.Duration
+	// Sweep is how often lapsed leases are turned into change events.
+	Sweep time.Duration
+	// Logger receives malformed-message warnings; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil is time.Now. Tests set it.
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.MinLease <= 0 {
+		c.MinLease = DefaultMinLease
+	}
+	if c.Sweep <= 0 {
+		c.Sweep = 100 * time.Millisecond
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Entry is what the tracker knows of one agent.
+type Entry struct {
+	Status Status
+	// LastSeen is when the agent last said hello or heartbeat (zero if never).
+	LastSeen time.Time
+	// LeaseUntil is when the agent stops being online without a heartbeat.
+	LeaseUntil time.Time
+	// Instance is the live daemon's instance id.
+	Instance string
+	// Hello is the latest hello of that instance, nil if none was seen.
+	Hello *wire.Hello
+}
+
+// state is the mutable record behind an Entry.
+type state struct {
+	lastSeen   time.Time
+	leaseUntil time.Time
+	instance   string
+	hello      *wire.Hello
+	gone       bool // the live instance said goodbye
+	superseded []string
+	reported   Status // last status given to OnChange
+}
+
+// Tracker keeps the presence of every agent it hears from. It is safe for
+// concurrent use.
+type Tracker struct {
+	cfg Config
+
+	mu       sync.Mutex
+	agents   map[subjects.Agent]*state
+	onChange []func(subjects.Agent, Entry)
+	changed  chan struct{} // closed and replaced on every change
+	subs     []*nats.Subscription
+	stop     chan struct{}
+	done     chan struct{}
+	started  bool
+	closed   bool
+}
+
+// New returns a tracker; Start connects it to NATS.
+func New(cfg Config) *Tracker {
+	cfg.setDefaults()
+	return &Tracker{
+		cfg:     cfg,
+		agents:  map[subjects.Agent]*state{},
+		changed: make(chan struct{}),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+// Start subscribes to every agent's hello, heartbeat and goodbye on nc and
+// starts the sweeper that reports lapsed leases. Close undoes it.
+func (t *Tracker) Start(nc *nats.Conn) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started || t.closed {
+		return fmt.Errorf("presence: tracker already started or closed")
+	}
+	// One channel for the three subscriptions keeps an agent's messages in
+	// the order it sent them (a hello before its first heartbeat).
+	msgs := make(chan *nats.Msg, inboxSize)
+	for _, kind := range []string{subjects.KindHello, subjects.KindHeartbeat, subjects.KindGoodbye} {
+		subj, err := subjects.AllEvents(kind)
+		if err != nil {
+			return err
+		}
+		sub, err := nc.ChanSubscribe(subj, msgs)
+		if err != nil {
+			t.unsubscribeLocked()
+			return fmt.Errorf("subscribe %s: %w", subj, err)
+		}
+		t.subs = append(t.subs, sub)
+	}
+	if err := nc.Flush(); err != nil {
+		t.unsubscribeLocked()
+		return fmt.Errorf("presence: flush subscriptions: %w", err)
+	}
+	t.started = true
+	go t.run(msgs)
+	return nil
+}
+
+func (t *Tracker) unsubscribeLocked() {
+	for _, s := range t.subs {
+		_ = s.Unsubscribe()
+	}
+	t.subs = nil
+}
+
+// Close unsubscribes and stops the sweeper. It is idempotent.
+func (t *Tracker) Close() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.closed = true
+	t.unsubscribeLocked()
+	started := t.started
+	t.mu.Unlock()
+	close(t.stop)
+	if started {
+		<-t.done
+	}
+}
+
+func (t *Tracker) handle(m *nats.Msg) {
+	ag, kind, err := subjects.Parse(m.Subject)
+	if err != nil {
+		return
+	}
+	if err := t.Observe(ag, kind, m.Data); err != nil {
+		t.cfg.Logger.Warn("presence: bad message", "subject", m.Subject, "err", err)
+	}
+}
+
+// Observe applies one hello, heartbeat or goodbye (kind is the subject's
+// last token, data its msgpack body) from ag. Malformed input is an error and
+// changes nothing.
+func (t *Tracker) Observe(ag subjects.Agent, kind string, data []byte) error {
+	if err := ag.Validate(); err != nil {
+		return err
+	}
+	now := t.cfg.Now()
+	var apply func(*state) bool
+	switch kind {
+	case subjects.KindHello:
+		var h wire.Hello
+		if err := wire.Unmarshal(data, &h); err != nil {
+			return fmt.Errorf("decode hello: %w", err)
+		}
+		apply = func(s *state) bool { return t.hello(s, &h, now) }
+	case subjects.KindHeartbeat:
+		var hb wire.Heartbeat
+		if err := wire.Unmarshal(data, &hb); err != nil {
+			return fmt.Errorf("decode heartbeat: %w", err)
+		}
+		apply = func(s *state) bool { return t.heartbeat(s, &hb, now) }
+	case subjects.KindGoodbye:
+		var g wire.Goodbye
+		if err := wire.Unmarshal(data, &g); err != nil {
+			return fmt.Errorf("decode goodbye: %w", err)
+		}
+		apply = func(s *state) bool { return goodbye(s, &g) }
+	default:
+		return fmt.Errorf("unknown presence kind %q", kind)
+	}
+	t.update(ag, now, apply)
+	return nil
+}
+
+// update applies f to ag's state under the lock and reports a change when f
+// says it was significant or the status moved. A bare lease renewal is not
+// reported: at thousands of agents it would be thousands of events a second.
+func (t *Tracker) update(ag subjects.Agent, now time.Time, f func(*state) bool) {
+	t.mu.Lock()
+	s := t.agents[ag]
+	if s == nil {
+		s = &state{reported: Offline}
+		t.agents[ag] = s
+	}
+	significant := f(s)
+	if !significant && t.status(s, now) == s.reported {
+		t.mu.Unlock()
+		return
+	}
+	t.notifyLocked(ag, s, now)
+}
+
+// hello makes h's instance the live one.
+func (t *Tracker) hello(s *state, h *wire.Hello, now time.Time) bool {
+	if h.Instance == "" || s.isSuperseded(h.Instance) || s.gone && h.Instance == s.instance {
+		return false
+	}
+	if s.instance != "" && s.instance != h.Instance {
+		s.supersede(s.instance)
+	}
+	s.instance, s.hello, s.gone = h.Instance, h, false
+	s.lastSeen, s.leaseUntil = now, now.Add(t.lease(time.Duration(h.HeartbeatMs)*time.Millisecond))
+	return true
+}
+
+// heartbeat renews the lease of the live instance. A heartbeat from another
+// instance takes over only when the live one has lapsed or left (the control
+// plane may have missed the newcomer's hello).
+func (t *Tracker) heartbeat(s *state, hb *wire.Heartbeat, now time.Time) bool {
+	if hb.Instance == "" || s.isSuperseded(hb.Instance) || s.gone && hb.Instance == s.instance {
+		return false
+	}
+	if hb.Instance != s.instance {
+		if s.instance != "" && !s.gone && now.Before(s.leaseUntil) {
+			return false
+		}
+		if s.instance != "" {
+			s.supersede(s.instance)
+		}
+		s.instance, s.hello, s.gone = hb.Instance, nil, false
+	}
+	s.lastSeen = now
+	s.leaseUntil = now.Add(t.lease(time.Duration(hb.IntervalMs) * time.Millisecond))
+	return s.hello == nil && s.reported != Online // a new instance, first seen
+}
+
+// goodbye marks the live instance gone; a goodbye of any other is ignored.
+func goodbye(s *state, g *wire.Goodbye) bool {
+	if g.Instance == "" || g.Instance != s.instance || s.gone {
+		return false
+	}
+	s.gone = true
+	return true
+}
+
+func (s *state) isSuperseded(inst string) bool {
+	for _, old := range s.superseded {
+		if old == inst {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *state) supersede(inst string) {
+	s.superseded = append(s.superseded, inst)
+	if len(s.superseded) > supersededMemory {
+		s.superseded = s.superseded[1:]
+	}
+}
+
+// lease is how long an agent with heartbeat interval ivl stays online.
+func (t *Tracker) lease(ivl time.Duration) time.Duration {
+	if ivl <= 0 {
+		ivl = DefaultInterval
+	}
+	return max(t.cfg.MinLease, leaseBeats*ivl)
+}
+
+// status derives s's status at now.
+func (t *Tracker) status(s *state, now time.Time) Status {
+	switch {
+	case s == nil || s.gone || s.lastSeen.IsZero():
+		return Offline
+	case now.Before(s.leaseUntil):
+		return Online
+	case now.Before(s.leaseUntil.Add(t.cfg.Window)):
+		return Reconnecting
+	}
+	return Offline
+}
+
+func (t *Tracker) entry(s *state, now time.Time) Entry {
+	if s == nil {
+		return Entry{Status: Offline}
+	}
+	return Entry{
+		Status:     t.status(s, now),
+		LastSeen:   s.lastSeen,
+		LeaseUntil: s.leaseUntil,
+		Instance:   s.instance,
+		Hello:      s.hello,
+	}
+}
+
+// notifyLocked wakes waiters and calls OnChange callbacks with ag's entry. It
+// is called with t.mu held and releases it.
+func (t *Tracker) notifyLocked(ag subjects.Agent, s *state, now time.Time) {
+	e := t.entry(s, now)
+	s.reported = e.Status
+	close(t.changed)
+	t.changed = make(chan struct{})
+	cbs := t.onChange
+	t.mu.Unlock()
+	for _, f := range cbs {
+		f(ag, e)
+	}
+}
+
+// run applies messages in order and reports statuses that changed by the
+// passing of time (lapsed leases, closed reconnect windows).
+func (t *Tracker) run(msgs <-chan *nats.Msg) {
+	defer close(t.done)
+	tick := time.NewTicker(t.cfg.Sweep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case m := <-msgs:
+			t.handle(m)
+		case <-tick.C:
+			t.sweepOnce()
+		}
+	}
+}
+
+func (t *Tracker) sweepOnce() {
+	now := t.cfg.Now()
+	t.mu.Lock()
+	var lapsed []subjects.Agent
+	for ag, s := range t.agents {
+		if t.status(s, now) != s.reported {
+			lapsed = append(lapsed, ag)
+		}
+	}
+	t.mu.Unlock()
+	for _, ag := range lapsed {
+		t.update(ag, now, func(s *state) bool { return t.status(s, now) != s.reported })
+	}
+}
+
+// Get returns what is known of ag now; an agent never heard of is offline.
+func (t *Tracker) Get(ag subjects.Agent) Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.entry(t.agents[ag], t.cfg.Now())
+}
+
+// Seed records what a previous run knew (the stored lastSeen and hello), so
+// an agent seen shortly before a restart is reconnecting, not offline, until
+// it is heard from. It never overrides fresher knowledge.
+func (t *Tracker) Seed(ag subjects.Agent, lastSeen time.Time, hello *wire.Hello) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.agents[ag]; s != nil && !s.lastSeen.Before(lastSeen) {
+		return
+	}
+	s := &state{lastSeen: lastSeen, leaseUntil: lastSeen, hello: hello}
+	if hello != nil {
+		s.instance = hello.Instance
+	}
+	s.reported = t.status(s, t.cfg.Now())
+	t.agents[ag] = s
+}
+
+// Lapse ends the lease of ag's instance inst now, because a call found
+// nobody serving it (NATS no responders): the agent's connection is gone
+// even if its last heartbeat is recent. A later heartbeat or hello of the
+// instance makes it online again; another instance is not touched.
+func (t *Tracker) Lapse(ag subjects.Agent, inst string) {
+	now := t.cfg.Now()
+	t.mu.Lock()
+	s := t.agents[ag]
+	if s == nil || inst == "" || s.instance != inst || !now.Before(s.leaseUntil) {
+		t.mu.Unlock()
+		return
+	}
+	s.leaseUntil = now
+	t.notifyLocked(ag, s, now)
+}
+
+// Forget drops ag (it was revoked); it is offline from now on.
+func (t *Tracker) Forget(ag subjects.Agent) {
+	t.mu.Lock()
+	s, ok := t.agents[ag]
+	if !ok {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.agents, ag)
+	s.reported = Offline
+	close(t.changed)
+	t.changed = make(chan struct{})
+	cbs := t.onChange
+	t.mu.Unlock()
+	for _, f := range cbs {
+		f(ag, Entry{Status: Offline})
+	}
+}
+
+// OnChange registers f to be called after every change of an agent's status
+// or instance (a hello, a goodbye, a lease lapsing or renewed after a lapse);
+// heartbeats that only renew a lease are not reported. f runs on the tracker's
+// goroutines and must not block.
+func (t *Tracker) OnChange(f func(ag subjects.Agent, e Entry)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onChange = append(t.onChange, f)
+}
+
+// WaitStatus waits until ag's status is want, or ctx ends.
+func (t *Tracker) WaitStatus(ctx context.Context, ag subjects.Agent, want Status) error {
+	for {
+		t.mu.Lock()
+		got := t.status(t.agents[ag], t.cfg.Now())
+		ch := t.changed
+		t.mu.Unlock()
+		if got == want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("agent %s is %s, waited for %s: %w", ag, got, want, ctx.Err())
+		case <-ch:
+		case <-time.After(t.cfg.Sweep):
+		}
+	}
+}

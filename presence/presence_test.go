@@ -1,0 +1,277 @@
+package presence_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/internal/natstest"
+	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+var ag = subjects.Agent{Workspace: "w1", ID: "laptop"}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func mustMarshal(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := wire.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// step is one event of a presence scenario: advance the clock, then deliver
+// a message (kind "" delivers nothing), then expect a status.
+type step struct {
+	after time.Duration
+	kind  string
+	inst  string
+	ivlMs int64
+	want  presence.Status
+}
+
+func TestStatusTransitions(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"never seen is offline", []step{{want: presence.Offline}}},
+		{"hello is online", []step{{kind: "hello", inst: "a", want: presence.Online}}},
+		{"lease lapses to reconnecting then offline", []step{
+			{kind: "hello", inst: "a", want: presence.Online},
+			{after: 5 * time.Second, want: presence.Online},
+			{after: 2 * time.Second, want: presence.Reconnecting},
+			{after: 28 * time.Second, want: presence.Reconnecting},
+			{after: 2 * time.Second, want: presence.Offline},
+		}},
+		{"heartbeats keep it online", []step{
+			{kind: "hello", inst: "a", want: presence.Online},
+			{after: 5 * time.Second, kind: "heartbeat", inst: "a", ivlMs: 2000, want: presence.Online},
+			{after: 5 * time.Second, kind: "heartbeat", inst: "a", ivlMs: 2000, want: presence.Online},
+			{after: 5 * time.Second, want: presence.Online},
+		}},
+		{"lease follows the agent's interval", []step{
+			{kind: "heartbeat", inst: "a", ivlMs: 200, want: presence.Online},
+			{after: 2900 * time.Millisecond, want: presence.Online}, // min lease 3 s
+			{after: 200 * time.Millisecond, want: presence.Reconnecting},
+			{kind: "heartbeat", inst: "a", ivlMs: 5000, want: presence.Online},
+			{after: 14 * time.Second, want: presence.Online},
+		}},
+		{"goodbye is offline at once", []step{
+			{kind: "hello", inst: "a", want: presence.Online},
+			{kind: "goodbye", inst: "a", want: presence.Offline},
+			{kind: "heartbeat", inst: "a", want: presence.Offline}, // late beat of the gone instance
+		}},
+		{"a replaced instance's goodbye is ignored", []step{
+			{kind: "hello", inst: "old", want: presence.Online},
+			{kind: "hello", inst: "new", want: presence.Online},
+			{kind: "goodbye", inst: "old", want: presence.Online},
+			{kind: "heartbeat", inst: "old", want: presence.Online},
+			{after: 7 * time.Second, kind: "heartbeat", inst: "old", want: presence.Reconnecting},
+		}},
+		{"a stranger's heartbeat cannot displace a live instance", []step{
+			{kind: "hello", inst: "a", want: presence.Online},
+			{kind: "heartbeat", inst: "b", want: presence.Online},
+			{kind: "goodbye", inst: "b", want: presence.Online},
+		}},
+		{"after a restart the new instance's heartbeat is enough", []step{
+			{kind: "hello", inst: "a", want: presence.Online},
+			{after: 10 * time.Second, want: presence.Reconnecting},
+			{kind: "heartbeat", inst: "b", want: presence.Online},
+			{kind: "goodbye", inst: "a", want: presence.Online},
+		}},
+		{"a new instance after goodbye is online", []step{
+			{kind: "hello", inst: "a", want: presence.Online},
+			{kind: "goodbye", inst: "a", want: presence.Offline},
+			{kind: "hello", inst: "b", want: presence.Online},
+		}},
+		{"a new instance's heartbeat after goodbye is online", []step{
+			{kind: "hello", inst: "a", want: presence.Online},
+			{kind: "goodbye", inst: "a", want: presence.Offline},
+			{kind: "heartbeat", inst: "b", want: presence.Online},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := &clock{t: time.Unix(1_700_000_000, 0)}
+			tr := presence.New(presence.Config{Now: clk.Now})
+			defer tr.Close()
+			for i, s := range tt.steps {
+				clk.Add(s.after)
+				if s.kind != "" {
+					if err := tr.Observe(ag, s.kind, message(t, s)); err != nil {
+						t.Fatalf("step %d: observe: %v", i, err)
+					}
+				}
+				if got := tr.Get(ag).Status; got != s.want {
+					t.Fatalf("step %d (%+v): status %s, want %s", i, s, got, s.want)
+				}
+			}
+		})
+	}
+}
+
+func message(t testing.TB, s step) []byte {
+	switch s.kind {
+	case "hello":
+		return mustMarshal(t, &wire.Hello{Instance: s.inst, Version: "v-" + s.inst})
+	case "heartbeat":
+		return mustMarshal(t, &wire.Heartbeat{Instance: s.inst, IntervalMs: s.ivlMs})
+	default:
+		return mustMarshal(t, &wire.Goodbye{Instance: s.inst})
+	}
+}
+
+func TestSeed(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	tr := presence.New(presence.Config{Now: clk.Now})
+	defer tr.Close()
+	other := subjects.Agent{Workspace: "w1", ID: "old"}
+	tr.Seed(ag, clk.Now().Add(-5*time.Second), &wire.Hello{Instance: "a", Version: "1.0"})
+	tr.Seed(other, clk.Now().Add(-time.Hour), nil)
+	if e := tr.Get(ag); e.Status != presence.Reconnecting || e.Hello == nil || e.Hello.Version != "1.0" {
+		t.Fatalf("recently seen agent after restart: %+v, want reconnecting with its hello", e)
+	}
+	if e := tr.Get(other); e.Status != presence.Offline {
+		t.Fatalf("long-gone agent: %s, want offline", e.Status)
+	}
+	if err := tr.Observe(ag, "heartbeat", mustMarshal(t, &wire.Heartbeat{Instance: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	tr.Seed(ag, clk.Now().Add(-time.Minute), nil) // older knowledge never wins
+	if e := tr.Get(ag); e.Status != presence.Online {
+		t.Fatalf("after heartbeat and stale seed: %s, want online", e.Status)
+	}
+	tr.Lapse(ag, "other-instance")
+	if e := tr.Get(ag); e.Status != presence.Online {
+		t.Fatalf("lapse of another instance changed status to %s", e.Status)
+	}
+	tr.Lapse(ag, "a")
+	if e := tr.Get(ag); e.Status != presence.Reconnecting {
+		t.Fatalf("after lapse: %s, want reconnecting", e.Status)
+	}
+	if err := tr.Observe(ag, "heartbeat", mustMarshal(t, &wire.Heartbeat{Instance: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	if e := tr.Get(ag); e.Status != presence.Online {
+		t.Fatalf("heartbeat after lapse: %s, want online", e.Status)
+	}
+	tr.Forget(ag)
+	if e := tr.Get(ag); e.Status != presence.Offline {
+		t.Fatalf("forgotten agent: %s, want offline", e.Status)
+	}
+}
+
+func TestObserveRejectsMalformed(t *testing.T) {
+	tr := presence.New(presence.Config{})
+	defer tr.Close()
+	for _, tc := range []struct {
+		ag   subjects.Agent
+		kind string
+		data []byte
+	}{
+		{ag, "hello", []byte{0xc1}},
+		{ag, "heartbeat", []byte("not msgpack")},
+		{ag, "rpc", mustMarshal(t, &wire.Goodbye{Instance: "a"})},
+		{subjects.Agent{Workspace: "w1", ID: "bad id"}, "hello", mustMarshal(t, &wire.Hello{Instance: "a"})},
+	} {
+		if err := tr.Observe(tc.ag, tc.kind, tc.data); err == nil {
+			t.Errorf("Observe(%v, %q, %x) accepted", tc.ag, tc.kind, tc.data)
+		}
+	}
+	if e := tr.Get(ag); e.Status != presence.Offline {
+		t.Fatalf("malformed messages changed status to %s", e.Status)
+	}
+}
+
+// TestOverNATS drives the tracker with real messages on a real server: it
+// sees hello at once, reports the lapse by itself and a goodbye at once.
+func TestOverNATS(t *testing.T) {
+	ns := natstest.Start(t)
+	nc := natstest.Connect(t, ns)
+	tr := presence.New(presence.Config{MinLease: 300 * time.Millisecond, Window: 600 * time.Millisecond, Sweep: 20 * time.Millisecond})
+	changes := make(chan presence.Status, 64)
+	tr.OnChange(func(a subjects.Agent, e presence.Entry) {
+		if a == ag {
+			changes <- e.Status
+		}
+	})
+	if err := tr.Start(nc); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pub := func(kind string, v any) {
+		subj, _ := ag.Subject(kind)
+		if err := nc.Publish(subj, mustMarshal(t, v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub(subjects.KindHello, &wire.Hello{Instance: "i1"})
+	pub(subjects.KindHeartbeat, &wire.Heartbeat{Instance: "i1", IntervalMs: 50})
+	if err := tr.WaitStatus(ctx, ag, presence.Online); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WaitStatus(ctx, ag, presence.Reconnecting); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WaitStatus(ctx, ag, presence.Offline); err != nil {
+		t.Fatal(err)
+	}
+	pub(subjects.KindHeartbeat, &wire.Heartbeat{Instance: "i1", IntervalMs: 100})
+	if err := tr.WaitStatus(ctx, ag, presence.Online); err != nil {
+		t.Fatal(err)
+	}
+	pub(subjects.KindGoodbye, &wire.Goodbye{Instance: "i1"})
+	if err := tr.WaitStatus(ctx, ag, presence.Offline); err != nil {
+		t.Fatal(err)
+	}
+	want := []presence.Status{presence.Online, presence.Reconnecting, presence.Offline, presence.Online, presence.Offline}
+	for i, w := range want {
+		select {
+		case got := <-changes:
+			if got != w {
+				t.Fatalf("change %d: %s, want %s", i, got, w)
+			}
+		case <-ctx.Done():
+			t.Fatalf("change %d (%s) never reported", i, w)
+		}
+	}
+}
+
+func FuzzObserve(f *testing.F) {
+	f.Add("hello", mustMarshal(f, &wire.Hello{Instance: "a", Capabilities: map[string]bool{"pty": true}}))
+	f.Add("heartbeat", mustMarshal(f, &wire.Heartbeat{Instance: "a", Seq: 3, IntervalMs: -5}))
+	f.Add("heartbeat", mustMarshal(f, &wire.Heartbeat{Instance: "a", IntervalMs: 1 << 62}))
+	f.Add("goodbye", mustMarshal(f, &wire.Goodbye{Instance: "a"}))
+	f.Add("goodbye", []byte{0x80})
+	f.Add("hello", []byte{0xdf, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, kind string, data []byte) {
+		tr := presence.New(presence.Config{})
+		defer tr.Close()
+		_ = tr.Observe(ag, "hello", mustMarshal(t, &wire.Hello{Instance: "seed"}))
+		_ = tr.Observe(ag, kind, data)
+		switch st := tr.Get(ag).Status; st {
+		case presence.Online, presence.Reconnecting, presence.Offline:
+		default:
+			t.Fatalf("status %q", st)
+		}
+	})
+}

@@ -1,0 +1,214 @@
+// Package rpc is the control plane's request/reply to an agent, with the
+// rules users depend on: an enrolled agent that is not there answers 503
+// (agent_offline or agent_reconnecting) at once or within its lease, never
+// 404 and never a hang; only an agent that is online and slow answers 504.
+package rpc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// DefaultTimeout bounds a call whose options and context give no deadline.
+const DefaultTimeout = 30 * time.Second
+
+// Config configures a Client.
+type Config struct {
+	// Conn is the control plane's NATS connection. Required.
+	Conn *nats.Conn
+	// Presence says whether an agent is online; calls to an agent whose
+	// lease lapses while they wait answer 503. Required.
+	Presence *presence.Tracker
+	// Timeout is used when a call has no timeout of its own (DefaultTimeout).
+	Timeout time.Duration
+	// Poll is how often a waiting call checks presence (100 ms).
+	Poll time.Duration
+}
+
+// Client calls agents. It is safe for concurrent use.
+type Client struct {
+	cfg Config
+}
+
+// New returns a client.
+func New(cfg Config) (*Client, error) {
+	if cfg.Conn == nil || cfg.Presence == nil {
+		return nil, errors.New("rpc: Conn and Presence are required")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 100 * time.Millisecond
+	}
+	return &Client{cfg: cfg}, nil
+}
+
+// CallOptions are the per-call envelope fields and limits.
+type CallOptions struct {
+	// Session and Epoch fence calls made through a hot-swapped session.
+	Session string
+	Epoch   uint64
+	// IdempotencyKey names a mutation so that the agent runs it once.
+	IdempotencyKey string
+	// Timeout bounds the call (the context's deadline wins when sooner).
+	Timeout time.Duration
+}
+
+// Call runs op with body on ag and decodes the result into out (out may be
+// nil). Errors are *wire.Error, from the agent or from the rules above;
+// MaybeDelivered tells whether the agent may have run the request.
+func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, out any, opts CallOptions) error {
+	subj, err := ag.RPC()
+	if err != nil {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "%v", err)
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = c.cfg.Timeout
+	}
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	req, err := wire.NewRequest(op, body, deadline)
+	if err != nil {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "%v", err)
+	}
+	req.Session, req.Epoch, req.IdempotencyKey = opts.Session, opts.Epoch, opts.IdempotencyKey
+	data, err := req.Marshal()
+	if err != nil {
+		return wire.Errorf(wire.CodeInternal, "", "encode request: %v", err)
+	}
+	msg, err := c.request(ctx, ag, subj, data, deadline)
+	if err != nil {
+		return err
+	}
+	resp, err := wire.DecodeResponse(msg.Data)
+	if err != nil {
+		return err
+	}
+	if resp.ID != req.ID && resp.ID != "" {
+		return wire.Errorf(wire.CodeInternal, "bad_reply", "reply to request %q answered %q", req.ID, resp.ID)
+	}
+	return resp.Into(out)
+}
+
+// request sends data and waits for the reply, watching presence: a lapse
+// while waiting ends the wait with 503.
+func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, deadline time.Time) (*nats.Msg, error) {
+	if max := c.cfg.Conn.MaxPayload(); max > 0 && int64(len(data)) > max {
+		return nil, wire.Errorf(wire.CodePayloadTooLarge, "", "request of %d bytes exceeds the limit of %d", len(data), max)
+	}
+	inst := c.cfg.Presence.Get(ag).Instance
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	lapsed := make(chan presence.Entry, 1)
+	stop := c.watch(rctx, ag, cancel, lapsed)
+	msg, err := c.cfg.Conn.RequestWithContext(rctx, subj, data)
+	stop()
+	if err == nil {
+		return msg, nil
+	}
+	select {
+	case e := <-lapsed:
+		return nil, ambiguous(unavailable(ag, e, "stopped answering"))
+	default:
+	}
+	if errors.Is(err, nats.ErrNoResponders) {
+		c.cfg.Presence.Lapse(ag, inst)
+	}
+	return nil, c.classify(ctx, ag, err)
+}
+
+// watch cancels the request when ag's presence lapses while it waits: at
+// once if it was online when the call began, or after one minimum lease if
+// it was not (a live agent is heard from within that). The returned stop
+// ends the watcher and waits for it.
+func (c *Client) watch(ctx context.Context, ag subjects.Agent, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
+	start := time.Now()
+	wasOnline := c.cfg.Presence.Get(ag).Status == presence.Online
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(c.cfg.Poll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			e := c.cfg.Presence.Get(ag)
+			if e.Status == presence.Online || !wasOnline && time.Since(start) < presence.DefaultMinLease {
+				continue
+			}
+			lapsed <- e
+			cancel()
+			return
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// classify turns a NATS request error into the error users see.
+func (c *Client) classify(ctx context.Context, ag subjects.Agent, err error) error {
+	e := c.cfg.Presence.Get(ag)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		// Nobody subscribed: the request reached no one, safe to retry.
+		return unavailable(ag, e, "is not connected")
+	case errors.Is(err, nats.ErrMaxPayload):
+		return wire.Errorf(wire.CodePayloadTooLarge, "", "request exceeds the NATS max payload")
+	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return ambiguous(wire.Errorf(wire.CodeUnavailable, "canceled", "call to agent %s canceled: %v", ag, context.Cause(ctx)))
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+		if e.Status != presence.Online {
+			return ambiguous(unavailable(ag, e, "did not answer"))
+		}
+		return ambiguous(wire.Errorf(wire.CodeDeadlineExceeded, "", "agent %s did not answer in time", ag))
+	case errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionDraining) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected):
+		return ambiguous(wire.Errorf(wire.CodeUnavailable, "nats_disconnected", "control plane is not connected to NATS: %v", err))
+	}
+	return ambiguous(wire.Errorf(wire.CodeUnavailable, "", "call agent %s: %v", ag, err))
+}
+
+// unavailable is the 503 of an enrolled agent that is not there.
+func unavailable(ag subjects.Agent, e presence.Entry, what string) *wire.Error {
+	reason := wire.ReasonAgentOffline
+	if e.Status == presence.Reconnecting {
+		reason = wire.ReasonAgentReconnecting
+	}
+	seen := "never seen"
+	if !e.LastSeen.IsZero() {
+		seen = "last seen " + e.LastSeen.UTC().Format(time.RFC3339)
+	}
+	return wire.Errorf(wire.CodeUnavailable, reason, "agent %s %s (%s, %s)", ag, what, e.Status, seen)
+}
+
+// deliveryError marks an error after which the agent may have received, and
+// run, the request.
+type deliveryError struct{ err *wire.Error }
+
+func (d *deliveryError) Error() string { return d.err.Error() }
+func (d *deliveryError) Unwrap() error { return d.err }
+
+func ambiguous(err *wire.Error) error { return &deliveryError{err: err} }
+
+// MaybeDelivered reports whether err leaves open that the agent received
+// the request (a timeout, a lapse while waiting, a lost connection). Errors
+// where it surely did not (no responders, an invalid request) and errors
+// the agent answered are false. Mutations must not be replayed when true.
+func MaybeDelivered(err error) bool {
+	var d *deliveryError
+	return errors.As(err, &d)
+}

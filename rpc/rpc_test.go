@@ -1,0 +1,197 @@
+package rpc_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/internal/natstest"
+	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+var ag = subjects.Agent{Workspace: "w1", ID: "laptop"}
+
+type fixture struct {
+	nc *nats.Conn
+	pr *presence.Tracker
+	c  *rpc.Client
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	ns := natstest.Start(t)
+	f := &fixture{
+		nc: natstest.Connect(t, ns),
+		pr: presence.New(presence.Config{MinLease: 100 * time.Millisecond}),
+	}
+	t.Cleanup(f.pr.Close)
+	c, err := rpc.New(rpc.Config{Conn: f.nc, Presence: f.pr, Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c = c
+	return f
+}
+
+// beat says the agent is alive with a 20 ms interval (lease 100 ms).
+func (f *fixture) beat(t *testing.T) {
+	b, _ := wire.Marshal(&wire.Heartbeat{Instance: "i1", IntervalMs: 20})
+	if err := f.pr.Observe(ag, subjects.KindHeartbeat, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keepAlive beats until the test ends.
+func (f *fixture) keepAlive(t *testing.T) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			f.beat(t)
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+}
+
+// respond serves ag's rpc subject with h; h returning nil sends no reply.
+func (f *fixture) respond(t *testing.T, h func(*wire.Request) []byte) {
+	subj, _ := ag.RPC()
+	sub, err := f.nc.Subscribe(subj, func(m *nats.Msg) {
+		req, err := wire.DecodeRequest(m.Data)
+		if err != nil {
+			_ = m.Respond(wire.EncodeError("", err))
+			return
+		}
+		if b := h(req); b != nil {
+			_ = m.Respond(b)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.nc.Flush()
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func wantErr(t *testing.T, err error, code wire.Code, reason string, maybeDelivered bool) {
+	t.Helper()
+	we := wire.AsError(err)
+	if we == nil || we.Code != code || we.Reason != reason {
+		t.Fatalf("error %v, want %s/%s", err, code, reason)
+	}
+	if got := rpc.MaybeDelivered(err); got != maybeDelivered {
+		t.Fatalf("MaybeDelivered(%v) = %v, want %v", err, got, maybeDelivered)
+	}
+}
+
+func TestCallCarriesEnvelopeAndResult(t *testing.T) {
+	f := setup(t)
+	f.keepAlive(t)
+	got := make(chan *wire.Request, 1)
+	f.respond(t, func(r *wire.Request) []byte {
+		got <- r
+		b, _ := wire.EncodeResult(r.ID, &wire.PingResult{Instance: "i1"})
+		return b
+	})
+	var res wire.PingResult
+	start := time.Now()
+	err := f.c.Call(ctx(t), ag, wire.OpPing, nil, &res, rpc.CallOptions{Session: "s1", Epoch: 7, IdempotencyKey: "k1", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Instance != "i1" {
+		t.Fatalf("result %+v", res)
+	}
+	r := <-got
+	if r.Op != wire.OpPing || r.Session != "s1" || r.Epoch != 7 || r.IdempotencyKey != "k1" {
+		t.Fatalf("envelope %+v", r)
+	}
+	if dl := r.DeadlineTime(); dl.Before(start.Add(4*time.Second)) || dl.After(start.Add(6*time.Second)) {
+		t.Fatalf("deadline %v is not start+5s (%v)", dl, start)
+	}
+}
+
+func TestAgentErrorPassesThrough(t *testing.T) {
+	f := setup(t)
+	f.keepAlive(t)
+	f.respond(t, func(r *wire.Request) []byte {
+		return wire.EncodeError(r.ID, wire.Errorf(wire.CodeConflict, wire.ReasonFenced, "epoch 3 < 4"))
+	})
+	err := f.c.Call(ctx(t), ag, wire.OpExec, &wire.ExecRequest{Argv: []string{"true"}}, nil, rpc.CallOptions{})
+	wantErr(t, err, wire.CodeConflict, wire.ReasonFenced, false)
+}
+
+func TestOfflineRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		presence func(*testing.T, *fixture)
+		serve    bool // a responder that never answers
+		timeout  time.Duration
+		code     wire.Code
+		reason   string
+		maybe    bool
+	}{
+		{"never seen, nobody subscribed", func(*testing.T, *fixture) {}, false, 10 * time.Second, wire.CodeUnavailable, wire.ReasonAgentOffline, false},
+		{"lapsed, nobody subscribed", func(t *testing.T, f *fixture) { f.beat(t); time.Sleep(150 * time.Millisecond) }, false, 10 * time.Second, wire.CodeUnavailable, wire.ReasonAgentReconnecting, false},
+		{"goodbye, nobody subscribed", func(t *testing.T, f *fixture) {
+			f.beat(t)
+			b, _ := wire.Marshal(&wire.Goodbye{Instance: "i1"})
+			_ = f.pr.Observe(ag, subjects.KindGoodbye, b)
+		}, false, 10 * time.Second, wire.CodeUnavailable, wire.ReasonAgentOffline, false},
+		{"online, then silent while the call waits", func(t *testing.T, f *fixture) { f.beat(t) }, true, 10 * time.Second, wire.CodeUnavailable, wire.ReasonAgentReconnecting, true},
+		{"online and slow", func(t *testing.T, f *fixture) { f.keepAlive(t) }, true, 300 * time.Millisecond, wire.CodeDeadlineExceeded, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t)
+			if tt.serve {
+				f.respond(t, func(*wire.Request) []byte { return nil })
+			}
+			tt.presence(t, f)
+			c := ctx(t)
+			err := f.c.Call(c, ag, wire.OpPing, nil, nil, rpc.CallOptions{Timeout: tt.timeout})
+			if c.Err() != nil {
+				t.Fatalf("the call hung until the test's own deadline: %v", err)
+			}
+			wantErr(t, err, tt.code, tt.reason, tt.maybe)
+		})
+	}
+}
+
+func TestCanceledCallerIsNotOffline(t *testing.T) {
+	f := setup(t)
+	f.keepAlive(t)
+	f.respond(t, func(*wire.Request) []byte { return nil })
+	c, cancel := context.WithCancel(ctx(t))
+	time.AfterFunc(100*time.Millisecond, cancel)
+	err := f.c.Call(c, ag, wire.OpPing, nil, nil, rpc.CallOptions{Timeout: 10 * time.Second})
+	we := wire.AsError(err)
+	if we == nil || we.Reason == wire.ReasonAgentOffline || we.Code == wire.CodeNotFound || !rpc.MaybeDelivered(err) {
+		t.Fatalf("canceled call: %v", err)
+	}
+}
+
+func TestNewRequiresConnAndPresence(t *testing.T) {
+	if _, err := rpc.New(rpc.Config{}); err == nil {
+		t.Fatal("New without Conn and Presence succeeded")
+	}
+	if rpc.MaybeDelivered(errors.New("x")) || rpc.MaybeDelivered(nil) {
+		t.Fatal("MaybeDelivered of a plain error")
+	}
+}

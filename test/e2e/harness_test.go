@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/controlplane/client"
+)
+
+// Fixed waits: generous bounds for polling, never sleeps used as synchronisation.
+const (
+	startTimeout  = 20 * time.Second
+	statusTimeout = 15 * time.Second
+	pollEvery     = 20 * time.Millisecond
+)
+
+const adminToken = "opk_e2e-admin-token"
+
+// proc is a running outpost process with its output captured.
+type proc struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+type lockedWriter struct{ p *proc }
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.out.Write(b)
+}
+
+// startProc starts the outpost binary with args; it is killed at cleanup.
+func startProc(t testing.TB, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: exec.Command(outpostBin, args...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = lockedWriter{p}, lockedWriter{p}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start outpost %v: %v", args, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("output of outpost %v:\n%s", args, p.output())
+		}
+	})
+	return p
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop() {
+	p.t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		p.t.Fatalf("outpost did not stop on SIGTERM; output:\n%s", p.output())
+	}
+}
+
+// kill sends SIGKILL to the process group and waits.
+func (p *proc) kill() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+func (p *proc) signal(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// controlPlane is an `outpost serve` process with its ports and state dir.
+type controlPlane struct {
+	t                  testing.TB
+	url                string
+	httpPort, natsPort int
+	stateDir           string
+	proc               *proc
+	cl                 *client.Client
+}
+
+func startControlPlane(t testing.TB) *controlPlane {
+	t.Helper()
+	cp := &controlPlane{t: t, httpPort: freePort(t), natsPort: freePort(t), stateDir: t.TempDir()}
+	cp.url = "http://127.0.0.1:" + strconv.Itoa(cp.httpPort)
+	cp.cl = client.New(cp.url, adminToken)
+	cp.start()
+	return cp
+}
+
+func (cp *controlPlane) start() {
+	cp.t.Helper()
+	cp.proc = startProc(cp.t, []string{"OUTPOST_ADMIN_TOKEN=" + adminToken}, "serve",
+		"--listen", "127.0.0.1:"+strconv.Itoa(cp.httpPort),
+		"--nats-listen", "127.0.0.1:"+strconv.Itoa(cp.natsPort),
+		"--state-dir", cp.stateDir)
+	waitFor(cp.t, startTimeout, "control plane healthy", func() error {
+		select {
+		case <-cp.proc.done:
+			return errStop{fmt.Errorf("serve exited:\n%s", cp.proc.output())}
+		default:
+		}
+		resp, err := http.Get(cp.url + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("healthz %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+func (cp *controlPlane) restart() {
+	cp.t.Helper()
+	cp.proc.stop()
+	cp.start()
+}
+
+// workspace creates a workspace and returns its id.
+func (cp *controlPlane) workspace(id string) string {
+	cp.t.Helper()
+	if _, err := cp.cl.CreateWorkspace(ctx(cp.t), id); err != nil {
+		cp.t.Fatalf("create workspace %s: %v", id, err)
+	}
+	return id
+}
+
+// enroll enrolls agent id in ws with `outpost agent enroll` and returns the
+// config path.
+func (cp *controlPlane) enroll(ws, id, pool string) string {
+	cp.t.Helper()
+	tok, err := cp.cl.CreateEnrollmentToken(ctx(cp.t), ws, client.EnrollmentTokenRequest{Agent: id, Pool: pool})
+	if err != nil {
+		cp.t.Fatalf("enrollment token: %v", err)
+	}
+	cfg := filepath.Join(cp.t.TempDir(), id+".json")
+	out, err := exec.Command(outpostBin, "agent", "enroll", "--url", cp.url, "--token", tok.Token, "--config", cfg).CombinedOutput()
+	if err != nil {
+		cp.t.Fatalf("outpost agent enroll: %v\n%s", err, out)
+	}
+	return cfg
+}
+
+// agentProc is an `outpost agent run` process.
+type agentProc struct {
+	*proc
+	config, root string
+}
+
+func startAgent(t testing.TB, config, root string) *agentProc {
+	t.Helper()
+	return &agentProc{proc: startProc(t, nil, "agent", "run", "--config", config, "--root", root), config: config, root: root}
+}
+
+// waitStatus polls the agent's presence until it is want.
+func (cp *controlPlane) waitStatus(ws, id, want string) {
+	cp.t.Helper()
+	waitFor(cp.t, statusTimeout, "agent "+id+" "+want, func() error {
+		a, err := cp.cl.GetAgent(ctx(cp.t), ws, id)
+		if err != nil {
+			return err
+		}
+		if a.Status != want {
+			return fmt.Errorf("status %s", a.Status)
+		}
+		return nil
+	})
+}
+
+// errStop ends waitFor at once.
+type errStop struct{ error }
+
+// waitFor polls f until it returns nil, failing the test after timeout.
+func waitFor(t testing.TB, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		var stop errStop
+		if errors.As(err, &stop) || time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
