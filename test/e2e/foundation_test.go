@@ -352,3 +352,24 @@ func TestControlPlaneRestart(t *testing.T) {
 		t.Fatalf("exec after control-plane restart: %+v, %v", res, err)
 	}
 }
+
+// TestRevokedDaemonStops: a revoked agent's daemon is disconnected, cannot
+// come back, and exits telling the user to re-enroll instead of retrying
+// forever.
+func TestRevokedDaemonStops(t *testing.T) {
+	e := newAgentEnv(t)
+	if err := e.cp.cl.RevokeAgent(ctx(t), e.ws, e.id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-e.agent.proc.done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("revoked daemon still running; output:\n%s", e.agent.proc.output())
+	}
+	if code := e.agent.proc.cmd.ProcessState.ExitCode(); code == 0 {
+		t.Fatalf("revoked daemon exited 0; output:\n%s", e.agent.proc.output())
+	}
+	if out := e.agent.proc.output(); !strings.Contains(out, "re-enroll") {
+		t.Fatalf("revoked daemon did not say why; output:\n%s", out)
+	}
+}

@@ -1,0 +1,126 @@
+package proc
+
+import (
+	"context"
+	"time"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// Defaults of ExecRequest.
+const (
+	// DefaultTimeout is the timeout of an ExecRequest that sets none.
+	DefaultTimeout = wire.DefaultExecTimeoutMs * time.Millisecond
+	// DefaultOutputCap is the per-stream output cap of an ExecRequest that
+	// sets none.
+	DefaultOutputCap = wire.DefaultOutputCap
+	// TimeoutExitCode is the exit code reported for a command that timed out.
+	TimeoutExitCode = 124
+)
+
+// ExecRequest is one buffered command run.
+type ExecRequest struct {
+	// Argv is the program and its arguments, run directly; the program is
+	// looked up in the PATH of the merged environment. Exactly one of Argv
+	// and Command is set.
+	Argv []string
+	// Command is shell text, run with /bin/sh -c (cmd.exe /C on Windows).
+	Command string
+	// Cwd is the working directory, relative to the root (or absolute and
+	// inside it); empty means the root.
+	Cwd string
+	// Env is added to the agent's environment, replacing variables of the
+	// same name.
+	Env map[string]string
+	// Stdin is written to the process's stdin, which is then closed. Empty
+	// means stdin is the null device.
+	Stdin []byte
+	// Timeout bounds the run; zero means DefaultTimeout. On expiry the whole
+	// process group is killed and the result has TimedOut set.
+	Timeout time.Duration
+	// OutputCap is how many bytes of each of stdout and stderr are kept;
+	// zero means DefaultOutputCap. The rest is read and dropped.
+	OutputCap int
+}
+
+// ExecResult is the outcome of a command that ran. A non-zero exit is a
+// result, not an error.
+type ExecResult struct {
+	// ExitCode is the exit status; 128+n when killed by signal n (unix);
+	// TimeoutExitCode when the run timed out.
+	ExitCode int
+	// Stdout and Stderr are the exact bytes the process wrote, up to the cap.
+	Stdout, Stderr []byte
+	// TimedOut reports that the timeout killed the process group.
+	TimedOut bool
+	// Truncated reports that some stream produced more than the cap.
+	Truncated bool
+	// Duration is how long the run took, from start to the end of output.
+	Duration time.Duration
+}
+
+// validate checks the request's shape and fills in defaults.
+func (r *ExecRequest) validate() error {
+	switch {
+	case len(r.Argv) == 0 && r.Command == "":
+		return wire.Errorf(wire.CodeInvalidArgument, "", "exec needs argv or command")
+	case len(r.Argv) > 0 && r.Command != "":
+		return wire.Errorf(wire.CodeInvalidArgument, "", "exec takes argv or command, not both")
+	case len(r.Argv) > 0 && r.Argv[0] == "":
+		return wire.Errorf(wire.CodeInvalidArgument, "", "argv[0] is empty")
+	case r.Timeout < 0:
+		return wire.Errorf(wire.CodeInvalidArgument, "", "timeout must not be negative")
+	case r.OutputCap < 0:
+		return wire.Errorf(wire.CodeInvalidArgument, "", "output cap must not be negative")
+	}
+	if r.Timeout == 0 {
+		r.Timeout = DefaultTimeout
+	}
+	if r.OutputCap == 0 {
+		r.OutputCap = DefaultOutputCap
+	}
+	return nil
+}
+
+// Exec runs a command to completion and returns its exit code and output.
+//
+// The process runs in its own process group. When it exits, output still
+// written by children holding its pipes is collected until the pipes close,
+// or for at most 2 s and only while output keeps coming (300 ms of quiet ends
+// it). Then the rest of the group is killed: when Exec returns, every
+// process of the group has been sent SIGKILL. On timeout the group is killed
+// and the result has ExitCode 124 and TimedOut set.
+//
+// Errors are *wire.Error: invalid_argument for a malformed request,
+// permission_denied/outside_root for a cwd outside the root,
+// not_found/executable_not_found, deadline_exceeded or unavailable when ctx
+// ends or the Manager closes before the process exits (the group is killed).
+func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
+	if err := req.validate(); err != nil {
+		return ExecResult{}, err
+	}
+	ctx, end, err := m.begin(ctx)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	defer end()
+	if ctx.Err() != nil {
+		return ExecResult{}, contextError(ctx)
+	}
+	cmd, err := m.command(req.Argv, req.Command, req.Cwd, req.Env)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	io, err := newStdio(cmd, req.Stdin, req.OutputCap)
+	if err != nil {
+		return ExecResult{}, wire.Errorf(wire.CodeInternal, "", "exec: pipes: %v", err)
+	}
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		io.abort()
+		return ExecResult{}, startError(cmd.Args[0], err)
+	}
+	io.start(req.Stdin)
+	m.log.Debug("exec started", "pid", cmd.Process.Pid, "argv", cmd.Args, "dir", cmd.Dir)
+	return newRun(cmd, io, m.log).supervise(ctx, req.Timeout, started)
+}

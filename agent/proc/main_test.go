@@ -1,0 +1,174 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// TestMain fails the run if any goroutine of this package outlives the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if leaked := waitNoLeaks(5 * time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "leaked goroutines:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// waitNoLeaks polls until no goroutine runs a method of this package, and
+// returns the stacks of those still running at the deadline.
+func waitNoLeaks(d time.Duration) string {
+	deadline := time.Now().Add(d)
+	for {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var leaked []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "outpost/agent/proc.(*") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return strings.Join(leaked, "\n\n")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// newTestManager serves a fresh temporary root and is closed with the test.
+func newTestManager(t testing.TB) (*Manager, string) {
+	t.Helper()
+	root := t.TempDir()
+	m, err := NewManager(Config{Root: root})
+	if err != nil {
+		t.Fatalf("NewManager: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m, root
+}
+
+// wantError checks that err is a *wire.Error with code and reason.
+func wantError(t testing.TB, err error, code wire.Code, reason string) {
+	t.Helper()
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		t.Fatalf("err = %v (%T), want %s/%s", err, err, code, reason)
+	}
+	if we.Code != code || we.Reason != reason {
+		t.Fatalf("err = %v, want %s/%s", err, code, reason)
+	}
+}
+
+func TestNewManagerValidatesRoot(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + string(os.PathSeparator) + "file"
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		root string
+	}{
+		{"empty", ""},
+		{"relative", "some/dir"},
+		{"missing", dir + string(os.PathSeparator) + "missing"},
+		{"file", file},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := NewManager(Config{Root: tt.root}); err == nil {
+				t.Fatalf("NewManager(%q) succeeded, want error", tt.root)
+			}
+		})
+	}
+}
+
+func TestExecRejects(t *testing.T) {
+	m, _ := newTestManager(t)
+	tests := []struct {
+		name   string
+		req    ExecRequest
+		code   wire.Code
+		reason string
+	}{
+		{"neither", ExecRequest{}, wire.CodeInvalidArgument, ""},
+		{"both", ExecRequest{Argv: []string{"x"}, Command: "x"}, wire.CodeInvalidArgument, ""},
+		{"empty argv0", ExecRequest{Argv: []string{""}}, wire.CodeInvalidArgument, ""},
+		{"negative timeout", ExecRequest{Argv: []string{"x"}, Timeout: -1}, wire.CodeInvalidArgument, ""},
+		{"negative cap", ExecRequest{Argv: []string{"x"}, OutputCap: -1}, wire.CodeInvalidArgument, ""},
+		{"bad env key", ExecRequest{Argv: []string{"x"}, Env: map[string]string{"A=B": "c"}}, wire.CodeInvalidArgument, ""},
+		{"parent cwd", ExecRequest{Argv: []string{"x"}, Cwd: ".."}, wire.CodePermissionDenied, wire.ReasonOutsideRoot},
+		{"dotdot cwd", ExecRequest{Argv: []string{"x"}, Cwd: "a/../../b"}, wire.CodePermissionDenied, wire.ReasonOutsideRoot},
+		{"missing cwd", ExecRequest{Argv: []string{"x"}, Cwd: "missing"}, wire.CodeNotFound, ""},
+		{"missing executable", ExecRequest{Argv: []string{"outpost-no-such-program"}}, wire.CodeNotFound, wire.ReasonExecutableNotFound},
+		{"missing executable path", ExecRequest{Argv: []string{"./outpost-no-such-program"}}, wire.CodeNotFound, wire.ReasonExecutableNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := m.Exec(context.Background(), tt.req)
+			wantError(t, err, tt.code, tt.reason)
+		})
+	}
+}
+
+func TestExecAfterClose(t *testing.T) {
+	m, _ := newTestManager(t)
+	if err := m.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	_, err := m.Exec(context.Background(), ExecRequest{Argv: []string{"x"}})
+	wantError(t, err, wire.CodeUnavailable, "")
+}
+
+func TestCapBuffer(t *testing.T) {
+	tests := []struct {
+		name      string
+		limit     int
+		writes    []string
+		want      string
+		truncated bool
+	}{
+		{"under", 5, []string{"ab", "c"}, "abc", false},
+		{"exact", 5, []string{"abc", "de"}, "abcde", false},
+		{"over in one", 5, []string{"abcdef"}, "abcde", true},
+		{"over across", 5, []string{"abc", "def"}, "abcde", true},
+		{"after full", 5, []string{"abcde", "f"}, "abcde", true},
+		{"empty write at limit", 5, []string{"abcde", ""}, "abcde", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := capBuffer{limit: tt.limit}
+			for _, w := range tt.writes {
+				b.write([]byte(w))
+			}
+			if string(b.buf) != tt.want || b.truncated != tt.truncated {
+				t.Fatalf("got %q truncated=%v, want %q truncated=%v", b.buf, b.truncated, tt.want, tt.truncated)
+			}
+		})
+	}
+}
+
+func TestMergeEnv(t *testing.T) {
+	env, err := mergeEnv([]string{"A=1", "B=2"}, "/dir", map[string]string{"B": "3", "C": "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"A": "1", "B": "3", "C": "4", "PWD": "/dir"} {
+		if got := lookupEnv(env, key); got != want {
+			t.Errorf("%s = %q, want %q (env %q)", key, got, want, env)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// Config is what a Manager needs.
+type Config struct {
+	// Root is the absolute directory the agent serves. It must exist and be a
+	// directory; every process runs in it or below it.
+	Root string
+	// Logger receives debug records about started and finished processes.
+	// Nil discards them.
+	Logger *slog.Logger
+}
+
+// Manager starts processes confined to a root and kills what is left of them.
+// Its methods are safe for concurrent use.
+type Manager struct {
+	root     string // Root as configured, cleaned
+	realRoot string // Root with symlinks evaluated
+	log      *slog.Logger
+
+	// closing is cancelled with errClosed by Close; every call derives from it.
+	closing context.Context
+	cancel  context.CancelCauseFunc
+
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup // running Exec calls
+}
+
+// errClosed is the cancel cause of calls cut short by Close.
+var errClosed = errors.New("process manager closed")
+
+// NewManager validates cfg and returns a Manager serving cfg.Root.
+func NewManager(cfg Config) (*Manager, error) {
+	if !filepath.IsAbs(cfg.Root) {
+		return nil, fmt.Errorf("proc: root %q is not absolute", cfg.Root)
+	}
+	root := filepath.Clean(cfg.Root)
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("proc: root: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("proc: root %q is not a directory", root)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("proc: root: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	closing, cancel := context.WithCancelCause(context.Background())
+	return &Manager{root: root, realRoot: real, log: log, closing: closing, cancel: cancel}, nil
+}
+
+// Close kills the process group of every Exec still running and waits for
+// those calls to return; they fail with an unavailable error, and so does every
+// later Exec. Close is idempotent and always returns nil.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel(errClosed)
+	m.calls.Wait()
+	return nil
+}
+
+// begin registers a call: the returned context is also cancelled by Close,
+// and end must be called when the call is over and its processes are gone.
+func (m *Manager) begin(ctx context.Context) (_ context.Context, end func(), _ error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, nil, closedError()
+	}
+	m.calls.Add(1)
+	m.mu.Unlock()
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(m.closing, func() { cancel(errClosed) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		m.calls.Done()
+	}, nil
+}
+
+func closedError() error {
+	return wire.Errorf(wire.CodeUnavailable, "", "process manager closed")
+}
+
+// contextError maps why ctx ended to a wire error.
+func contextError(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, errClosed):
+		return closedError()
+	case errors.Is(cause, context.DeadlineExceeded):
+		return wire.Errorf(wire.CodeDeadlineExceeded, "", "exec: %v", cause)
+	default:
+		return wire.Errorf(wire.CodeUnavailable, "", "exec canceled: %v", cause)
+	}
+}

@@ -1,0 +1,96 @@
+package proc
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// readChunk is the size of one read from an output pipe.
+const readChunk = 32 << 10
+
+// capBuffer keeps the first limit bytes written to it and counts the rest.
+type capBuffer struct {
+	limit     int
+	buf       []byte
+	truncated bool // bytes past limit were written
+}
+
+// write keeps what fits under the limit; it never refuses bytes.
+func (b *capBuffer) write(p []byte) {
+	room := b.limit - len(b.buf)
+	if room >= len(p) {
+		b.buf = append(b.buf, p...)
+		return
+	}
+	b.buf = append(b.buf, p[:max(room, 0)]...)
+	b.truncated = true
+}
+
+// outputReader drains one output pipe of a process into a capBuffer, as fast
+// as the process writes, so the process never blocks on it.
+type outputReader struct {
+	f *os.File
+
+	mu  sync.Mutex
+	buf capBuffer
+
+	last atomic.Int64 // time of the last read with data, Unix nanoseconds
+}
+
+func newOutputReader(f *os.File, limit int) *outputReader {
+	return &outputReader{f: f, buf: capBuffer{limit: limit}}
+}
+
+// loop reads until EOF or until f is closed.
+func (o *outputReader) loop() {
+	p := make([]byte, readChunk)
+	for {
+		n, err := o.f.Read(p)
+		if n > 0 {
+			o.mu.Lock()
+			o.buf.write(p[:n])
+			o.mu.Unlock()
+			o.last.Store(time.Now().UnixNano())
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// lastOutput is when data was last read, or the zero time.
+func (o *outputReader) lastOutput() time.Time {
+	if ns := o.last.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// result is a copy of the kept bytes and whether any were dropped.
+func (o *outputReader) result() ([]byte, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]byte{}, o.buf.buf...), o.buf.truncated
+}
+
+// stdinFeeder writes a request's stdin to the process, then closes it.
+type stdinFeeder struct {
+	w    *os.File
+	once sync.Once
+	done chan struct{}
+}
+
+// feed writes data and closes the pipe; a process that exits without reading
+// it all makes the write fail, which is fine.
+func (s *stdinFeeder) feed(data []byte) {
+	defer close(s.done)
+	_, _ = s.w.Write(data)
+	s.close()
+}
+
+// close closes the pipe, which also ends a write blocked on a full pipe.
+func (s *stdinFeeder) close() {
+	s.once.Do(func() { _ = s.w.Close() })
+}
