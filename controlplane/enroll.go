@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -101,12 +102,25 @@ func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Respon
 		}
 	}
 
-	tok, err := s.redeemToken(ctx, req.Token)
+	nameAsID := req.Name != "" && subjects.ValidateID(req.Name) == nil
+	tok, err := s.redeemToken(ctx, req.Token, func(tok *tokenRecord) error {
+		if tok.Agent != "" || !nameAsID {
+			return nil
+		}
+		// A token that names no agent enrolls a new one: it may not take
+		// over an enrolled agent by naming it (that needs a token naming
+		// it). Checked before the token is spent, so the user can retry.
+		ag := subjects.Agent{Workspace: tok.Workspace, ID: req.Name}
+		if taken, err := s.enrolledAgentExists(ctx, ag); err != nil || taken {
+			return cmp.Or(err, errNameTaken(ag))
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	id := tok.Agent
-	if id == "" && req.Name != "" && subjects.ValidateID(req.Name) == nil {
+	if id == "" && nameAsID {
 		id = req.Name
 	}
 	if id == "" {
@@ -140,7 +154,9 @@ func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Respon
 
 // redeemToken marks the token used with a compare-and-set on the revision
 // it was read at, so of two concurrent uses exactly one succeeds.
-func (s *Server) redeemToken(ctx context.Context, plain string) (*tokenRecord, error) {
+// check runs on a valid token before it is spent; its error is returned and
+// leaves the token unused.
+func (s *Server) redeemToken(ctx context.Context, plain string, check func(*tokenRecord) error) (*tokenRecord, error) {
 	key := hashKey(enroll.HashToken(plain))
 	var tok tokenRecord
 	rev, err := getJSON(ctx, s.st.tokens, key, &tok)
@@ -156,6 +172,9 @@ func (s *Server) redeemToken(ctx context.Context, plain string) (*tokenRecord, e
 	}
 	if _, err := s.workspace(ctx, tok.Workspace); err != nil {
 		return nil, errBadToken // the workspace went away
+	}
+	if err := check(&tok); err != nil {
+		return nil, err
 	}
 	tok.Used, tok.UsedAt = true, now
 	if err := updateJSON(ctx, s.st.tokens, key, &tok, rev); err != nil {
@@ -201,6 +220,9 @@ func (s *Server) storeEnrolled(ctx context.Context, ag subjects.Agent, tok *toke
 			rev = 0
 		case err != nil:
 			return nil, err
+		}
+		if rev != 0 && !old.Revoked && tok.Agent == "" {
+			return nil, errNameTaken(ag)
 		}
 		now := time.Now().UTC()
 		rec := agentRecord{
@@ -256,4 +278,23 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// errNameTaken refuses a token that names no agent the takeover of an
+// enrolled one.
+func errNameTaken(ag subjects.Agent) error {
+	return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists,
+		"agent %q is already enrolled in workspace %q; to re-enroll it, use an enrollment token created for that agent", ag.ID, ag.Workspace)
+}
+
+// enrolledAgentExists reports whether ag is enrolled and not revoked.
+func (s *Server) enrolledAgentExists(ctx context.Context, ag subjects.Agent) (bool, error) {
+	_, _, err := s.enrolledAgent(ctx, ag)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, wire.ErrNotFound) {
+		return false, nil
+	}
+	return false, err
 }

@@ -117,6 +117,26 @@ func TestEnroll(t *testing.T) {
 		}
 	})
 
+	t.Run("a name cannot take over an enrolled agent", func(t *testing.T) {
+		first := redeem(t, s, newToken(t, client.EnrollmentTokenRequest{}), "taken")
+		if first.ag.ID != "taken" {
+			t.Fatalf("name as id: %q", first.ag.ID)
+		}
+		tok := newToken(t, client.EnrollmentTokenRequest{})
+		pub, _ := newKeys(t)
+		status, body := call(t, s, "POST", "/v1/enroll", "", enroll.Request{Token: tok, PublicKey: pub, Name: "taken"})
+		if code, _ := errorCode(t, body); status != 409 || code != wire.CodeConflict {
+			t.Fatalf("enroll under a taken name: %d %s, want 409", status, body)
+		}
+		if status, _ := enrollStatus(t, tok); status != 200 {
+			t.Fatalf("the refused token was spent: %d", status)
+		}
+		again := redeem(t, s, newToken(t, client.EnrollmentTokenRequest{Agent: "taken"}), "")
+		if again.ag.ID != "taken" {
+			t.Fatalf("a token naming the agent re-enrolls it: %q", again.ag.ID)
+		}
+	})
+
 	t.Run("expired token", func(t *testing.T) {
 		tok := newToken(t, client.EnrollmentTokenRequest{TTLSeconds: 1})
 		time.Sleep(1100 * time.Millisecond) // the token's life, not synchronisation
