@@ -1,0 +1,227 @@
+package fs
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path"
+	"runtime"
+	"sync"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// Upload is a write that arrives in pieces, for content sent in chunks. Bytes
+// go to a temporary file next to the target; Commit moves it into place and
+// Abort discards it. Exactly one of Commit or Abort should be called; Abort
+// after Commit is a no-op, so `defer u.Abort()` is safe. Methods are safe for
+// concurrent use.
+type Upload struct {
+	fs   *FS
+	path string // clean target
+	tmp  string // clean temporary file
+	opts WriteOptions
+
+	mu     sync.Mutex
+	file   *os.File
+	size   int64     // largest end written
+	hash   hash.Hash // over [0, hashed) while every write was in order
+	hashed int64
+	inOrd  bool
+	done   bool
+}
+
+// BeginWrite starts writing file p. It checks p and opts, creates missing
+// parents when asked, and creates the temporary file. An existing p without
+// opts.Overwrite is conflict/already_exists now and again at Commit.
+func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
+	c, err := Clean(p)
+	if err != nil {
+		return nil, err
+	}
+	if c == "." {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write: the root is a directory")
+	}
+	if opts.Mode&^os.ModePerm != 0 {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: mode %v has bits beyond 0777", c, opts.Mode)
+	}
+	if opts.MkdirParents {
+		if err := f.root.MkdirAll(native(path.Dir(c)), dirMode); err != nil {
+			return nil, mapErr("write", c, err)
+		}
+	}
+	if err := f.checkTarget(c, opts.Overwrite); err != nil {
+		return nil, err
+	}
+	tmp, file, err := f.createTemp(path.Dir(c))
+	if err != nil {
+		return nil, mapErr("write", c, err)
+	}
+	return &Upload{fs: f, path: c, tmp: tmp, opts: opts, file: file, hash: sha256.New(), inOrd: true}, nil
+}
+
+// createTemp creates a new temporary file in clean directory dir.
+func (f *FS) createTemp(dir string) (string, *os.File, error) {
+	for range 5 {
+		tmp := join(dir, TempPrefix+rand.Text())
+		file, err := f.root.OpenFile(native(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, iofs.ErrExist) {
+			continue
+		}
+		return tmp, file, err
+	}
+	return "", nil, iofs.ErrExist
+}
+
+// Path is the clean root-relative path being written.
+func (u *Upload) Path() string { return u.path }
+
+// Write appends p after the furthest byte written so far.
+func (u *Upload) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.writeAt(p, u.size)
+}
+
+// WriteAt writes p at offset off. Chunks may come in any order; gaps read as
+// zeros.
+func (u *Upload) WriteAt(p []byte, off int64) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.writeAt(p, off)
+}
+
+// writeAt writes with u.mu held.
+func (u *Upload) writeAt(p []byte, off int64) (int, error) {
+	if u.done {
+		return 0, wire.Errorf(wire.CodeConflict, "", "write %s: upload already finished", u.path)
+	}
+	if off < 0 {
+		return 0, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: negative offset %d", u.path, off)
+	}
+	n, err := u.file.WriteAt(p, off)
+	if u.inOrd && off == u.hashed {
+		u.hash.Write(p[:n])
+		u.hashed += int64(n)
+	} else if n > 0 {
+		u.inOrd = false
+	}
+	u.size = max(u.size, off+int64(n))
+	if err != nil {
+		return n, mapErr("write", u.path, err)
+	}
+	return n, nil
+}
+
+// Commit syncs the content and renames it into place. Without Overwrite, a
+// file created at the path since BeginWrite is conflict/already_exists. On
+// any error the temporary file is removed and the target left as it was.
+func (u *Upload) Commit() (WriteResult, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.done {
+		return WriteResult{}, wire.Errorf(wire.CodeConflict, "", "write %s: upload already finished", u.path)
+	}
+	u.done = true
+	res, err := u.commit()
+	if err != nil {
+		u.file.Close()
+		u.fs.root.Remove(native(u.tmp))
+		return WriteResult{}, err
+	}
+	return res, nil
+}
+
+// commit does Commit's work with u.mu held.
+func (u *Upload) commit() (WriteResult, error) {
+	sum, err := u.sum()
+	if err != nil {
+		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	mode := u.fs.modeFor(u.path, u.opts.Mode)
+	if err := u.file.Chmod(mode); err != nil {
+		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	if err := u.file.Sync(); err != nil {
+		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	if err := u.file.Close(); err != nil {
+		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	if err := u.place(); err != nil {
+		return WriteResult{}, err
+	}
+	u.fs.syncDir(path.Dir(u.path))
+	return WriteResult{Path: u.path, Size: u.size, SHA256: sum}, nil
+}
+
+// sum is the hex SHA-256 of the temporary file's content, read back when the
+// writes came out of order.
+func (u *Upload) sum() (string, error) {
+	if !u.inOrd || u.hashed != u.size {
+		u.hash.Reset()
+		if _, err := io.Copy(u.hash, io.NewSectionReader(u.file, 0, u.size)); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(u.hash.Sum(nil)), nil
+}
+
+// place moves the temporary file to the target. Without Overwrite it links
+// the file in, which fails if the target exists, so of two racing writers
+// exactly one wins; where links are unsupported it checks and renames.
+func (u *Upload) place() error {
+	src, dst := native(u.tmp), native(u.path)
+	if u.opts.Overwrite {
+		return mapErr("write", u.path, u.fs.root.Rename(src, dst))
+	}
+	err := u.fs.root.Link(src, dst)
+	switch {
+	case err == nil:
+		u.fs.root.Remove(src)
+		return nil
+	case errors.Is(err, iofs.ErrExist):
+		return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "write %s: already exists", u.path)
+	case isEscape(err), errors.Is(err, iofs.ErrNotExist):
+		return mapErr("write", u.path, err)
+	}
+	if err := u.fs.checkTarget(u.path, false); err != nil {
+		return err
+	}
+	return mapErr("write", u.path, u.fs.root.Rename(src, dst))
+}
+
+// Abort discards the upload and its temporary file. It is idempotent and a
+// no-op after Commit.
+func (u *Upload) Abort() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.done {
+		return nil
+	}
+	u.done = true
+	u.file.Close()
+	if err := u.fs.root.Remove(native(u.tmp)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return mapErr("abort write", u.path, err)
+	}
+	return nil
+}
+
+// syncDir flushes directory c so a rename in it survives a crash. It is best
+// effort; Windows cannot sync a directory handle.
+func (f *FS) syncDir(c string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	d, err := f.root.Open(native(c))
+	if err != nil {
+		return
+	}
+	d.Sync()
+	d.Close()
+}
