@@ -224,8 +224,9 @@ func TestOverNATS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pub(subjects.KindHello, &wire.Hello{Instance: "i1"})
-	pub(subjects.KindHeartbeat, &wire.Heartbeat{Instance: "i1", IntervalMs: 50})
+	// One message opens the lease, so a stall between two messages on a
+	// loaded machine cannot slip a lapse in between.
+	pub(subjects.KindHello, &wire.Hello{Instance: "i1", HeartbeatMs: 50})
 	if err := tr.WaitStatus(ctx, ag, presence.Online); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,8 @@ func TestOverNATS(t *testing.T) {
 	if err := tr.WaitStatus(ctx, ag, presence.Offline); err != nil {
 		t.Fatal(err)
 	}
-	pub(subjects.KindHeartbeat, &wire.Heartbeat{Instance: "i1", IntervalMs: 100})
+	// A long lease here, so the goodbye (not a lapse) is what ends it.
+	pub(subjects.KindHeartbeat, &wire.Heartbeat{Instance: "i1", IntervalMs: 5000})
 	if err := tr.WaitStatus(ctx, ag, presence.Online); err != nil {
 		t.Fatal(err)
 	}
