@@ -24,6 +24,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/routing"
 	"github.com/outposthq/outpost/rpc"
 )
 
@@ -87,6 +88,7 @@ type Server struct {
 	st       *store
 	presence *presence.Tracker
 	rpc      *rpc.Client
+	sessions *routing.Router
 	httpSrv  *http.Server
 	ln       net.Listener
 	url      string
@@ -184,6 +186,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	if s.rpc, err = rpc.New(rpc.Config{Conn: s.nc, Presence: s.presence}); err != nil {
 		return fmt.Errorf("rpc client: %w", err)
+	}
+	if err := s.startSessions(); err != nil {
+		return err
 	}
 	s.ready.Store(true)
 	return s.startHTTP()
@@ -361,7 +366,14 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "GET /v1/workspaces/{ws}/agents/{agent}", inWorkspace, s.handleGetAgent)
 	s.handle(mux, "DELETE /v1/workspaces/{ws}/agents/{agent}", inWorkspace, s.handleRevokeAgent)
 
+	s.handle(mux, "POST /v1/workspaces/{ws}/sessions", inWorkspace, s.handleCreateSession)
+	s.handle(mux, "GET /v1/workspaces/{ws}/sessions", inWorkspace, s.handleListSessions)
+	s.handle(mux, "GET /v1/workspaces/{ws}/sessions/{session}", inWorkspace, s.handleGetSession)
+	s.handle(mux, "POST /v1/workspaces/{ws}/sessions/{session}/swap", inWorkspace, s.handleSwapSession)
+	s.handle(mux, "DELETE /v1/workspaces/{ws}/sessions/{session}", inWorkspace, s.handleDeleteSession)
+
 	// Target operations, each under every target prefix.
 	s.handleTarget(mux, "POST", "/exec", s.handleExec)
+	s.handleTarget(mux, "GET", "/capabilities", s.handleCapabilities)
 	return errorMux{mux: mux, log: s.log}
 }

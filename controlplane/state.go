@@ -23,6 +23,8 @@ const (
 	bucketTokens      = "outpost_enroll_tokens" // <hash of token> → tokenRecord
 	bucketAgents      = "outpost_agents"        // <ws>.<agent> → agentRecord
 	bucketRevocations = "outpost_revocations"   // <user public key> → revocationRecord
+	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
+	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
 )
 
 // maxTokenTTL bounds an enrollment token's life; the token bucket forgets
@@ -85,6 +87,7 @@ type revocationRecord struct {
 // store is the control plane's state in JetStream KV.
 type store struct {
 	workspaces, apiKeys, tokens, agents, revocations jetstream.KeyValue
+	sessions, claims                                 jetstream.KeyValue
 }
 
 func openStore(ctx context.Context, js jetstream.JetStream) (*store, error) {
@@ -116,6 +119,12 @@ func openStore(ctx context.Context, js jetstream.JetStream) (*store, error) {
 		return nil, err
 	}
 	if st.revocations, err = open(bucketRevocations, "outpost revoked agent public keys", 0); err != nil {
+		return nil, err
+	}
+	if st.sessions, err = open(bucketSessions, "outpost sessions", 0); err != nil {
+		return nil, err
+	}
+	if st.claims, err = open(bucketClaims, "outpost pool agents claimed by sessions", 0); err != nil {
 		return nil, err
 	}
 	return &st, nil

@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/subjects"
@@ -40,6 +39,7 @@ type targetPrefix struct {
 func (s *Server) targetPrefixes() []targetPrefix {
 	return []targetPrefix{
 		{pattern: "/v1/workspaces/{ws}/agents/{agent}", resolve: s.resolveAgent},
+		{pattern: "/v1/workspaces/{ws}/sessions/{session}", headers: true, resolve: s.resolveSession},
 	}
 }
 
@@ -52,9 +52,11 @@ func (s *Server) handleTarget(mux *http.ServeMux, method, suffix string, h targe
 			if err != nil {
 				return err
 			}
+			if t, err = withRequestOptions(r, t); err != nil {
+				return err
+			}
 			if p.headers {
-				w.Header().Set(HeaderBackend, t.Name())
-				w.Header().Set(HeaderEpoch, strconv.FormatUint(t.Epoch(), 10))
+				t = routedHeaders(w.Header(), t)
 			}
 			return h(w, r, t)
 		})

@@ -1,0 +1,155 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/routing"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// startSessions makes the session router over the sessions and claims
+// buckets, the rpc client and presence.
+func (s *Server) startSessions() error {
+	r, err := routing.New(routing.Config{
+		Sessions: s.st.sessions,
+		Claims:   s.st.claims,
+		Presence: s.presence,
+		Agents:   agentDirectory{s: s},
+		RPC:      s.rpc,
+		Logger:   s.log.With("component", "routing"),
+	})
+	if err != nil {
+		return fmt.Errorf("session router: %w", err)
+	}
+	s.sessions = r
+	return nil
+}
+
+// agentDirectory is routing's view of the enrolled agents.
+type agentDirectory struct{ s *Server }
+
+func (d agentDirectory) Enrolled(ctx context.Context, ag subjects.Agent) (string, error) {
+	rec, _, err := d.s.enrolledAgent(ctx, ag)
+	if err != nil {
+		return "", err
+	}
+	return rec.Pool, nil
+}
+
+func (d agentDirectory) PoolMembers(ctx context.Context, ws, pool string) ([]string, error) {
+	recs, err := d.s.st.agentRecords(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, rec := range recs {
+		if rec.Pool == pool && !rec.Revoked {
+			ids = append(ids, rec.ID)
+		}
+	}
+	return ids, nil
+}
+
+func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) error {
+	var req client.CreateSessionRequest
+	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+		return err
+	}
+	specs := make(map[string]routing.Spec, len(req.Backends))
+	for name, b := range req.Backends {
+		specs[name] = routing.Spec{Kind: routing.Kind(b.Kind), Agent: b.Agent, Pool: b.Pool}
+	}
+	st, err := s.sessions.Create(r.Context(), r.PathValue("ws"), routing.CreateRequest{ID: req.ID, Backends: specs, Active: req.Active})
+	if err != nil {
+		return err
+	}
+	s.log.Info("session created", "ws", st.Workspace, "session", st.ID, "active", st.Active)
+	writeJSON(w, http.StatusCreated, s.sessionJSON(st))
+	return nil
+}
+
+func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) error {
+	sts, err := s.sessions.List(r.Context(), r.PathValue("ws"))
+	if err != nil {
+		return err
+	}
+	out := client.SessionList{Sessions: make([]client.Session, 0, len(sts))}
+	for _, st := range sts {
+		out.Sessions = append(out.Sessions, s.sessionJSON(st))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.pathSession(r).State(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.sessionJSON(st))
+	return nil
+}
+
+func (s *Server) handleSwapSession(w http.ResponseWriter, r *http.Request) error {
+	var req client.SwapRequest
+	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+		return err
+	}
+	if req.To == "" {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "swap needs \"to\", the backend to point at")
+	}
+	var ifEpoch uint64
+	if req.IfEpoch != nil {
+		if *req.IfEpoch == 0 {
+			return wire.Errorf(wire.CodeInvalidArgument, "", "ifEpoch must be at least 1 (epochs start at 1)")
+		}
+		ifEpoch = *req.IfEpoch
+	}
+	sess := s.pathSession(r)
+	st, err := sess.Swap(r.Context(), req.To, ifEpoch)
+	if err != nil {
+		return err
+	}
+	s.log.Info("session swapped", "ws", st.Workspace, "session", st.ID, "active", st.Active, "epoch", st.Epoch)
+	writeJSON(w, http.StatusOK, s.sessionJSON(st))
+	return nil
+}
+
+func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) error {
+	if err := s.pathSession(r).Delete(r.Context()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) pathSession(r *http.Request) *routing.Session {
+	return s.sessions.Session(r.PathValue("ws"), r.PathValue("session"))
+}
+
+// sessionJSON renders a session with the live presence of its agents.
+func (s *Server) sessionJSON(st *routing.State) client.Session {
+	out := client.Session{
+		ID: st.ID, Active: st.Active, Epoch: st.Epoch, CreatedAt: st.CreatedAt,
+		Backends:    make(map[string]client.SessionBackend, len(st.Backends)),
+		Transitions: make([]client.Transition, 0, len(st.Transitions)),
+	}
+	for name, spec := range st.Backends {
+		b := client.SessionBackend{Kind: string(spec.Kind), Agent: spec.Agent, Pool: spec.Pool}
+		if spec.Kind == routing.KindPool {
+			b.Claimed = st.Claims[name]
+		}
+		if ag, ok := st.Agent(name); ok {
+			b.Status = string(s.presence.Get(ag).Status)
+		}
+		out.Backends[name] = b
+	}
+	for _, t := range st.Transitions {
+		out.Transitions = append(out.Transitions, client.Transition{From: t.From, To: t.To, Epoch: t.Epoch, At: t.At, Agent: t.Agent})
+	}
+	return out
+}

@@ -1,0 +1,30 @@
+// Package routing runs operations through sessions: named backends, an
+// active pointer with an epoch kept in JetStream KV, and hot-swap.
+//
+// A session names its backends ("laptop": one enrolled agent; "cloud": any
+// agent of a pool) and points at one of them. Every operation reads the
+// pointer, runs on that backend carrying the session's epoch, and reads the
+// pointer again afterwards:
+//
+//   - if the pointer did not move, the result stands;
+//   - if it moved, a read is run again on the new backend (a bounded number
+//     of times), while a mutation is never replayed: unless the old backend
+//     surely did not run it (no responders, or its fence refused the stale
+//     epoch), it answers conflict/outcome_unknown.
+//
+// A swap is a compare-and-swap on the KV revision that bumps the epoch. It
+// refuses a target that cannot serve now (503), so nobody commits a pointer
+// nobody can use, and after committing it tells the old backend the new
+// epoch, whose fence then refuses work sent at the old one.
+//
+// An agent backend is never replaced: offline, it answers 503. A pool
+// backend claims one agent of its pool with a lease in KV and keeps it until
+// the session is deleted; only when the claimed agent is gone for good
+// (offline past its reconnect window, or revoked) does the session claim
+// another.
+//
+// The control plane is the first user: it serves every target operation
+// under /v1/workspaces/{ws}/sessions/{session}. Other programs embed a
+// Router the same way, with their own KV buckets, rpc client, presence
+// tracker and Directory of enrolled agents.
+package routing
