@@ -14,8 +14,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("exec", "[--agent A | --session S] [-t] -- CMD ARGS...", stderr)
 	var cf clientFlags
 	cf.register(fs)
-	agentID := fs.String("agent", envOr("OUTPOST_AGENT", ""), "agent to run on ($OUTPOST_AGENT; default the workspace's only agent)")
-	session := fs.String("session", "", "session to run in (routed to its active backend)")
+	tf := addTargetFlags(fs)
 	tty := fs.Bool("t", false, "attach a PTY to your terminal")
 	cwd := fs.String("cwd", "", "working directory, relative to the agent's root")
 	timeout := fs.Int64("timeout", 0, "timeout in milliseconds (default 60000)")
@@ -34,19 +33,9 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var target *client.Target
-	switch {
-	case *session != "" && *agentID != "":
-		return fmt.Errorf("--agent and --session exclude each other")
-	case *session != "":
-		return fmt.Errorf("--session needs sessions, which this build does not have yet")
-	default:
-		if *agentID == "" {
-			if *agentID, err = pickAgent(ctx, cl, cf.workspace); err != nil {
-				return err
-			}
-		}
-		target = cl.Agent(cf.workspace, *agentID)
+	target, err := tf.target(ctx, cl, cf.workspace)
+	if err != nil {
+		return err
 	}
 	req := client.ExecRequest{Argv: argv, Cwd: *cwd, TimeoutMs: *timeout}
 	if stdinIsPipe() {

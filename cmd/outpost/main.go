@@ -35,6 +35,7 @@ func commands() map[string]command {
 			_, err := fmt.Fprintln(stdout, version)
 			return err
 		}},
+		"session": {"session create | show | swap | delete | ls", runSession},
 	}
 }
 

@@ -10,22 +10,30 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane"
 	"github.com/outposthq/outpost/controlplane/client"
-	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/wire"
 )
 
-// upAgentID is the id of the agent `outpost up` enrolls for the local machine.
-const upAgentID = "local"
+// What `outpost up` makes: a workspace with the local machine's agent and a
+// pool agent, and the name of the session its welcome suggests.
+const (
+	upWorkspace = "default"
+	// upAgentID is the agent serving --dir, the user's own machine.
+	upAgentID = "local"
+	// upPoolAgentID is an agent of pool upPool serving its own directory
+	// under the state dir: "cloud" compute a session can swap to at once.
+	upPoolAgentID = "cloud-1"
+	upPool        = "cloud"
+	upSession     = "demo"
+)
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("up", "[--dir DIR] [--listen ADDR]", stderr)
 	dir := fs.String("dir", ".", "directory the local agent serves")
 	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
-	stateDir := fs.String("state-dir", defaultStateDir(), "where the control plane and the local agent keep their state")
+	stateDir := fs.String("state-dir", defaultStateDir(), "where the control plane and the agents keep their state (the pool agent serves its cloud/ directory)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -59,53 +67,37 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer srv.Close()
 
 	cl := client.New(srv.URL(), srv.AdminToken())
-	ident, err := upIdentity(ctx, cl, filepath.Join(*stateDir, "agent.json"))
-	if err != nil {
-		return err
+	if _, err := cl.CreateWorkspace(ctx, upWorkspace); err != nil && !errors.Is(err, wire.ErrConflict) {
+		return fmt.Errorf("create workspace %s: %w", upWorkspace, err)
 	}
-	a, err := agent.New(agent.Config{Identity: ident, Root: root, Version: version, Logger: logger})
-	if err != nil {
-		return err
+	agents := []upAgent{
+		{id: upAgentID, root: root, config: filepath.Join(*stateDir, "agent.json")},
+		{id: upPoolAgentID, pool: upPool, root: filepath.Join(*stateDir, upPool), config: filepath.Join(*stateDir, "cloud-agent.json")},
 	}
-	agentDone := make(chan error, 1)
-	go func() { agentDone <- a.Run(ctx) }()
-
-	if err := waitOnline(ctx, cl, "default", upAgentID); err != nil {
-		return err
+	g := newAgentGroup(ctx)
+	defer g.wait()
+	for _, ua := range agents {
+		a, err := ua.prepare(ctx, cl, srv.NATSURLs(), logger)
+		if err != nil {
+			return err
+		}
+		g.run(a)
 	}
-	printWelcome(stdout, srv.URL(), srv.AdminToken(), root)
-	select {
-	case <-ctx.Done():
-	case err := <-agentDone:
-		return fmt.Errorf("local agent stopped: %w", err)
-	}
-	fmt.Fprintln(stderr, "shutting down")
-	return <-agentDone
-}
-
-// upIdentity makes sure workspace default exists and the local agent is
-// enrolled, reusing its config from an earlier run.
-func upIdentity(ctx context.Context, cl *client.Client, configPath string) (*enroll.Config, error) {
-	if _, err := cl.CreateWorkspace(ctx, "default"); err != nil && !errors.Is(err, wire.ErrConflict) {
-		return nil, fmt.Errorf("create workspace default: %w", err)
-	}
-	if cfg, err := enroll.LoadConfig(configPath); err == nil {
-		if _, err := cl.GetAgent(ctx, cfg.Workspace, cfg.Agent); err == nil {
-			return cfg, nil
+	for _, ua := range agents {
+		if err := waitOnline(ctx, cl, upWorkspace, ua.id); err != nil {
+			return err
 		}
 	}
-	tok, err := cl.CreateEnrollmentToken(ctx, "default", client.EnrollmentTokenRequest{Agent: upAgentID})
-	if err != nil {
-		return nil, fmt.Errorf("enrollment token: %w", err)
+	_, err = cl.GetSession(ctx, upWorkspace, upSession)
+	printWelcome(stdout, srv.URL(), srv.AdminToken(), agents, err != nil)
+	select {
+	case <-ctx.Done():
+	case err := <-g.exited:
+		g.n-- // this one is done; wait for the others
+		return errors.Join(fmt.Errorf("an agent stopped: %w", err), g.wait())
 	}
-	cfg, err := enroll.Enroll(ctx, cl.BaseURL, tok.Token, upAgentID)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(configPath), 0o700); err != nil {
-		return nil, err
-	}
-	return cfg, cfg.Save(configPath)
+	fmt.Fprintln(stderr, "shutting down")
+	return g.wait()
 }
 
 func waitOnline(ctx context.Context, cl *client.Client, ws, id string) error {
@@ -122,24 +114,6 @@ func waitOnline(ctx context.Context, cl *client.Client, ws, id string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-func printWelcome(w io.Writer, url, token, root string) {
-	fmt.Fprintf(w, `Outpost is up.
-
-  control plane  %s
-  admin token    %s
-  agent          %s (workspace default) serving %s
-
-Try, in another terminal:
-
-  export OUTPOST_URL=%s OUTPOST_TOKEN=%s
-  go run ./cmd/outpost agents
-  go run ./cmd/outpost exec --agent %s -- uname -a
-  curl -s -H "Authorization: Bearer $OUTPOST_TOKEN" $OUTPOST_URL/v1/workspaces/default/agents/%s/exec -d '{"command":"ls -la"}'
-
-Ctrl-C stops everything.
-`, url, token, upAgentID, root, url, token, upAgentID, upAgentID)
 }
 
 func defaultStateDir() string {
