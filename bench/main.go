@@ -35,6 +35,7 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"exec", benchExec},
+		{"swap", benchSwap},
 	}
 }
 
