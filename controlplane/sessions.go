@@ -21,6 +21,8 @@ func (s *Server) startSessions() error {
 		Agents:   agentDirectory{s: s},
 		RPC:      s.rpc,
 		Logger:   s.log.With("component", "routing"),
+		// A claimed pool agent is replaced only past presence's window.
+		ReconnectWindow: s.cfg.PresenceWindow,
 	})
 	if err != nil {
 		return fmt.Errorf("session router: %w", err)

@@ -21,7 +21,8 @@
 // backend claims one agent of its pool with a lease in KV and keeps it until
 // the session is deleted; only when the claimed agent is gone for good
 // (offline past its reconnect window, or revoked) does the session claim
-// another.
+// another. A clean goodbye does not shorten the window: a pool agent that
+// restarts keeps its sessions, whose calls answer 503 meanwhile.
 //
 // The control plane is the first user: it serves every target operation
 // under /v1/workspaces/{ws}/sessions/{session}. Other programs embed a

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,11 +107,21 @@ type fixture struct {
 	presence *presence.Tracker
 	dir      *directory
 	router   *Router
+	// clock is the time of presence and the router; tests advance it.
+	clock *clock
 }
+
+// clock is real time plus an offset that tests advance, so that a
+// reconnect window can pass without waiting for it.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ns: natstest.Start(t), dir: &directory{pools: map[string]string{}, revoked: map[string]bool{}}}
+	f := &fixture{t: t, ns: natstest.Start(t), dir: &directory{pools: map[string]string{}, revoked: map[string]bool{}}, clock: &clock{}}
 	f.nc = natstest.Connect(t, f.ns)
 	js, err := jetstream.New(f.nc)
 	if err != nil {
@@ -118,7 +129,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.sessions = f.bucket(js, "sessions")
 	f.claims = f.bucket(js, "claims")
-	f.presence = presence.New(presence.Config{})
+	f.presence = presence.New(presence.Config{Now: f.clock.now})
 	if err := f.presence.Start(f.nc); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +140,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.router, err = New(Config{
 		Sessions: f.sessions, Claims: f.claims, Presence: f.presence, Agents: f.dir, RPC: calls,
-		ReadyTimeout: 300 * time.Millisecond,
+		ReadyTimeout: 300 * time.Millisecond, Now: f.clock.now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -80,8 +80,10 @@ func (r *Router) backend(ctx context.Context, st *State, name string) (Backend, 
 	return r.cfg.Dial(subjects.Agent{Workspace: st.Workspace, ID: cl.agent}), cl, nil
 }
 
-// gone reports whether ag is gone for good: revoked or never enrolled, or
-// offline past its reconnect window. Reconnecting is not gone.
+// gone reports whether ag is gone for good: revoked or never enrolled,
+// never seen, or offline past its reconnect window. Reconnecting is not
+// gone, and neither is a clean goodbye inside the window: a pool agent
+// that restarts keeps its sessions.
 func (r *Router) gone(ctx context.Context, ag subjects.Agent) (bool, error) {
 	if _, err := r.cfg.Agents.Enrolled(ctx, ag); err != nil {
 		if errors.Is(err, wire.ErrNotFound) {
@@ -89,7 +91,11 @@ func (r *Router) gone(ctx context.Context, ag subjects.Agent) (bool, error) {
 		}
 		return false, err
 	}
-	return r.cfg.Presence.Get(ag).Status == presence.Offline, nil
+	e := r.cfg.Presence.Get(ag)
+	if e.Status != presence.Offline {
+		return false, nil
+	}
+	return e.LastSeen.IsZero() || !r.cfg.Now().Before(e.LeaseUntil.Add(r.cfg.ReconnectWindow)), nil
 }
 
 // claim leases an online, free agent of pool for backend name of st.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/agent/agenttest"
+	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
@@ -71,23 +72,47 @@ func TestPoolClaimIsSticky(t *testing.T) {
 	}
 }
 
-// When the claimed pool agent is gone for good (a clean goodbye, or
-// revoked), the next call claims another, moves the epoch and runs there.
+// When the claimed pool agent is gone for good (revoked, or offline past
+// its reconnect window, goodbye or not), the next call claims another,
+// moves the epoch and runs there. Inside the window it is kept: calls
+// answer 503 and nothing is claimed, so a pool agent that restarts keeps
+// its sessions.
 func TestGonePoolAgentIsReplaced(t *testing.T) {
+	pastWindow := presence.DefaultWindow + 10*time.Second
 	tests := []struct {
 		name string
-		gone func(f *fixture, p1 *pooled)
+		// leave makes p1 leave; kept is the reason calls answer inside the
+		// window ("" when p1 is gone at once).
+		leave func(f *fixture, p *pooled)
+		kept  string
 	}{
-		{"goodbye", func(f *fixture, p *pooled) { f.stop(p.p1) }},
-		{"revoked", func(f *fixture, p *pooled) { f.dir.revoke("p1"); _ = p.p1.SetOnline(false) }},
+		{"revoked", func(f *fixture, p *pooled) { f.dir.revoke("p1"); _ = p.p1.SetOnline(false) }, ""},
+		{"goodbye", func(f *fixture, p *pooled) { f.stop(p.p1) }, wire.ReasonAgentOffline},
+		{"vanished", func(f *fixture, p *pooled) {
+			p.p1.StopHeartbeats()
+			if err := p.p1.SetOnline(false); err != nil {
+				f.t.Fatal(err)
+			}
+		}, wire.ReasonAgentReconnecting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			p := f.pooled()
-			tt.gone(f, p)
+			tt.leave(f, p)
+			exec := &wire.ExecRequest{Argv: []string{"true"}}
+			if tt.kept != "" {
+				_, err := p.s.Call(ctx(t), wire.OpExec, exec, nil, rpc.CallOptions{})
+				wantErr(t, err, wire.CodeUnavailable, tt.kept)
+				if st := f.state(p.s); st.Claims["cloud"] != "p1" || st.Epoch != 1 {
+					t.Fatalf("inside the window: %+v, want cloud still holding p1 at epoch 1", st)
+				}
+				f.clock.advance(pastWindow)
+				f.waitStatus("p1", presence.Offline)
+				f.waitStatus("p2", presence.Online) // its next heartbeat, on the new clock
+			}
 			var res wire.ExecResult
-			route, err := p.s.Call(ctx(t), wire.OpExec, &wire.ExecRequest{Argv: []string{"true"}}, &res, rpc.CallOptions{})
+			route, err := p.s.Call(ctx(t), wire.OpExec, exec, &res, rpc.CallOptions{})
 			if err != nil || string(res.Stdout) != "p2" || route != (Route{Backend: "cloud", Agent: "p2", Epoch: 2}) {
 				t.Fatalf("after p1 left: route %+v stdout %q err %v; want cloud/p2 at epoch 2", route, res.Stdout, err)
 			}
@@ -98,6 +123,9 @@ func TestGonePoolAgentIsReplaced(t *testing.T) {
 			}
 			if l := f.leases(); !slices.Equal(l, []string{ws + ".p2"}) {
 				t.Fatalf("leases %v, want p1's released and p2's taken", l)
+			}
+			if n := p.p1.Count(wire.OpExec); n != 0 {
+				t.Fatalf("p1 ran exec %d times after it left, want 0", n)
 			}
 		})
 	}

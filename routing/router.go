@@ -58,6 +58,10 @@ type Config struct {
 	// ClaimGrace is how old a lease must be before another session may
 	// take it over when its session does not hold it (1 min).
 	ClaimGrace time.Duration
+	// ReconnectWindow is how long after its lease lapsed a claimed pool
+	// agent is still waited for, goodbye or not, before the session may
+	// claim another (presence.DefaultWindow). Use the tracker's window.
+	ReconnectWindow time.Duration
 	// Logger receives warnings; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
@@ -90,6 +94,9 @@ func New(cfg Config) (*Router, error) {
 	}
 	if cfg.ClaimGrace <= 0 {
 		cfg.ClaimGrace = DefaultClaimGrace
+	}
+	if cfg.ReconnectWindow <= 0 {
+		cfg.ReconnectWindow = presence.DefaultWindow
 	}
 	if cfg.Dial == nil {
 		cfg.Dial = RPCDialer(cfg.RPC, cfg.ReadyTimeout)
