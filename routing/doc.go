@@ -24,6 +24,28 @@
 // another. A clean goodbye does not shorten the window: a pool agent that
 // restarts keeps its sessions, whose calls answer 503 meanwhile.
 //
+// Rules where the contract is silent:
+//
+//   - Retries: a call that surely did not run (no responders, or refused by
+//     the agent before running: fenced, busy, stopping, past its deadline)
+//     may be sent again; one that may have run (a timeout, a presence lapse
+//     while waiting) is retried only if it is a read and the pointer moved.
+//     On an unmoved pointer nothing is retried, except that a pool backend
+//     whose agent is gone for good claims another first.
+//   - If the pointer cannot be read again after a mutation, the mutation's
+//     outcome is unknown too (conflict/outcome_unknown).
+//   - An Idempotency-Key is remembered by the agent that ran the mutation,
+//     not by the session: sending an outcome_unknown mutation again with the
+//     same key is safe only on that agent (ask it through its agent target).
+//   - A swap to the active backend changes nothing: no epoch, no transition.
+//   - A session may be created on an agent backend that is offline (a
+//     laptop asleep); its calls answer 503 until it is back.
+//   - Transitions keep the latest MaxTransitions moves, each with the agent
+//     behind the new backend; a pool backend that replaced its agent moves
+//     from itself to itself.
+//   - Outpost-Backend and Outpost-Epoch report where the last try ran, on
+//     errors too.
+//
 // The control plane is the first user: it serves every target operation
 // under /v1/workspaces/{ws}/sessions/{session}. Other programs embed a
 // Router the same way, with their own KV buckets, rpc client, presence
