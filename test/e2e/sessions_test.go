@@ -397,20 +397,20 @@ func TestSecondDaemonCannotServe(t *testing.T) {
 		}
 	}
 
-	taker := &agentProc{proc: startProc(t, nil, "agent", "run", "--config", copied, "--root", t.TempDir(), "--takeover"), config: copied}
-	taker.root = taker.cmd.Args[len(taker.cmd.Args)-2]
+	takerRoot := t.TempDir()
+	taker := startProc(t, nil, "agent", "run", "--config", copied, "--root", takerRoot, "--takeover")
 	select {
 	case <-first.done:
 	case <-time.After(startTimeout):
-		t.Fatalf("first daemon still runs after --takeover:\n%s", first.output())
+		t.Fatalf("first daemon still runs after --takeover:\n%s\ntaker:\n%s", first.output(), taker.output())
 	}
 	waitFor(t, statusTimeout, "the taker serving", func() error {
 		res, err := target.Exec(ctx(t), client.ExecRequest{Argv: []string{"pwd"}})
 		if err != nil {
 			return err
 		}
-		if got := strings.TrimSpace(res.Stdout); got != taker.root {
-			return fmt.Errorf("pwd %s, want %s", got, taker.root)
+		if got := strings.TrimSpace(res.Stdout); got != takerRoot {
+			return fmt.Errorf("pwd %s, want %s", got, takerRoot)
 		}
 		return nil
 	})
