@@ -52,19 +52,19 @@ func (s *Session) Call(ctx context.Context, op string, body, out any, opts rpc.C
 		o := opts
 		o.Session, o.Epoch = st.UID, st.Epoch
 		callErr := be.Call(ctx, op, body, out, o)
-		epoch, err := s.r.loadEpoch(ctx, s.ws, s.id)
+		cur, err := s.r.loadPointer(ctx, s.ws, s.id)
 		switch {
 		case err != nil && mutates && !notRun(callErr):
 			return route, outcomeUnknownAfter(op, route, err)
 		case err != nil:
 			return route, err
-		case epoch == st.Epoch:
+		case cur == pointer{UID: st.UID, Epoch: st.Epoch}:
 			if s.retryOnSameEpoch(ctx, st, be, callErr) {
 				continue
 			}
 			return route, callErr
 		case mutates && !notRun(callErr):
-			return route, outcomeUnknown(op, route, epoch, callErr)
+			return route, outcomeUnknown(op, route, cur.Epoch, callErr)
 		}
 		// The pointer moved and the result is void: try the new backend.
 	}

@@ -39,22 +39,28 @@ func (r *Router) load(ctx context.Context, ws, id string) (*State, error) {
 	return &st, nil
 }
 
-// loadEpoch reads only the epoch of session id: the check after a call.
-func (r *Router) loadEpoch(ctx context.Context, ws, id string) (uint64, error) {
+// pointer is what the check after a call reads: the session's incarnation
+// and epoch. A session deleted and created again under the same id has a
+// new UID, so a call that ran on the old one counts as having raced a move.
+type pointer struct {
+	UID   string `json:"uid"`
+	Epoch uint64 `json:"epoch"`
+}
+
+// loadPointer reads the UID and epoch of session id.
+func (r *Router) loadPointer(ctx context.Context, ws, id string) (pointer, error) {
 	e, err := r.cfg.Sessions.Get(ctx, sessionKey(ws, id))
 	if isAbsent(err) {
-		return 0, notFound(ws, id)
+		return pointer{}, notFound(ws, id)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read session %s/%s: %w", ws, id, err)
+		return pointer{}, fmt.Errorf("read session %s/%s: %w", ws, id, err)
 	}
-	var v struct {
-		Epoch uint64 `json:"epoch"`
+	var p pointer
+	if err := json.Unmarshal(e.Value(), &p); err != nil {
+		return pointer{}, fmt.Errorf("decode session %s/%s: %w", ws, id, err)
 	}
-	if err := json.Unmarshal(e.Value(), &v); err != nil {
-		return 0, fmt.Errorf("decode session %s/%s: %w", ws, id, err)
-	}
-	return v.Epoch, nil
+	return p, nil
 }
 
 // errRevision marks a compare-and-swap that lost to another writer.
