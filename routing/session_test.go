@@ -279,3 +279,32 @@ func TestSwapToActiveIsNoop(t *testing.T) {
 		t.Fatalf("swap to active: %+v, %v; want epoch 1, no transition", st, err)
 	}
 }
+
+// A session deleted and made again under the same id while a call ran is
+// a new incarnation (new UID, epoch 1 again): the call counts as having
+// raced a move, so a mutation answers outcome_unknown, never "done".
+func TestRecreatedSessionCountsAsMoved(t *testing.T) {
+	f := newFixture(t)
+	s, a1, _ := f.twoAgents()
+	g := newGate()
+	a1.Handle(wire.OpExec, func(*wire.Request) (any, error) {
+		g.wait()
+		return &wire.ExecResult{Stdout: []byte("a1")}, nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Call(ctx(t), wire.OpExec, &wire.ExecRequest{Argv: []string{"true"}}, nil, rpc.CallOptions{})
+		done <- err
+	}()
+	g.waitEntered(t)
+	old := f.state(s)
+	if err := s.Delete(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	again := f.create(CreateRequest{ID: "s1", Active: "laptop", Backends: old.Backends})
+	if st := f.state(again); st.Epoch != old.Epoch || st.UID == old.UID {
+		t.Fatalf("made again: epoch %d uid %s; want epoch %d and a new uid", st.Epoch, st.UID, old.Epoch)
+	}
+	g.release()
+	wantErr(t, <-done, wire.CodeConflict, wire.ReasonOutcomeUnknown)
+}
