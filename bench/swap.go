@@ -41,8 +41,12 @@ func benchSwap(ctx context.Context, e *env) ([]row, error) {
 	}
 	defer e.cl.DeleteSession(context.WithoutCancel(ctx), e.ws, id)
 
+	idle, _, err := swapLoop(ctx, e, id, 1, nil)
+	if err != nil {
+		return nil, err
+	}
 	load := startReaders(ctx, e.cl.Session(e.ws, id))
-	swaps, gets, err := swapLoop(ctx, e, id)
+	swaps, gets, err := swapLoop(ctx, e, id, uint64(e.n+1), load)
 	reads, failed, readLat, firstErr := load.stop()
 	if err != nil {
 		return nil, err
@@ -53,6 +57,7 @@ func benchSwap(ctx context.Context, e *env) ([]row, error) {
 		failedNote += fmt.Sprintf(" (first: %v)", firstErr)
 	}
 	return []row{
+		{Name: "session swap p50, idle", Outpost: ms(idle.pct(50))},
 		{Name: fmt.Sprintf("session swap p50 (HTTP, %d readers; vs GET session)", swapReaders), Outpost: ms(sp50), Baseline: ms(gp50),
 			Ratio: ratio(sp50, gp50), Goal: "≤ 5 ms", Met: yesNo(sp50 <= 5*time.Millisecond)},
 		{Name: "session swap p99", Outpost: ms(swaps.pct(99)), Baseline: ms(gets.pct(99)), Ratio: ratio(swaps.pct(99), gets.pct(99))},
@@ -69,19 +74,27 @@ func ratio(a, b time.Duration) string {
 	return fmt.Sprintf("%.2fx", float64(a)/float64(b))
 }
 
-// swapLoop swaps the session back and forth e.n times, each with the epoch
-// it expects, and measures a GET of the session after each swap.
-func swapLoop(ctx context.Context, e *env, id string) (swaps, gets latencies, err error) {
-	backends := [2]string{"cloud", "laptop"}
+// swapLoop swaps the session back and forth e.n times, starting at epoch,
+// each swap with the epoch it expects, and measures a GET of the session
+// after each. With load, each swap waits until swapReaders more reads
+// finished since the previous one, so that swaps and reads interleave
+// (a swap storm with no read in between measures nothing a user does).
+func swapLoop(ctx context.Context, e *env, id string, epoch uint64, load *readers) (swaps, gets latencies, err error) {
+	backends := [2]string{"laptop", "cloud"}
 	for i := 0; i < e.n; i++ {
+		if load != nil {
+			if err := load.waitReads(ctx, swapReaders); err != nil {
+				return nil, nil, err
+			}
+		}
 		start := time.Now()
-		s, err := e.cl.SwapSession(ctx, e.ws, id, backends[i%2], uint64(i+1))
+		s, err := e.cl.SwapSession(ctx, e.ws, id, backends[epoch%2], epoch)
 		if err != nil {
-			return nil, nil, fmt.Errorf("swap %d: %w", i+1, err)
+			return nil, nil, fmt.Errorf("swap %d: %w", epoch, err)
 		}
 		swaps = append(swaps, time.Since(start))
-		if s.Epoch != uint64(i+2) {
-			return nil, nil, fmt.Errorf("swap %d: epoch %d, want %d", i+1, s.Epoch, i+2)
+		if epoch++; s.Epoch != epoch {
+			return nil, nil, fmt.Errorf("swap to epoch %d: epoch %d", epoch, s.Epoch)
 		}
 		start = time.Now()
 		if _, err := e.cl.GetSession(ctx, e.ws, id); err != nil {
@@ -122,6 +135,19 @@ func startReaders(ctx context.Context, sess *client.Target) *readers {
 		}()
 	}
 	return r
+}
+
+// waitReads waits until n more reads finished.
+func (r *readers) waitReads(ctx context.Context, n int64) error {
+	target := r.reads.Load() + n
+	for r.reads.Load() < target {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func (r *readers) record(took time.Duration, err error) {
