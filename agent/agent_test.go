@@ -196,6 +196,16 @@ func TestRefusesStaleAndFencedRequests(t *testing.T) {
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatal("an expired request ran")
 	}
+	// Late: within its deadline, but past its start-by time (it waited in a
+	// frozen agent while its caller was told 503).
+	late, _ := wire.NewRequest(wire.OpExec, touch, time.Now().Add(time.Minute))
+	late.StartBy = time.Now().Add(-time.Second).UnixMilli()
+	if we := wire.AsError(w.raw(t, late)); we.Code != wire.CodeDeadlineExceeded || we.Reason != wire.ReasonDeadlinePassed {
+		t.Fatalf("late request: %v", we)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatal("a late request ran")
+	}
 	bad := &wire.Request{Version: wire.Version + 1, ID: "x1", Op: wire.OpPing, Deadline: time.Now().Add(time.Minute).UnixMilli()}
 	if we := wire.AsError(w.raw(t, bad)); we.Reason != wire.ReasonVersion {
 		t.Fatalf("wrong protocol version: %v", we)

@@ -148,6 +148,10 @@ func (a *Agent) handle(base context.Context, data []byte) []byte {
 		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
 			"request %s (%s) arrived after its deadline", req.ID, req.Op))
 	}
+	if req.Late(time.Now()) {
+		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
+			"request %s (%s) arrived after its start-by time; its caller was told this agent is unavailable", req.ID, req.Op))
+	}
 	if err := a.fence.check(req.Session, req.Epoch); err != nil {
 		return wire.EncodeError(req.ID, err)
 	}

@@ -45,11 +45,12 @@
 //     from itself to itself.
 //   - Outpost-Backend and Outpost-Epoch report where the last try ran, on
 //     errors too.
-//   - Known gap: a 503 given because the agent's presence lapsed while a
-//     call waited (a frozen or cut-off machine) may have been delivered: a
-//     frozen agent runs it when it wakes, if its deadline has not passed.
-//     Do not resend a mutation elsewhere on that 503 alone; ask the agent
-//     once it is back, as for outcome_unknown.
+//   - A 503 given because the agent's presence lapsed while a call waited
+//     (a frozen or cut-off machine) may have been delivered, but it comes
+//     no sooner than the request's start-by time (rpc.Config.StartWindow),
+//     after which an agent that wakes with it refuses it: the request ran
+//     before the 503 or never. A mutation it answers may have run; ask the
+//     agent once it is back, as for outcome_unknown.
 //
 // The control plane is the first user: it serves every target operation
 // under /v1/workspaces/{ws}/sessions/{session}. Other programs embed a

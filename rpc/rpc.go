@@ -18,6 +18,10 @@ import (
 // DefaultTimeout bounds a call whose options and context give no deadline.
 const DefaultTimeout = 30 * time.Second
 
+// DefaultStartWindow is how long after a request is sent the agent may still
+// start it; see Config.StartWindow.
+const DefaultStartWindow = 5 * time.Second
+
 // Config configures a Client.
 type Config struct {
 	// Conn is the control plane's NATS connection. Required.
@@ -29,6 +33,14 @@ type Config struct {
 	Timeout time.Duration
 	// Poll is how often a waiting call checks presence (100 ms).
 	Poll time.Duration
+	// StartWindow is how long after sending a request the agent may still
+	// start it (DefaultStartWindow); the request carries that start-by time.
+	// A call whose agent lapses answers 503 no sooner, so an agent that was
+	// frozen and wakes up with the request refuses it instead of running
+	// what its caller was told did not reach it. It assumes the clocks of
+	// the control plane and the agent agree within a second or so, as the
+	// deadline does.
+	StartWindow time.Duration
 }
 
 // Client calls agents. It is safe for concurrent use.
@@ -46,6 +58,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 100 * time.Millisecond
+	}
+	if cfg.StartWindow <= 0 {
+		cfg.StartWindow = DefaultStartWindow
 	}
 	return &Client{cfg: cfg}, nil
 }
@@ -82,11 +97,16 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 		return wire.Errorf(wire.CodeInvalidArgument, "", "%v", err)
 	}
 	req.Session, req.Epoch, req.IdempotencyKey = opts.Session, opts.Epoch, opts.IdempotencyKey
+	startBy := time.Now().Add(c.cfg.StartWindow)
+	if startBy.After(deadline) {
+		startBy = deadline
+	}
+	req.StartBy = startBy.UnixMilli()
 	data, err := req.Marshal()
 	if err != nil {
 		return wire.Errorf(wire.CodeInternal, "", "encode request: %v", err)
 	}
-	msg, err := c.request(ctx, ag, subj, data, deadline)
+	msg, err := c.request(ctx, ag, subj, data, deadline, req.StartBy)
 	if err != nil {
 		return err
 	}
@@ -101,8 +121,9 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 }
 
 // request sends data and waits for the reply, watching presence: a lapse
-// while waiting ends the wait with 503.
-func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, deadline time.Time) (*nats.Msg, error) {
+// while waiting ends the wait with 503, once the request's start-by time
+// (Unix ms) has passed.
+func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, deadline time.Time, startBy int64) (*nats.Msg, error) {
 	if max := c.cfg.Conn.MaxPayload(); max > 0 && int64(len(data)) > max {
 		return nil, wire.Errorf(wire.CodePayloadTooLarge, "", "request of %d bytes exceeds the limit of %d", len(data), max)
 	}
@@ -110,7 +131,7 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	lapsed := make(chan presence.Entry, 1)
-	stop := c.watch(rctx, ag, cancel, lapsed)
+	stop := c.watch(rctx, ag, startBy, cancel, lapsed)
 	msg, err := c.cfg.Conn.RequestWithContext(rctx, subj, data)
 	stop()
 	if err == nil {
@@ -129,9 +150,10 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 
 // watch cancels the request when ag's presence lapses while it waits: at
 // once if it was online when the call began, or after one minimum lease if
-// it was not (a live agent is heard from within that). The returned stop
-// ends the watcher and waits for it.
-func (c *Client) watch(ctx context.Context, ag subjects.Agent, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
+// it was not (a live agent is heard from within that); but never before
+// the request's start-by time (Unix ms) has passed, after which the agent
+// refuses it. The returned stop ends the watcher and waits for it.
+func (c *Client) watch(ctx context.Context, ag subjects.Agent, startBy int64, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
 	start := time.Now()
 	wasOnline := c.cfg.Presence.Get(ag).Status == presence.Online
 	done, quit := make(chan struct{}), make(chan struct{})
@@ -150,6 +172,9 @@ func (c *Client) watch(ctx context.Context, ag subjects.Agent, cancel func(), la
 			e := c.cfg.Presence.Get(ag)
 			if e.Status == presence.Online || !wasOnline && time.Since(start) < presence.DefaultMinLease {
 				continue
+			}
+			if time.Now().UnixMilli() <= startBy {
+				continue // the agent could still start it: wait for a reply or the start-by time
 			}
 			lapsed <- e
 			cancel()

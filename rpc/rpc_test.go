@@ -30,7 +30,7 @@ func setup(t *testing.T) *fixture {
 		pr: presence.New(presence.Config{MinLease: 100 * time.Millisecond}),
 	}
 	t.Cleanup(f.pr.Close)
-	c, err := rpc.New(rpc.Config{Conn: f.nc, Presence: f.pr, Poll: 20 * time.Millisecond})
+	c, err := rpc.New(rpc.Config{Conn: f.nc, Presence: f.pr, Poll: 20 * time.Millisecond, StartWindow: startWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,4 +194,42 @@ func TestNewRequiresConnAndPresence(t *testing.T) {
 	if rpc.MaybeDelivered(errors.New("x")) || rpc.MaybeDelivered(nil) {
 		t.Fatal("MaybeDelivered of a plain error")
 	}
+}
+
+// startWindow is the fixture's rpc.Config.StartWindow.
+const startWindow = 400 * time.Millisecond
+
+// A call whose agent lapses answers 503 only once the request's start-by
+// time has passed, after which the agent refuses it; a reply that comes
+// before then is the answer.
+func TestLapseWaitsForStartBy(t *testing.T) {
+	t.Run("no reply", func(t *testing.T) {
+		f := setup(t)
+		sent := make(chan *wire.Request, 1)
+		f.respond(t, func(req *wire.Request) []byte { sent <- req; return nil })
+		f.beat(t)
+		before := time.Now()
+		err := f.c.Call(ctx(t), ag, wire.OpExec, nil, nil, rpc.CallOptions{Timeout: 10 * time.Second})
+		wantErr(t, err, wire.CodeUnavailable, wire.ReasonAgentReconnecting, true)
+		req := <-sent
+		if min := before.Add(startWindow).UnixMilli(); req.StartBy < min || req.StartBy >= req.Deadline {
+			t.Fatalf("start-by %d, want at least %d (sent + window) and before the deadline %d", req.StartBy, min, req.Deadline)
+		}
+		if now := time.Now().UnixMilli(); now <= req.StartBy {
+			t.Fatalf("503 at %d, before the start-by time %d: the agent could still run it", now, req.StartBy)
+		}
+	})
+	t.Run("reply inside the window", func(t *testing.T) {
+		f := setup(t)
+		f.respond(t, func(req *wire.Request) []byte {
+			time.Sleep(150 * time.Millisecond) // past the 100 ms lease, inside the window
+			b, _ := wire.EncodeResult(req.ID, &wire.PingResult{Instance: "i1"})
+			return b
+		})
+		f.beat(t)
+		var res wire.PingResult
+		if err := f.c.Call(ctx(t), ag, wire.OpPing, nil, &res, rpc.CallOptions{Timeout: 10 * time.Second}); err != nil || res.Instance != "i1" {
+			t.Fatalf("a reply after the lapse, before the start-by time: %+v, %v; want the reply", res, err)
+		}
+	})
 }

@@ -26,6 +26,11 @@ type Request struct {
 	// whose epoch is older than the highest it has seen for the session.
 	Session string `msgpack:"ss,omitempty"`
 	Epoch   uint64 `msgpack:"ep,omitempty"`
+	// StartBy, when set, is the latest time (Unix milliseconds) the agent may
+	// start the request. A request that waited longer, in the socket of a
+	// frozen or cut-off agent, is refused like a passed deadline: its caller
+	// has meanwhile been told 503 and may have sent it elsewhere.
+	StartBy int64 `msgpack:"sb,omitempty"`
 	// IdempotencyKey names a mutation so that a repeated delivery is not run twice.
 	IdempotencyKey string             `msgpack:"ik,omitempty"`
 	Body           msgpack.RawMessage `msgpack:"b,omitempty"`
@@ -64,6 +69,9 @@ func (r *Request) DeadlineTime() time.Time { return time.UnixMilli(r.Deadline) }
 
 // Expired reports whether the deadline has passed at now.
 func (r *Request) Expired(now time.Time) bool { return now.UnixMilli() >= r.Deadline }
+
+// Late reports whether the request's start-by time, if any, has passed at now.
+func (r *Request) Late(now time.Time) bool { return r.StartBy != 0 && now.UnixMilli() > r.StartBy }
 
 // Marshal encodes the request.
 func (r *Request) Marshal() ([]byte, error) { return Marshal(r) }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -266,19 +268,22 @@ func readLines(t *testing.T, path string) []string {
 }
 
 // TestFrozenAgentIs503 freezes the laptop agent with SIGSTOP: calls through
-// the session answer 503 within its lease, never hang and never 404; a swap
-// to the frozen laptop is refused and the pointer stays; after SIGCONT it
-// serves again.
+// the session answer 503 within its lease, never hang and never 404, and do
+// not run when it wakes; a swap to the frozen laptop is refused and the
+// pointer stays; after SIGCONT it serves again.
 func TestFrozenAgentIs503(t *testing.T) {
 	e := newSessionEnv(t)
 	laptop := e.agents["laptop1"]
 	laptop.signal(syscall.SIGSTOP)
 	t.Cleanup(func() { laptop.signal(syscall.SIGCONT) })
+	waitFor(t, statusTimeout, "the laptop agent stopped", func() error { return processState(laptop.cmd.Process.Pid, "T") })
 
-	for _, what := range []string{"exec while the lease runs out", "exec when reconnecting"} {
+	// Each exec writes a file: answered 503, it must not run when the agent
+	// wakes up with it still in its socket.
+	for i, what := range []string{"exec while the lease runs out", "exec when reconnecting"} {
 		start := time.Now()
 		var route client.Route
-		_, err := e.sess.Exec(client.WithRoute(ctx(t), &route), client.ExecRequest{Argv: []string{"true"}})
+		_, err := e.sess.Exec(client.WithRoute(ctx(t), &route), client.ExecRequest{Argv: []string{"touch", fmt.Sprintf("frozen-%d", i)}})
 		took := time.Since(start)
 		wantUnavailable(t, what, err, wire.ReasonAgentReconnecting, wire.ReasonAgentOffline)
 		if took > hangBound || route.Backend != "laptop" || route.Epoch != 1 {
@@ -306,6 +311,14 @@ func TestFrozenAgentIs503(t *testing.T) {
 
 	laptop.signal(syscall.SIGCONT)
 	e.cp.waitStatus(e.ws, "laptop1", "online")
+	if _, err := e.cp.cl.Agent(e.ws, "laptop1").Exec(ctx(t), client.ExecRequest{Argv: []string{"true"}}); err != nil {
+		t.Fatalf("exec on the thawed laptop: %v", err)
+	}
+	for i := range 2 {
+		if _, err := os.Stat(filepath.Join(laptop.root, fmt.Sprintf("frozen-%d", i))); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("exec %d, answered 503 while the agent was frozen, ran when it woke (stat: %v)", i, err)
+		}
+	}
 	if _, err := e.cp.cl.SwapSession(ctx(t), e.ws, e.id, "laptop", 2); err != nil {
 		t.Fatalf("swap to the thawed laptop: %v", err)
 	}
@@ -414,4 +427,16 @@ func TestSecondDaemonCannotServe(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// processState checks that ps reports pid in state want (e.g. "T", stopped).
+func processState(pid int, want string) error {
+	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		return fmt.Errorf("ps: %w", err)
+	}
+	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, want) {
+		return fmt.Errorf("state %q, want %s", got, want)
+	}
+	return nil
 }
