@@ -36,12 +36,18 @@ func suites() []suite {
 	return []suite{
 		{"exec", benchExec},
 		{"swap", benchSwap},
+		{"cli", benchCLI},
+		{"offline", benchOffline},
+		{"agents", benchAgents},
 	}
 }
 
 func main() {
 	only := flag.String("rows", "", "comma-separated suites to run (default all)")
 	n := flag.Int("n", 300, "iterations per latency figure")
+	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
+	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
+	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()

@@ -38,3 +38,11 @@ func measure(n int, f func() error) (latencies, error) {
 	}
 	return out, nil
 }
+
+// ratio is a/b as "1.23x", or "—" without a baseline.
+func ratio(a, b time.Duration) string {
+	if b == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2fx", float64(a)/float64(b))
+}

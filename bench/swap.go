@@ -67,12 +67,6 @@ func benchSwap(ctx context.Context, e *env) ([]row, error) {
 	}, nil
 }
 
-func ratio(a, b time.Duration) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", float64(a)/float64(b))
-}
 
 // swapLoop swaps the session back and forth e.n times, starting at epoch,
 // each swap with the epoch it expects, and measures a GET of the session

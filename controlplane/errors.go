@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
 )
@@ -25,6 +28,12 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // writeError writes err as {"error":{"code","reason","message","retryable"}}
 // with the status of its code. Internal errors are logged.
 func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	if u := stateUnavailable(err); u != nil {
+		if log != nil {
+			log.Warn("state unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		err = u
+	}
 	body := client.NewErrorBody(err)
 	status := wire.HTTPStatus(body.Error.Code)
 	if status >= 500 && body.Error.Code != wire.CodeUnavailable && log != nil {
@@ -134,4 +143,30 @@ func (s *statusRecorder) WriteHeader(code int) {
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.WriteHeader(http.StatusOK)
 	return len(b), nil
+}
+
+// reasonStateUnavailable: the control plane's state (JetStream KV) cannot be
+// reached now, e.g. while a NATS cluster elects a new leader after losing a
+// server. Worth retrying.
+const reasonStateUnavailable = "state_unavailable"
+
+// stateUnavailable turns a failure to reach NATS or JetStream, which is
+// not the caller's fault and passes, into 503 unavailable; nil for any other
+// error (those already carrying a wire code keep it).
+func stateUnavailable(err error) error {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return nil
+	}
+	var api *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, nats.ErrTimeout),
+		errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionReconnecting),
+		errors.Is(err, nats.ErrDisconnected), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, jetstream.ErrJetStreamNotEnabled):
+	case errors.As(err, &api) && api.Code == http.StatusServiceUnavailable:
+	default:
+		return nil
+	}
+	return wire.Errorf(wire.CodeUnavailable, reasonStateUnavailable, "control plane state is unavailable, retry: %v", err)
 }

@@ -111,29 +111,19 @@ func (s *Server) connectNATS() error {
 	url := s.natsURL
 	if s.cfg.NATSURL != "" {
 		url = s.cfg.NATSURL
-		if s.cfg.NATSCreds != "" {
-			svc = append(svc, nats.UserCredentials(s.cfg.NATSCreds))
-		}
-	} else {
-		creds, err := s.auth.ServiceCreds()
-		if err != nil {
-			return fmt.Errorf("service credentials: %w", err)
-		}
-		opt, err := credsOption(creds)
-		if err != nil {
-			return fmt.Errorf("service credentials: %w", err)
-		}
-		svc = append(svc, opt)
 	}
-	nc, err := nats.Connect(url, svc...)
+	svcCreds, err := s.serviceCreds()
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(url, append(svc, svcCreds)...)
 	if err != nil {
 		return fmt.Errorf("connect to nats at %s: %w", url, err)
 	}
 	s.nc = nc
 
-	if s.cfg.NATSURL != "" {
-		return nil
-	}
+	// The system connection pushes account JWTs (revocations), on the
+	// embedded server and on an external one that trusts the authority.
 	creds, err := s.auth.SystemCreds()
 	if err != nil {
 		return fmt.Errorf("system credentials: %w", err)
@@ -148,6 +138,23 @@ func (s *Server) connectNATS() error {
 	}
 	s.sysNC = sys
 	return nil
+}
+
+// serviceCreds authenticates the control plane's own connection: the creds
+// file NATSCreds when given, else a user of the authority's app account.
+func (s *Server) serviceCreds() (nats.Option, error) {
+	if s.cfg.NATSCreds != "" {
+		return nats.UserCredentials(s.cfg.NATSCreds), nil
+	}
+	creds, err := s.auth.ServiceCreds()
+	if err != nil {
+		return nil, fmt.Errorf("service credentials: %w", err)
+	}
+	opt, err := credsOption(creds)
+	if err != nil {
+		return nil, fmt.Errorf("service credentials: %w", err)
+	}
+	return opt, nil
 }
 
 // credsOption authenticates with a creds file's content (JWT and seed)

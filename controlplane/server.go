@@ -51,12 +51,17 @@ type Config struct {
 	// NATSListen is the embedded server's host:port; default
 	// "127.0.0.1:4222". Port 0 picks one (see NATSURLs).
 	NATSListen string
-	// NATSURL, when set, is an external NATS to use instead of the embedded
-	// server, authenticated with the creds file NATSCreds. Agent credentials
-	// are still issued by the authority under StateDir, which that server
-	// must trust; revocations are not pushed to it (yet).
+	// NATSURL, when set, is an external NATS (a cluster, comma-separated
+	// URLs) to use instead of the embedded server. Its servers must trust
+	// the authority under StateDir/auth, which PrepareExternal creates along
+	// with the server configuration; every replica gets a copy of StateDir
+	// and keeps no other state. The control plane connects as a user of the
+	// authority's app account, or with the creds file NATSCreds when given.
 	NATSURL   string
 	NATSCreds string
+	// KVReplicas is the replica count of the state buckets. Zero means 3
+	// when the NATS cluster has three or more servers, else 1.
+	KVReplicas int
 	// PublicNATSURLs is what POST /v1/enroll tells agents to connect to;
 	// default the embedded server's client URL (or NATSURL).
 	PublicNATSURLs []string
@@ -160,8 +165,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.loadAdminToken(); err != nil {
 		return err
 	}
-	if s.auth, err = enroll.LoadOrCreateAuthority(filepath.Join(s.cfg.StateDir, "auth")); err != nil {
-		return fmt.Errorf("nats authority: %w", err)
+	if err := s.loadAuthority(); err != nil {
+		return err
 	}
 	if s.cfg.NATSURL == "" {
 		if err := s.startEmbeddedNATS(); err != nil {
@@ -175,7 +180,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	if s.st, err = openStore(ctx, js); err != nil {
+	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
 	}
 	if err := s.pushAccount(ctx); err != nil {
@@ -317,6 +322,10 @@ func (s *Server) loadAdminToken() error {
 			if tok == "" {
 				return fmt.Errorf("admin token file %s is empty", path)
 			}
+		case errors.Is(err, os.ErrNotExist) && s.cfg.NATSURL != "":
+			// Replicas must share one token: generating one each would
+			// make them disagree.
+			return fmt.Errorf("no admin token: set OUTPOST_ADMIN_TOKEN or prepare %s with `outpost nats-config`", s.cfg.StateDir)
 		case errors.Is(err, os.ErrNotExist):
 			tok = "opadm_" + rand.Text()
 			if err := writeNewFile(path, []byte(tok+"\n"), 0o600); err != nil {

@@ -90,19 +90,43 @@ type store struct {
 	sessions, claims                                 jetstream.KeyValue
 }
 
-func openStore(ctx context.Context, js jetstream.JetStream) (*store, error) {
+// storeRetry paces retries of bucket creation while JetStream comes up.
+const (
+	storeRetry   = 250 * time.Millisecond
+	storeAttempt = 3 * time.Second
+)
+
+func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*store, error) {
 	open := func(bucket, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
-		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		cfg := jetstream.KeyValueConfig{
 			Bucket:      bucket,
 			Description: desc,
 			History:     1,
 			TTL:         ttl,
 			Storage:     jetstream.FileStorage,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("kv bucket %s: %w", bucket, err)
+			Replicas:    replicas,
 		}
-		return kv, nil
+		// A cluster that is still electing its JetStream leader (all of
+		// it starting together) answers with errors for a few seconds.
+		var last error
+		for {
+			// Requests that reach no JetStream leader go unanswered:
+			// bound each attempt, not only the whole.
+			attempt, cancel := context.WithTimeout(ctx, storeAttempt)
+			kv, err := js.CreateOrUpdateKeyValue(attempt, cfg)
+			cancel()
+			if err == nil {
+				return kv, nil
+			}
+			if ctx.Err() == nil || last == nil {
+				last = err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("kv bucket %s (replicas %d): %w", bucket, replicas, last)
+			case <-time.After(storeRetry):
+			}
+		}
 	}
 	var st store
 	var err error

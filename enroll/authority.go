@@ -62,15 +62,29 @@ func LoadOrCreateAuthority(dir string) (*Authority, error) {
 	if err := os.MkdirAll(dir, privateDirMode); err != nil {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
+	return loadAuthority(dir, loadOrCreateKey)
+}
+
+// LoadAuthority loads an authority that already exists in dir and creates
+// nothing: control-plane replicas sharing an external NATS must sign with
+// the one authority its servers trust, never a fresh one of their own.
+func LoadAuthority(dir string) (*Authority, error) {
+	if dir == "" {
+		return nil, errors.New("authority: empty directory")
+	}
+	return loadAuthority(dir, loadKey)
+}
+
+func loadAuthority(dir string, load func(string, nkeys.PrefixByte) (nkeys.KeyPair, error)) (*Authority, error) {
 	a := &Authority{}
 	var err error
-	if a.operator, err = loadOrCreateKey(filepath.Join(dir, operatorKeyFile), nkeys.PrefixByteOperator); err != nil {
+	if a.operator, err = load(filepath.Join(dir, operatorKeyFile), nkeys.PrefixByteOperator); err != nil {
 		return nil, fmt.Errorf("authority: operator key: %w", err)
 	}
-	if a.system, err = loadOrCreateKey(filepath.Join(dir, systemKeyFile), nkeys.PrefixByteAccount); err != nil {
+	if a.system, err = load(filepath.Join(dir, systemKeyFile), nkeys.PrefixByteAccount); err != nil {
 		return nil, fmt.Errorf("authority: system account key: %w", err)
 	}
-	if a.account, err = loadOrCreateKey(filepath.Join(dir, accountKeyFile), nkeys.PrefixByteAccount); err != nil {
+	if a.account, err = load(filepath.Join(dir, accountKeyFile), nkeys.PrefixByteAccount); err != nil {
 		return nil, fmt.Errorf("authority: account key: %w", err)
 	}
 	if a.operatorPub, err = a.operator.PublicKey(); err != nil {

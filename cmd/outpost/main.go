@@ -26,11 +26,12 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"up":     {"everything on one machine: control plane, embedded NATS and a local agent", runUp},
-		"serve":  {"the control plane", runServe},
-		"agent":  {"agent enroll | agent run", runAgent},
-		"exec":   {"run a command on an agent or session", runExec},
-		"agents": {"list the workspace's agents", runAgents},
+		"up":          {"everything on one machine: control plane, embedded NATS and a local agent", runUp},
+		"serve":       {"the control plane", runServe},
+		"nats-config": {"prepare a state dir for an external NATS cluster and print its server config", runNATSConfig},
+		"agent":       {"agent enroll | agent run", runAgent},
+		"exec":        {"run a command on an agent or session", runExec},
+		"agents":      {"list the workspace's agents", runAgents},
 		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, version)
 			return err

@@ -12,13 +12,14 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--nats-listen ADDR] [--nats-url URLS --nats-creds FILE] [--public-nats-url URLS]", stderr)
+	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS]", stderr)
 	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
 	stateDir := fs.String("state-dir", "", "directory for state (required)")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
 	natsURL := fs.String("nats-url", "", "external NATS URLs (comma-separated); no embedded server then")
 	natsCreds := fs.String("nats-creds", "", "credentials file for the external NATS")
 	publicNATS := fs.String("public-nats-url", "", "NATS URLs given to enrolling agents (comma-separated)")
+	kvReplicas := fs.Int("kv-replicas", 0, "replicas of the state buckets (default 3 on a cluster of 3 or more servers, else 1)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -32,6 +33,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		NATSURL:        *natsURL,
 		NATSCreds:      *natsCreds,
 		PublicNATSURLs: splitList(*publicNATS),
+		KVReplicas:     *kvReplicas,
 		AdminToken:     os.Getenv("OUTPOST_ADMIN_TOKEN"),
 		Logger:         slog.New(slog.NewTextHandler(stderr, nil)),
 	})

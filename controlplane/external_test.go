@@ -1,0 +1,111 @@
+package controlplane
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/outposthq/outpost/internal/natstest"
+)
+
+// TestPrepareExternalKeepsItsSecrets: preparing again (one config per
+// server) keeps the authority and the admin token, so every server trusts
+// the same operator and every replica accepts the same token.
+func TestPrepareExternalKeepsItsSecrets(t *testing.T) {
+	dir := t.TempDir()
+	first, err := PrepareExternal(dir, NATSConfig{ServerName: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok1, _ := os.ReadFile(filepath.Join(dir, adminTokenFile))
+	second, err := PrepareExternal(dir, NATSConfig{ServerName: "n2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok2, _ := os.ReadFile(filepath.Join(dir, adminTokenFile))
+	if len(tok1) == 0 || string(tok1) != string(tok2) {
+		t.Fatalf("admin token changed: %q then %q", tok1, tok2)
+	}
+	if operatorLine(first) == "" || operatorLine(first) != operatorLine(second) {
+		t.Fatal("the two configs trust different operators")
+	}
+	for _, f := range []string{adminTokenFile, "auth/operator.nk", "auth/account.nk", "auth/system-account.nk"} {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, []byte(second), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.ProcessConfigFile(path); err != nil {
+		t.Fatalf("nats-server rejects the config: %v\n%s", err, second)
+	}
+}
+
+func operatorLine(conf string) string {
+	for _, l := range strings.Split(conf, "\n") {
+		if strings.HasPrefix(l, "operator: ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestReplicaRefusesToInventState: on an external NATS a replica with no
+// authority (or no admin token) fails with what to do, and creates nothing.
+func TestReplicaRefusesToInventState(t *testing.T) {
+	ns := natstest.Start(t)
+	for _, tc := range []struct {
+		name, want string
+		prepare    func(dir string)
+	}{
+		{"no authority", "outpost nats-config", func(string) {}},
+		{"no admin token", "no admin token", func(dir string) {
+			if _, err := PrepareExternal(dir, NATSConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, adminTokenFile))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.prepare(dir)
+			before := listFiles(t, dir)
+			s, err := New(Config{StateDir: dir, NATSURL: ns.ClientURL(), Listen: "127.0.0.1:0", Logger: testLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Start(context.Background())
+			if err == nil {
+				s.Close()
+				t.Fatal("started")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not say %q", err, tc.want)
+			}
+			if after := listFiles(t, dir); after != before {
+				t.Fatalf("state dir changed from %q to %q", before, after)
+			}
+		})
+	}
+}
+
+func listFiles(t *testing.T, dir string) string {
+	var names []string
+	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		names = append(names, p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(names, ",")
+}
