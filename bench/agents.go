@@ -100,7 +100,6 @@ func benchAgents(ctx context.Context, e *env) ([]row, error) {
 	}, nil
 }
 
-
 // enrollMany enrolls n agents (a0, a1, ...) the way `outpost agent enroll`
 // does: a token each, a key pair each, made here.
 func enrollMany(ctx context.Context, cl *client.Client, url, ws string, n int) ([]*enroll.Config, error) {

@@ -67,7 +67,6 @@ func benchSwap(ctx context.Context, e *env) ([]row, error) {
 	}, nil
 }
 
-
 // swapLoop swaps the session back and forth e.n times, starting at epoch,
 // each swap with the epoch it expects, and measures a GET of the session
 // after each. With load, each swap waits until swapReaders more reads
