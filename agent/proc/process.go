@@ -77,8 +77,8 @@ type process struct {
 	cmd      *exec.Cmd
 	pid      int
 	out      *outbuf
-	in       *stdinWriter // nil without stdin
-	pty      *os.File     // the master, nil without a TTY
+	in       *stdinWriter  // nil without stdin
+	pty      *os.File      // the master, nil without a TTY
 	term     chan struct{} // closed by terminate
 	termOnce sync.Once
 
