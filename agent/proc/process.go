@@ -19,9 +19,9 @@ const (
 	// DefaultTermGrace is how long terminate waits after TERM before KILL.
 	DefaultTermGrace = 5 * time.Second
 	// DefaultBufferBytes and DefaultBufferChunks bound a process's retained
-	// output; an attached reader may hold half of them unacknowledged.
-	DefaultBufferBytes  = 16 << 20
-	DefaultBufferChunks = 8192
+	// output; an attached reader may hold a quarter of them unacknowledged.
+	DefaultBufferBytes  = 32 << 20
+	DefaultBufferChunks = 16384
 	// maxWriteIDs is how many stdin write ids a process remembers.
 	maxWriteIDs = 4096
 	// drainHardMax bounds the collection of output after exit even while a

@@ -11,8 +11,8 @@ import (
 	"github.com/creack/pty"
 )
 
-// ptySupported reports whether processes can run on a pseudo-terminal here.
-const ptySupported = true
+// PTYSupported reports whether processes can run on a pseudo-terminal here.
+const PTYSupported = true
 
 // attachPTY opens a pseudo-terminal of cols × rows and makes it cmd's
 // stdin, stdout, stderr and controlling terminal, in a new session (whose

@@ -6,8 +6,8 @@ import (
 	"os/exec"
 )
 
-// ptySupported reports whether processes can run on a pseudo-terminal here.
-const ptySupported = false
+// PTYSupported reports whether processes can run on a pseudo-terminal here.
+const PTYSupported = false
 
 var errNoPTY = errors.New("pseudo-terminals are not supported on windows")
 

@@ -19,9 +19,11 @@ func newLimits(bytes int, grace time.Duration) limits {
 	if bytes <= 0 {
 		bytes = DefaultBufferBytes
 	}
+	// The window is a quarter: the rest keeps history that a reader who
+	// lost what was in flight to it can still resume from.
 	return limits{
 		bytes: bytes, chunks: DefaultBufferChunks,
-		window: bytes / 2, windowChunks: DefaultBufferChunks / 2,
+		window: bytes / 4, windowChunks: DefaultBufferChunks / 4,
 		grace: orDefault(grace, DefaultReaderGrace),
 	}
 }
@@ -58,7 +60,7 @@ func validateStart(req *StartRequest) error {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "argv[0] is empty")
 	case req.Timeout < 0:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "timeout must not be negative")
-	case req.TTY && !ptySupported:
+	case req.TTY && !PTYSupported:
 		return wire.Errorf(wire.CodeUnsupported, "", "this agent cannot run processes on a terminal")
 	}
 	if req.ID != "" {
