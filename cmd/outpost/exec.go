@@ -16,9 +16,10 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cf.register(fs)
 	agentID := fs.String("agent", envOr("OUTPOST_AGENT", ""), "agent to run on ($OUTPOST_AGENT; default the workspace's only agent)")
 	session := fs.String("session", "", "session to run in (routed to its active backend)")
-	tty := fs.Bool("t", false, "attach a PTY to your terminal")
+	tty := fs.Bool("t", false, "attach a PTY to your terminal (raw mode, resize, Ctrl-C to the remote)")
+	buffered := fs.Bool("buffered", false, "run to completion, then print the output (POST /exec)")
 	cwd := fs.String("cwd", "", "working directory, relative to the agent's root")
-	timeout := fs.Int64("timeout", 0, "timeout in milliseconds (default 60000)")
+	timeout := fs.Int64("timeout", 0, "timeout in milliseconds (default none; 60000 with --buffered)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -27,8 +28,8 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return fmt.Errorf("no command given (outpost exec -- CMD ARGS...)")
 	}
-	if *tty {
-		return fmt.Errorf("-t needs streaming processes, which this build does not have yet")
+	if *tty && *buffered {
+		return fmt.Errorf("-t and --buffered exclude each other")
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -39,7 +40,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *session != "" && *agentID != "":
 		return fmt.Errorf("--agent and --session exclude each other")
 	case *session != "":
-		return fmt.Errorf("--session needs sessions, which this build does not have yet")
+		target = cl.Session(cf.workspace, *session)
 	default:
 		if *agentID == "" {
 			if *agentID, err = pickAgent(ctx, cl, cf.workspace); err != nil {
@@ -47,6 +48,10 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 		target = cl.Agent(cf.workspace, *agentID)
+	}
+	if !*buffered {
+		req := client.StartProcessRequest{Argv: argv, Cwd: *cwd, TimeoutMs: *timeout, TTY: *tty, Stdin: true}
+		return streamExec(ctx, target, req, os.Stdin, stdout, stderr)
 	}
 	req := client.ExecRequest{Argv: argv, Cwd: *cwd, TimeoutMs: *timeout}
 	if stdinIsPipe() {
