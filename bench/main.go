@@ -35,13 +35,26 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"exec", benchExec},
+		{"stream", benchStream},
 	}
 }
 
 func main() {
+	if runChildAgent() {
+		return
+	}
 	only := flag.String("rows", "", "comma-separated suites to run (default all)")
 	n := flag.Int("n", 300, "iterations per latency figure")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := startProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	e, err := newEnv(ctx, *n)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ var sseTests = []struct {
 	{"error event", "event: error\ndata: {\"error\":{\"code\":\"not_found\",\"reason\":\"\",\"message\":\"gone\",\"retryable\":false}}\n\n", "",
 		func(err error) bool { return errors.Is(err, wire.ErrNotFound) }},
 	{"bad json", "id: 1\nevent: output\ndata: {\n\n", "", func(err error) bool { return err != nil && !IsStreamEnded(err) }},
+	{"other field order", "id: 5\nevent: output\ndata: {\"data\":\"aGk=\",\"stream\":\"stderr\",\"seq\":5}\n\n", "output", IsStreamEnded},
 }
 
 func TestReadEvents(t *testing.T) {
@@ -62,4 +64,21 @@ func FuzzReadEvents(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+func TestParseOutputMatchesJSON(t *testing.T) {
+	for _, data := range []string{
+		`{"seq":1,"stream":"stdout","data":"aGk="}`,
+		`{"seq":18446744073709551615,"stream":"pty","data":"","dropped":12}`,
+		`{"seq":2,"stream":"st\\u0065rr","data":"aGk="}`,
+		`{"seq":3,"stream":"stdout","data":"!!"}`,
+		`{"seq":4,"stream":"stdout","data":"aGk=","extra":1}`,
+	} {
+		fast, ok := parseOutput([]byte(data))
+		var slow ProcessChunk
+		err := json.Unmarshal([]byte(data), &slow)
+		if ok && (err != nil || fast.Seq != slow.Seq || fast.Stream != slow.Stream || string(fast.Data) != string(slow.Data) || fast.Dropped != slow.Dropped) {
+			t.Errorf("%s: fast %+v, encoding/json %+v (%v)", data, fast, slow, err)
+		}
+	}
 }
