@@ -179,24 +179,25 @@ func TestProcessesOverHTTP(t *testing.T) {
 
 	t.Run("terminate and signal", func(t *testing.T) {
 		for _, tty := range []bool{false, true} {
-			id := fmt.Sprintf("sleep-%v", tty)
-			if _, err := tgt.StartProcess(ctx, client.StartProcessRequest{ID: id, Command: "echo up; sleep 600", TTY: tty}); err != nil {
-				t.Fatal(err)
-			}
-			waitHTTPOutput(t, tgt, id, "up")
-			wantCode(t, tgt.Signal(ctx, id, "STOP"), wire.CodeInvalidArgument, "")
-			if !tty {
-				if err := tgt.Signal(ctx, id, "HUP"); err != nil {
+			for _, how := range []string{"signal", "terminate"} {
+				id := fmt.Sprintf("sleep-%s-%v", how, tty)
+				if _, err := tgt.StartProcess(ctx, client.StartProcessRequest{ID: id, Command: "echo up; sleep 600", TTY: tty}); err != nil {
 					t.Fatal(err)
 				}
-			} else {
-				if was, err := tgt.Terminate(ctx, id); !was || err != nil {
+				waitHTTPOutput(t, tgt, id, "up")
+				wantCode(t, tgt.Signal(ctx, id, "STOP"), wire.CodeInvalidArgument, "")
+				want := 128 + 15
+				if how == "signal" {
+					want = 128 + 1
+					if err := tgt.Signal(ctx, id, "HUP"); err != nil {
+						t.Fatal(err)
+					}
+				} else if was, err := tgt.Terminate(ctx, id); !was || err != nil {
 					t.Fatalf("terminate = %v, %v", was, err)
 				}
-			}
-			c := collectEvents(t, tgt, id, 0)
-			if want := map[bool]int{false: 128 + 1, true: 128 + 15}[tty]; c.exitCode != want {
-				t.Fatalf("exit %d, want %d", c.exitCode, want)
+				if c := collectEvents(t, tgt, id, 0); c.exitCode != want {
+					t.Fatalf("%s tty=%v: exit %d, want %d", how, tty, c.exitCode, want)
+				}
 			}
 		}
 	})

@@ -487,3 +487,30 @@ func TestProcessCloseKillsAll(t *testing.T) {
 	}
 	_ = os.Remove
 }
+
+func TestProcessBlockedStdinDoesNotDelayTerminate(t *testing.T) {
+	root := t.TempDir()
+	m, err := NewManager(Config{Root: root, TermGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	// sleep never reads stdin: a write larger than the pipe blocks.
+	id := start(t, m, StartRequest{Argv: []string{"sleep", "600"}, Stdin: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err = m.Write(ctx, id, "big", make([]byte, 1<<20), false)
+	wantError(t, err, wire.CodeDeadlineExceeded, "")
+	if err := m.Resize(id, 10, 10); err == nil {
+		t.Fatal("resize of a pipe process succeeded")
+	}
+	if was, err := m.Terminate(id); !was || err != nil {
+		t.Fatalf("terminate = %v, %v", was, err)
+	}
+	tr := readToClose(t, m, id, 0, 0)
+	if tr.exitCode != 128+15 {
+		t.Fatalf("exit %d, want 143 (TERM)", tr.exitCode)
+	}
+	// The queued write failed with the process; its id answers the same.
+	wantError(t, m.Write(context.Background(), id, "big", nil, false), wire.CodeConflict, wire.ReasonNotRunning)
+}
