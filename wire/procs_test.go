@@ -76,3 +76,46 @@ func FuzzProcBodies(f *testing.F) {
 		}
 	})
 }
+
+// responseSeeds are replies the fast envelope decoder must read exactly as
+// the general one does.
+func responseSeeds(t testing.TB) [][]byte {
+	ok, err := EncodeResult("id1", &ProcReadResult{Chunks: []ProcChunk{{Seq: 1, Stream: StreamStdout, Data: []byte("out")}}, NextSeq: 3, ExitSeq: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, _ := EncodeResult("id3", nil)
+	nilResult, _ := Marshal(map[string]any{"id": "x", "r": nil, "extra": []int{1, 2}})
+	return [][]byte{ok, empty, nilResult, EncodeError("id2", Errorf(CodeConflict, ReasonNotRunning, "gone")),
+		{0x80}, {0xc0}, {0x90}, {0x81, 0xa2, 'i', 'd', 0x01}}
+}
+
+func TestDecodeResponseMatchesGeneral(t *testing.T) {
+	for _, data := range responseSeeds(t) {
+		checkResponseDecoders(t, data)
+	}
+}
+
+func FuzzDecodeResponseFast(f *testing.F) {
+	for _, data := range responseSeeds(f) {
+		f.Add(data)
+	}
+	f.Fuzz(checkResponseDecoders)
+}
+
+// checkResponseDecoders compares the fast decoder with the general one on
+// data: where the fast one succeeds, both agree.
+func checkResponseDecoders(t *testing.T, data []byte) {
+	fast, ok := decodeResponse(data)
+	if !ok {
+		return
+	}
+	var slow Response
+	if err := Unmarshal(data, &slow); err != nil {
+		t.Fatalf("%x: fast decoded %+v, general failed: %v", data, fast, err)
+	}
+	if fast.ID != slow.ID || string(fast.Result) != string(slow.Result) || (fast.Error == nil) != (slow.Error == nil) ||
+		fast.Error != nil && *fast.Error != *slow.Error {
+		t.Fatalf("%x: fast %+v, general %+v", data, fast, slow)
+	}
+}
