@@ -276,6 +276,23 @@ func readEvents(r io.Reader, f func(ProcessEvent) error) error {
 			case "event":
 				ev.Kind = string(value)
 			case "data":
+				// An output event's one data line is decoded where it
+				// lies, saving a copy of the bulk of the stream.
+				if ev.Kind == EventOutput && data == nil && ev.Chunk == nil {
+					if c, ok := parseOutput(value); ok {
+						ev.Chunk = &c
+						continue
+					}
+				}
+				if ev.Chunk != nil {
+					if len(value) == 0 {
+						continue // joins as a trailing newline: still the same JSON
+					}
+					return fmt.Errorf("events: output %d has more than one JSON value", ev.Seq)
+				}
+				if data != nil {
+					data = append(data, '\n') // data lines join with newlines
+				}
 				data = append(data, value...)
 			}
 		}
@@ -289,6 +306,9 @@ func dispatchEvent(ev *ProcessEvent, data []byte, f func(ProcessEvent) error) (d
 	}
 	switch ev.Kind {
 	case EventOutput:
+		if ev.Chunk != nil {
+			break // decoded as it was read
+		}
 		c, ok := parseOutput(data)
 		if !ok {
 			if err := json.Unmarshal(data, &c); err != nil {

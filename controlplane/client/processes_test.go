@@ -24,6 +24,8 @@ var sseTests = []struct {
 	{"error event", "event: error\ndata: {\"error\":{\"code\":\"not_found\",\"reason\":\"\",\"message\":\"gone\",\"retryable\":false}}\n\n", "",
 		func(err error) bool { return errors.Is(err, wire.ErrNotFound) }},
 	{"bad json", "id: 1\nevent: output\ndata: {\n\n", "", func(err error) bool { return err != nil && !IsStreamEnded(err) }},
+	{"split data", "id: 6\nevent: exit\ndata: {\"exitCode\":\ndata: 2}\n\nid: 7\nevent: closed\ndata: {\"exitCode\":2}\n\n", "exit,closed", nil},
+	{"two values", "id: 8\nevent: output\ndata: {\"seq\":8,\"stream\":\"stdout\",\"data\":\"\"}\ndata: {}\n\n", "", func(err error) bool { return err != nil && !IsStreamEnded(err) }},
 	{"other field order", "id: 5\nevent: output\ndata: {\"data\":\"aGk=\",\"stream\":\"stderr\",\"seq\":5}\n\n", "output", IsStreamEnded},
 }
 
