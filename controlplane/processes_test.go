@@ -268,3 +268,35 @@ func waitHTTPOutput(t testing.TB, tgt *client.Target, id, want string) {
 		t.Fatalf("output %q lacks %q", seen.String(), want)
 	}
 }
+
+func TestProcessesThroughSession(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx := context.Background()
+	admin := adminClient(s)
+	if _, err := admin.CreateWorkspace(ctx, "ws1"); err != nil {
+		t.Fatal(err)
+	}
+	runRealAgent(t, s, "ws1", "a1")
+	if _, err := admin.CreateSession(ctx, "ws1", client.CreateSessionRequest{
+		ID: "s1", Active: "laptop", Backends: map[string]client.SessionBackend{"laptop": {Kind: client.KindAgent, Agent: "a1"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tgt := admin.Session("ws1", "s1")
+	var route client.Route
+	st, err := tgt.StartProcess(client.WithRoute(ctx, &route), client.StartProcessRequest{ID: "p1", Command: "echo routed"})
+	if err != nil || route.Backend != "laptop" || route.Epoch != 1 {
+		t.Fatalf("start through the session = %+v, %v; route %+v", st, err, route)
+	}
+	route = client.Route{}
+	var out bytes.Buffer
+	err = tgt.Events(client.WithRoute(ctx, &route), "p1", 0, func(ev client.ProcessEvent) error {
+		if ev.Chunk != nil {
+			out.Write(ev.Chunk.Data)
+		}
+		return nil
+	})
+	if err != nil || out.String() != "routed\n" || route.Backend != "laptop" {
+		t.Fatalf("events through the session: %q, %v; route %+v", out.String(), err, route)
+	}
+}
