@@ -22,8 +22,9 @@ const (
 	// resumeFor is how long exec keeps resuming a broken events stream
 	// (control plane restart, agent reconnecting) before it gives up.
 	resumeFor = 5 * time.Minute
-	// stdinChunk is the most stdin one write carries.
-	stdinChunk = 32 << 10
+	// stdinChunk is the most stdin one write carries (a read from a
+	// terminal returns far less; a pipe fills it).
+	stdinChunk = 256 << 10
 	// callTimeout bounds each control call (stdin, signal, resize).
 	callTimeout = 30 * time.Second
 )
