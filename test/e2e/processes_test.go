@@ -286,17 +286,15 @@ func TestExecCLIStreams(t *testing.T) {
 		wantOut, wantErr string
 		wantExit         int
 	}{
-		{"streams and exit status", []string{"sh", "-c", "echo out; echo err >&2; exit 5"}, "", "out\n", "err\n", 5},
-		{"stdin forwarded", []string{"cat"}, "from local stdin\n", "from local stdin\n", "", 0},
+		{"streams and exit status", []string{"--", "sh", "-c", "echo out; echo err >&2; exit 5"}, "", "out\n", "err\n", 5},
+		{"stdin forwarded", []string{"--", "cat"}, "from local stdin\n", "from local stdin\n", "", 0},
+		{"timeout", []string{"--timeout", "300", "--", "sleep", "30"}, "", "", "outpost exec: timed out\n", 124},
+		{"buffered", []string{"--buffered", "--", "sh", "-c", "echo out; exit 2"}, "", "out\n", "", 2},
 		{"tty without terminal", []string{"-t", "--", "sh", "-c", "tty; exit 7"}, "", "/dev/pts/", "", 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"exec"}, tt.args...)
-			if tt.args[0] != "-t" {
-				args = append([]string{"exec", "--"}, tt.args...)
-			}
-			cmd := exec.Command(outpostBin, args...)
+			cmd := exec.Command(outpostBin, append([]string{"exec"}, tt.args...)...)
 			cmd.Env = e.cliEnv()
 			cmd.Stdin = strings.NewReader(tt.stdin)
 			var stdout, stderr bytes.Buffer
