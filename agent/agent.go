@@ -173,7 +173,7 @@ func (a *Agent) Instance() string { return a.instance }
 // Hello is what the agent says on every connect and answers to capabilities.
 func (a *Agent) Hello() wire.Hello {
 	host, _ := os.Hostname()
-	caps := map[string]bool{"exec": true}
+	caps := map[string]bool{"exec": true, "procs": true, "pty": proc.PTYSupported}
 	for k, v := range a.cfg.Capabilities {
 		caps[k] = v
 	}

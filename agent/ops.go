@@ -14,6 +14,7 @@ func (a *Agent) registerBuiltins() {
 	a.Register(wire.OpCapabilities, a.capabilities)
 	a.Register(wire.OpProbe, a.probeOp)
 	a.Register(wire.OpExec, a.exec)
+	a.registerProcOps()
 }
 
 func (a *Agent) ping(context.Context, *wire.Request) (any, error) {

@@ -39,16 +39,29 @@ func suites() []suite {
 		{"cli", benchCLI},
 		{"offline", benchOffline},
 		{"agents", benchAgents},
+		{"stream", benchStream},
 	}
 }
 
 func main() {
+	if runChildAgent() {
+		return
+	}
 	only := flag.String("rows", "", "comma-separated suites to run (default all)")
 	n := flag.Int("n", 300, "iterations per latency figure")
 	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := startProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	e, err := newEnv(ctx, *n)

@@ -384,5 +384,6 @@ func (s *Server) routes() http.Handler {
 	// Target operations, each under every target prefix.
 	s.handleTarget(mux, "POST", "/exec", s.handleExec)
 	s.handleTarget(mux, "GET", "/capabilities", s.handleCapabilities)
+	s.routeProcesses(mux)
 	return errorMux{mux: mux, log: s.log}
 }

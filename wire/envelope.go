@@ -130,11 +130,14 @@ func EncodeError(id string, err error) []byte {
 	return b
 }
 
-// DecodeResponse decodes a reply envelope.
+// DecodeResponse decodes a reply envelope. Its Result aliases data.
 func DecodeResponse(data []byte) (*Response, error) {
-	var r Response
-	if err := Unmarshal(data, &r); err != nil {
-		return nil, Errorf(CodeInternal, "bad_reply", "decode reply: %v", err)
+	r, ok := decodeResponse(data)
+	if !ok {
+		r = Response{}
+		if err := Unmarshal(data, &r); err != nil {
+			return nil, Errorf(CodeInternal, "bad_reply", "decode reply: %v", err)
+		}
 	}
 	if r.Error != nil && r.Error.Code == "" {
 		r.Error.Code = CodeInternal

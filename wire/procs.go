@@ -43,6 +43,10 @@ const (
 	MaxWriteIDLen = 128
 	// DefaultReadBytes is the output read size when a read names none.
 	DefaultReadBytes = 1 << 20
+	// MaxReadBytes bounds one read's output, so that a reply stays well
+	// under the 8 MiB max payload of the embedded server. A control plane
+	// on a server with a smaller max payload asks for less.
+	MaxReadBytes = 4 << 20
 	// MaxReadWaitMs bounds how long one read may wait for output.
 	MaxReadWaitMs = 60000
 	// DefaultCols and DefaultRows size a PTY started without a size.
@@ -78,9 +82,12 @@ type ProcStartRequest struct {
 
 // Validate checks the request's shape before anything runs.
 func (r *ProcStartRequest) Validate() error {
+	if r.ID != "" {
+		if err := validProcID(r.ID); err != nil {
+			return err
+		}
+	}
 	switch {
-	case len(r.ID) > MaxProcIDLen:
-		return Errorf(CodeInvalidArgument, "", "process id is longer than %d characters", MaxProcIDLen)
 	case len(r.Argv) == 0 && r.Command == "":
 		return Errorf(CodeInvalidArgument, "", "a process needs argv or command")
 	case len(r.Argv) > 0 && r.Command != "":
@@ -227,9 +234,20 @@ type ProcTerminateResult struct {
 	WasRunning bool `msgpack:"wasRunning"`
 }
 
+// ValidProcID checks a process id: [a-z0-9][a-z0-9_-]{0,62}, like every id
+// of the API.
+func ValidProcID(id string) error { return validProcID(id) }
+
 func validProcID(id string) error {
 	if id == "" || len(id) > MaxProcIDLen {
 		return Errorf(CodeInvalidArgument, "", "process id must be 1 to %d characters", MaxProcIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '_' || c == '-')
+		if !ok {
+			return Errorf(CodeInvalidArgument, "", "process id %q must match [a-z0-9][a-z0-9_-]{0,62}", id)
+		}
 	}
 	return nil
 }

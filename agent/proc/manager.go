@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/outposthq/outpost/wire"
 )
@@ -20,6 +21,18 @@ type Config struct {
 	// Logger receives debug records about started and finished processes.
 	// Nil discards them.
 	Logger *slog.Logger
+	// ReaderGrace is how long a streaming process's reader counts as
+	// attached after its last read; zero means DefaultReaderGrace.
+	ReaderGrace time.Duration
+	// Retain is how long a closed process stays readable; zero means
+	// DefaultRetain.
+	Retain time.Duration
+	// TermGrace is how long Terminate waits after TERM before KILL; zero
+	// means DefaultTermGrace.
+	TermGrace time.Duration
+	// BufferBytes bounds each process's retained output (at least 1 MiB is
+	// sensible); zero means DefaultBufferBytes.
+	BufferBytes int
 }
 
 // Manager starts processes confined to a root and kills what is left of them.
@@ -36,6 +49,13 @@ type Manager struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup // running Exec calls
+
+	lim       limits        // of every streaming process's output
+	retain    time.Duration // Config.Retain
+	termGrace time.Duration // Config.TermGrace
+	procs     map[string]*process
+	order     []string       // process ids by start
+	procWG    sync.WaitGroup // supervisors of streaming processes
 }
 
 // errClosed is the cancel cause of calls cut short by Close.
@@ -63,18 +83,31 @@ func NewManager(cfg Config) (*Manager, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	closing, cancel := context.WithCancelCause(context.Background())
-	return &Manager{root: root, realRoot: real, log: log, closing: closing, cancel: cancel}, nil
+	return &Manager{
+		root: root, realRoot: real, log: log, closing: closing, cancel: cancel,
+		lim: newLimits(cfg.BufferBytes, cfg.ReaderGrace), retain: orDefault(cfg.Retain, DefaultRetain),
+		termGrace: orDefault(cfg.TermGrace, DefaultTermGrace), procs: map[string]*process{},
+	}, nil
 }
 
-// Close kills the process group of every Exec still running and waits for
-// those calls to return; they fail with an unavailable error, and so does every
-// later Exec. Close is idempotent and always returns nil.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Close kills the process group of every Exec and streaming process still
+// running and waits for those calls and processes to end; they fail with an
+// unavailable error, and so does every later call. Close is idempotent and
+// always returns nil.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel(errClosed)
 	m.calls.Wait()
+	m.procWG.Wait()
 	return nil
 }
 

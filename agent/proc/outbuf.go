@@ -43,9 +43,9 @@ type chunk struct {
 type limits struct {
 	bytes, chunks int // retained output, acknowledged or not
 	// window and windowChunks bound the output not yet acknowledged by an
-	// attached reader; a pump waits when either is reached. They are half
-	// of bytes and chunks, so the rest keeps history a resuming reader may
-	// still ask for.
+	// attached reader; a pump waits when either is reached. They are a
+	// fraction of bytes and chunks, so the rest keeps history a resuming
+	// reader may still ask for.
 	window, windowChunks int
 	grace                time.Duration // a reader stays attached this long after a read
 }

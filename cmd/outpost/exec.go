@@ -15,9 +15,10 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var cf clientFlags
 	cf.register(fs)
 	tf := addTargetFlags(fs)
-	tty := fs.Bool("t", false, "attach a PTY to your terminal")
+	tty := fs.Bool("t", false, "attach a PTY to your terminal (raw mode, resize, Ctrl-C to the remote)")
+	buffered := fs.Bool("buffered", false, "run to completion, then print the output (POST /exec)")
 	cwd := fs.String("cwd", "", "working directory, relative to the agent's root")
-	timeout := fs.Int64("timeout", 0, "timeout in milliseconds (default 60000)")
+	timeout := fs.Int64("timeout", 0, "timeout in milliseconds (default none; 60000 with --buffered)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -26,8 +27,8 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return fmt.Errorf("no command given (outpost exec -- CMD ARGS...)")
 	}
-	if *tty {
-		return fmt.Errorf("-t needs streaming processes, which this build does not have yet")
+	if *tty && *buffered {
+		return fmt.Errorf("-t and --buffered exclude each other")
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -36,6 +37,10 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	target, err := tf.target(ctx, cl, cf.workspace)
 	if err != nil {
 		return err
+	}
+	if !*buffered {
+		req := client.StartProcessRequest{Argv: argv, Cwd: *cwd, TimeoutMs: *timeout, TTY: *tty, Stdin: true}
+		return streamExec(ctx, target, req, os.Stdin, stdout, stderr)
 	}
 	req := client.ExecRequest{Argv: argv, Cwd: *cwd, TimeoutMs: *timeout}
 	if stdinIsPipe() {

@@ -1,0 +1,67 @@
+//go:build unix
+
+package proc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/creack/pty"
+)
+
+// PTYSupported reports whether processes can run on a pseudo-terminal here.
+const PTYSupported = true
+
+// attachPTY opens a pseudo-terminal of cols × rows and makes it cmd's
+// stdin, stdout, stderr and controlling terminal, in a new session (whose
+// id, like its process group's, is the child's pid). It returns the master
+// and the slave; the caller keeps the slave open while the process runs.
+func attachPTY(cmd *exec.Cmd, cols, rows int) (master, slave *os.File, err error) {
+	master, slave, err = pty.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pty.Setsize(master, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		master.Close()
+		slave.Close()
+		return nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	attr := &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	setDeathSignal(attr)
+	cmd.SysProcAttr = attr
+	return master, slave, nil
+}
+
+// resizePTY sets the terminal size; the kernel sends SIGWINCH to its
+// foreground group.
+func resizePTY(master *os.File, cols, rows int) error {
+	return pty.Setsize(master, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+}
+
+// isPTYEnd reports whether err from reading a master means the terminal
+// is gone: Linux answers EIO once every slave is closed.
+func isPTYEnd(err error) bool { return errors.Is(err, syscall.EIO) }
+
+// signals is the allow-list of signals a client may send. STOP and CONT are
+// left out on purpose: a stopped process looks idle.
+var signals = map[string]os.Signal{
+	"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL,
+	"HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT,
+	"USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2,
+}
+
+// termSignal asks a process group to end.
+var termSignal os.Signal = syscall.SIGTERM
+
+// signalGroup sends sig to p's process group. A group already gone is not
+// an error.
+func signalGroup(p *os.Process, sig os.Signal) error {
+	err := syscall.Kill(-p.Pid, sig.(syscall.Signal))
+	if errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.EPERM) {
+		return nil
+	}
+	return err
+}

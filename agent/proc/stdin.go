@@ -1,0 +1,185 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// maxPendingStdin bounds the stdin bytes queued for a process that does not
+// read them; more is unavailable/busy until it catches up.
+const maxPendingStdin = 16 << 20
+
+// ptyEOF is what eof writes to a terminal: the VEOF character, Ctrl-D.
+const ptyEOF = 0x04
+
+// writeOp is one accepted stdin write.
+type writeOp struct {
+	data []byte
+	eof  bool
+	done chan struct{} // closed once written (or failed)
+	err  error         // set before done closes
+}
+
+// stdinWriter feeds a process's stdin from one goroutine, in the order
+// writes were accepted, so a write blocked on a full pipe delays only later
+// writes, never terminate, resize or exit. Write ids are remembered (the
+// latest maxWriteIDs) as soon as a write is accepted: a repeat waits for the
+// first and answers as it did, and never writes twice.
+type stdinWriter struct {
+	w   *os.File // pipe write end, or the PTY master
+	tty bool     // eof writes ptyEOF instead of closing w
+
+	mu      sync.Mutex
+	ids     map[string]*writeOp
+	order   []string // ids, oldest first
+	queue   []*writeOp
+	pending int  // bytes queued
+	eof     bool // an eof write was accepted
+	shut    bool
+	wake    chan struct{}
+	done    chan struct{} // closed when the goroutine ends
+}
+
+func newStdinWriter(w *os.File, tty bool) *stdinWriter {
+	s := &stdinWriter{w: w, tty: tty, ids: map[string]*writeOp{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+// write accepts data (then EOF when eof) and waits until it is written or
+// ctx ends; in the latter case the write still happens, and a retry with
+// the same id waits for it.
+func (s *stdinWriter) write(ctx context.Context, id, wid string, data []byte, eof bool) error {
+	op, err := s.accept(id, wid, data, eof)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-op.done:
+		return op.err
+	case <-ctx.Done():
+		return wire.Errorf(wire.CodeDeadlineExceeded, "", "stdin of process %s: write still pending (retry with the same writeId)", id)
+	}
+}
+
+func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if op := s.ids[wid]; wid != "" && op != nil {
+		return op, nil
+	}
+	switch {
+	case s.shut:
+		return nil, notRunning(id)
+	case s.eof:
+		return nil, wire.Errorf(wire.CodeConflict, "stdin_closed", "stdin of process %s is closed", id)
+	case s.pending+len(data) > maxPendingStdin:
+		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "stdin of process %s has %d bytes queued; retry later", id, s.pending)
+	}
+	op := &writeOp{data: data, eof: eof, done: make(chan struct{})}
+	if wid != "" {
+		s.ids[wid] = op
+		s.order = append(s.order, wid)
+		if len(s.order) > maxWriteIDs {
+			delete(s.ids, s.order[0])
+			s.order = s.order[1:]
+		}
+	}
+	s.queue = append(s.queue, op)
+	s.pending += len(data)
+	s.eof = eof
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return op, nil
+}
+
+// loop writes queued ops until shutdown.
+func (s *stdinWriter) loop() {
+	defer close(s.done)
+	for {
+		op, ok := s.next()
+		if !ok {
+			return
+		}
+		op.err = s.do(op)
+		s.mu.Lock()
+		s.pending -= len(op.data)
+		s.mu.Unlock()
+		close(op.done)
+	}
+}
+
+// next waits for the next op; false once shut down (queued ops fail).
+func (s *stdinWriter) next() (*writeOp, bool) {
+	s.mu.Lock()
+	for len(s.queue) == 0 && !s.shut {
+		s.mu.Unlock()
+		<-s.wake
+		s.mu.Lock()
+	}
+	defer s.mu.Unlock()
+	if s.shut {
+		for _, op := range s.queue {
+			op.err = errStdinShut
+			close(op.done)
+		}
+		s.queue = nil
+		return nil, false
+	}
+	op := s.queue[0]
+	s.queue = s.queue[1:]
+	return op, true
+}
+
+var errStdinShut = wire.Errorf(wire.CodeConflict, wire.ReasonNotRunning, "process is not running")
+
+func (s *stdinWriter) do(op *writeOp) error {
+	if len(op.data) > 0 {
+		if _, err := s.w.Write(op.data); err != nil {
+			return stdinError(err)
+		}
+	}
+	if !op.eof {
+		return nil
+	}
+	if s.tty {
+		_, err := s.w.Write([]byte{ptyEOF})
+		return stdinError(err)
+	}
+	return stdinError(s.w.Close())
+}
+
+func stdinError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.EPIPE), errors.Is(err, os.ErrClosed), errors.Is(err, io.ErrClosedPipe), errors.Is(err, syscall.EIO):
+		return errStdinShut
+	default:
+		return wire.Errorf(wire.CodeInternal, "", "write stdin: %v", err)
+	}
+}
+
+// shutdown fails what is queued, ends the goroutine and waits for it. A
+// pipe is closed first, which also ends a write blocked on it; a PTY master
+// is closed by its owner.
+func (s *stdinWriter) shutdown() {
+	s.mu.Lock()
+	s.shut = true
+	s.mu.Unlock()
+	if !s.tty {
+		_ = s.w.Close()
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,143 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/outposthq/outpost/agent/proc"
+	"github.com/outposthq/outpost/wire"
+)
+
+// readMargin is kept between the end of a read's wait and the request's
+// deadline, so that the reply arrives in time.
+const readMargin = 2 * time.Second
+
+// registerProcOps serves the streaming process ops (wire/PROTOCOL.md).
+func (a *Agent) registerProcOps() {
+	a.Register(wire.OpProcStart, a.procStart)
+	a.Register(wire.OpProcList, a.procList)
+	a.Register(wire.OpProcGet, a.procGet)
+	a.Register(wire.OpProcRead, a.procRead)
+	a.Register(wire.OpProcWrite, a.procWrite)
+	a.Register(wire.OpProcSignal, a.procSignal)
+	a.Register(wire.OpProcResize, a.procResize)
+	a.Register(wire.OpProcTerminate, a.procTerminate)
+}
+
+// validator is a request body that checks its own shape.
+type validator interface{ Validate() error }
+
+// decode decodes and validates req's body into v.
+func decode(req *wire.Request, v validator) error {
+	if err := req.DecodeBody(v); err != nil {
+		return err
+	}
+	return v.Validate()
+}
+
+func (a *Agent) procStart(_ context.Context, req *wire.Request) (any, error) {
+	var b wire.ProcStartRequest
+	if err := decode(req, &b); err != nil {
+		return nil, err
+	}
+	id, pid, err := a.procs.Start(proc.StartRequest{
+		ID: b.ID, Argv: b.Argv, Command: b.Command, Cwd: b.Cwd, Env: b.Env,
+		TTY: b.TTY, Cols: b.Cols, Rows: b.Rows, Stdin: b.Stdin, Detached: b.Detached,
+		Timeout: time.Duration(b.TimeoutMs) * time.Millisecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.ProcStartResult{ID: id, PID: pid}, nil
+}
+
+func (a *Agent) procList(context.Context, *wire.Request) (any, error) {
+	infos := a.procs.List()
+	out := &wire.ProcListResult{Processes: make([]wire.ProcInfo, len(infos))}
+	for i, in := range infos {
+		out.Processes[i] = procInfo(in)
+	}
+	return out, nil
+}
+
+func (a *Agent) procGet(_ context.Context, req *wire.Request) (any, error) {
+	var b wire.ProcRef
+	if err := decode(req, &b); err != nil {
+		return nil, err
+	}
+	in, err := a.procs.Get(b.ID)
+	if err != nil {
+		return nil, err
+	}
+	info := procInfo(in)
+	return &info, nil
+}
+
+func procInfo(in proc.Info) wire.ProcInfo {
+	return wire.ProcInfo{
+		ID: in.ID, PID: in.PID, Argv: in.Argv, TTY: in.TTY, Detached: in.Detached,
+		Running: in.Running, ExitCode: in.ExitCode, TimedOut: in.TimedOut, Closed: in.Closed,
+		StartedAt: in.StartedAt.UTC(), ExitedAt: in.ExitedAt.UTC(),
+	}
+}
+
+// procRead waits at most until readMargin before the request's deadline.
+func (a *Agent) procRead(ctx context.Context, req *wire.Request) (any, error) {
+	var b wire.ProcReadRequest
+	if err := decode(req, &b); err != nil {
+		return nil, err
+	}
+	wait := time.Duration(b.WaitMs) * time.Millisecond
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)-readMargin)
+	}
+	res, err := a.procs.Read(ctx, b.ID, b.After, b.MaxBytes, max(wait, 0))
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.ProcReadResult{
+		Chunks: make([]wire.ProcChunk, len(res.Chunks)), NextSeq: res.NextSeq,
+		ExitSeq: res.ExitSeq, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
+		ClosedSeq: res.ClosedSeq, Dropped: res.Dropped,
+	}
+	for i, c := range res.Chunks {
+		out.Chunks[i] = wire.ProcChunk{Seq: c.Seq, Stream: c.Stream, Data: c.Data}
+	}
+	return out, nil
+}
+
+func (a *Agent) procWrite(ctx context.Context, req *wire.Request) (any, error) {
+	var b wire.ProcWriteRequest
+	if err := decode(req, &b); err != nil {
+		return nil, err
+	}
+	return nil, a.procs.Write(ctx, b.ID, b.WriteID, b.Data, b.EOF)
+}
+
+func (a *Agent) procSignal(_ context.Context, req *wire.Request) (any, error) {
+	var b wire.ProcSignalRequest
+	if err := decode(req, &b); err != nil {
+		return nil, err
+	}
+	return nil, a.procs.Signal(b.ID, b.Signal)
+}
+
+func (a *Agent) procResize(_ context.Context, req *wire.Request) (any, error) {
+	var b wire.ProcResizeRequest
+	if err := decode(req, &b); err != nil {
+		return nil, err
+	}
+	return nil, a.procs.Resize(b.ID, b.Cols, b.Rows)
+}
+
+func (a *Agent) procTerminate(_ context.Context, req *wire.Request) (any, error) {
+	var b wire.ProcRef
+	if err := decode(req, &b); err != nil {
+		return nil, err
+	}
+	was, err := a.procs.Terminate(b.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.ProcTerminateResult{WasRunning: was}, nil
+}

@@ -1,0 +1,218 @@
+package controlplane
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/wire"
+)
+
+// Events stream tuning.
+const (
+	// eventsWait is each long-poll read's wait; an empty one becomes a
+	// keepalive comment, so a dead client is noticed.
+	eventsWait = 20 * time.Second
+	// eventsRetryMax is the longest pause between reads that found the
+	// agent unreachable; the stream keeps trying while the client listens.
+	eventsRetryMax = 2 * time.Second
+	// eventsBuffered is how many read results wait for the HTTP writer:
+	// one read is always in flight while the previous one is written, so
+	// the agent, NATS and the client's connection all stay busy.
+	eventsBuffered = 1
+)
+
+// readOutcome is one read of the events stream's fetcher.
+type readOutcome struct {
+	res *wire.ProcReadResult
+	err error
+}
+
+// handleProcessEvents serves GET {target}/processes/{id}/events: every event
+// after ?after= (or Last-Event-ID) as Server-Sent Events, until closed.
+//
+// One goroutine fetches, the handler writes. Reads are long-polls of up to
+// readCap bytes; the fetcher asks for the next as soon as one returns, and
+// waits while eventsBuffered results are unwritten, so a slow client slows
+// the reads, which slows the process (the agent's flow control).
+func (s *Server) handleProcessEvents(w http.ResponseWriter, r *http.Request, t target) error {
+	id, err := procID(r)
+	if err != nil {
+		return err
+	}
+	after, err := queryUint(r.URL.Query().Get("after"), "after")
+	if err != nil {
+		return err
+	}
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		if after, err = queryUint(v, "Last-Event-ID"); err != nil {
+			return err
+		}
+	}
+	// The first read answers at once, so a bad id or an offline agent is
+	// a real status, not an event.
+	first, err := s.readProc(r, t, &wire.ProcReadRequest{ID: id, After: after})
+	if err != nil {
+		return err
+	}
+	flusher, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	results := make(chan readOutcome, eventsBuffered)
+	fetched := make(chan struct{})
+	if first.ClosedSeq == 0 {
+		go func() {
+			defer close(fetched)
+			s.fetchEvents(ctx, r, t, id, first.NextSeq, results)
+		}()
+	} else {
+		close(fetched)
+	}
+	defer func() { cancel(); <-fetched }()
+
+	sw := &sseWriter{bw: bufio.NewWriterSize(w, 256<<10), flusher: flusher, last: after}
+	res := first
+	for {
+		if sw.write(res) != nil || res.ClosedSeq != 0 {
+			return nil // the client left, or the stream is complete
+		}
+		select {
+		case out := <-results:
+			if out.err != nil {
+				sw.writeError(out.err)
+				return nil
+			}
+			res = out.res
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// fetchEvents reads from cursor after until closed, ctx ends or an error
+// that a retry cannot fix; unreachable agents are retried with backoff.
+func (s *Server) fetchEvents(ctx context.Context, r *http.Request, t target, id string, after uint64, out chan<- readOutcome) {
+	r = r.WithContext(ctx)
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		res, err := s.readProc(r, t, &wire.ProcReadRequest{ID: id, After: after, WaitMs: eventsWait.Milliseconds()})
+		if err != nil && wire.AsError(err).Retryable && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, eventsRetryMax)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		select {
+		case out <- readOutcome{res: res, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || res.ClosedSeq != 0 {
+			return
+		}
+		after = res.NextSeq
+	}
+}
+
+// sseWriter renders read results as events: output chunks, exit and
+// closed in sequence order, each once (last is the highest seq written).
+type sseWriter struct {
+	bw      *bufio.Writer
+	flusher http.Flusher
+	last    uint64
+	b64     []byte
+}
+
+// write writes every event of res after last, then flushes; an empty
+// result is a keepalive comment.
+func (w *sseWriter) write(res *wire.ProcReadResult) error {
+	exitDone := res.ExitSeq == 0 || res.ExitSeq <= w.last
+	dropped := res.Dropped
+	for _, c := range res.Chunks {
+		if !exitDone && res.ExitSeq < c.Seq {
+			w.exit(res, client.EventExit, res.ExitSeq)
+			exitDone = true
+		}
+		if c.Seq <= w.last {
+			continue
+		}
+		w.output(&c, dropped)
+		dropped = 0
+	}
+	if !exitDone {
+		w.exit(res, client.EventExit, res.ExitSeq)
+	}
+	if res.ClosedSeq != 0 && res.ClosedSeq > w.last {
+		w.exit(res, client.EventClosed, res.ClosedSeq)
+	}
+	if len(res.Chunks) == 0 && res.ClosedSeq == 0 {
+		w.bw.WriteString(": keepalive\n\n")
+	}
+	return w.flush()
+}
+
+// output writes one output event; its data is the chunk's JSON, written
+// here rather than by encoding/json to keep bulk output cheap.
+func (w *sseWriter) output(c *wire.ProcChunk, dropped int64) {
+	n := base64.StdEncoding.EncodedLen(len(c.Data))
+	if cap(w.b64) < n {
+		w.b64 = make([]byte, n)
+	}
+	w.b64 = w.b64[:n]
+	base64.StdEncoding.Encode(w.b64, c.Data)
+	seq := strconv.FormatUint(c.Seq, 10)
+	w.bw.WriteString("id: " + seq + "\nevent: output\ndata: {\"seq\":" + seq + ",\"stream\":")
+	stream, _ := json.Marshal(c.Stream)
+	w.bw.Write(stream)
+	w.bw.WriteString(",\"data\":\"")
+	w.bw.Write(w.b64)
+	w.bw.WriteString("\"")
+	if dropped > 0 {
+		w.bw.WriteString(",\"dropped\":" + strconv.FormatInt(dropped, 10))
+	}
+	w.bw.WriteString("}\n\n")
+	w.last = c.Seq
+}
+
+// exit writes an exit or closed event.
+func (w *sseWriter) exit(res *wire.ProcReadResult, kind string, seq uint64) {
+	data, _ := json.Marshal(client.ProcessExit{ExitCode: res.ExitCode, TimedOut: res.TimedOut})
+	w.bw.WriteString("id: " + strconv.FormatUint(seq, 10) + "\nevent: " + kind + "\ndata: ")
+	w.bw.Write(data)
+	w.bw.WriteString("\n\n")
+	w.last = seq
+}
+
+// writeError ends the stream with an error event (no id: it is not one of
+// the process's events).
+func (w *sseWriter) writeError(err error) {
+	data, _ := json.Marshal(client.NewErrorBody(err))
+	w.bw.WriteString("event: error\ndata: ")
+	w.bw.Write(data)
+	w.bw.WriteString("\n\n")
+	_ = w.flush()
+}
+
+func (w *sseWriter) flush() error {
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	if w.flusher != nil {
+		w.flusher.Flush()
+	}
+	return nil
+}

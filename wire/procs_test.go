@@ -1,0 +1,121 @@
+package wire
+
+import (
+	"testing"
+	"time"
+)
+
+// procBodies are the table of proc bodies; FuzzProcBodies seeds from them.
+var procBodies = []struct {
+	name  string
+	op    string
+	body  interface{ Validate() error }
+	valid bool
+}{
+	{"start argv", OpProcStart, &ProcStartRequest{ID: "p1", Argv: []string{"cat"}, Stdin: true}, true},
+	{"start tty", OpProcStart, &ProcStartRequest{Command: "sh", TTY: true, Cols: 100, Rows: 30}, true},
+	{"start bad id", OpProcStart, &ProcStartRequest{ID: "P.1", Argv: []string{"x"}}, false},
+	{"start both", OpProcStart, &ProcStartRequest{Argv: []string{"x"}, Command: "y"}, false},
+	{"start size without tty", OpProcStart, &ProcStartRequest{Argv: []string{"x"}, Cols: 10}, false},
+	{"start huge size", OpProcStart, &ProcStartRequest{Argv: []string{"x"}, TTY: true, Cols: 70000, Rows: 1}, false},
+	{"start negative timeout", OpProcStart, &ProcStartRequest{Argv: []string{"x"}, TimeoutMs: -1}, false},
+	{"read", OpProcRead, &ProcReadRequest{ID: "p1", After: 7, MaxBytes: 1 << 20, WaitMs: 1000}, true},
+	{"read long wait", OpProcRead, &ProcReadRequest{ID: "p1", WaitMs: MaxReadWaitMs + 1}, false},
+	{"read no id", OpProcRead, &ProcReadRequest{}, false},
+	{"write", OpProcWrite, &ProcWriteRequest{ID: "p1", WriteID: "w1", Data: []byte("x"), EOF: true}, true},
+	{"signal", OpProcSignal, &ProcSignalRequest{ID: "p1", Signal: "INT"}, true},
+	{"signal unnamed", OpProcSignal, &ProcSignalRequest{ID: "p1"}, false},
+	{"resize", OpProcResize, &ProcResizeRequest{ID: "p1", Cols: 80, Rows: 24}, true},
+	{"resize zero", OpProcResize, &ProcResizeRequest{ID: "p1", Cols: 0, Rows: 24}, false},
+	{"ref", OpProcTerminate, &ProcRef{ID: "p-1_x"}, true},
+	{"ref leading dash", OpProcTerminate, &ProcRef{ID: "-p"}, false},
+}
+
+func TestProcBodiesValidate(t *testing.T) {
+	for _, tt := range procBodies {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.body.Validate()
+			if (err == nil) != tt.valid {
+				t.Fatalf("Validate() = %v, want valid %v", err, tt.valid)
+			}
+			if err != nil && AsError(err).Code != CodeInvalidArgument {
+				t.Fatalf("Validate() = %v, want invalid_argument", err)
+			}
+		})
+	}
+}
+
+// FuzzProcBodies decodes arbitrary proc request envelopes into every proc
+// body: nothing panics, and what decodes and validates encodes again.
+func FuzzProcBodies(f *testing.F) {
+	dl := time.Now().Add(time.Minute)
+	for _, tt := range procBodies {
+		r, err := NewRequest(tt.op, tt.body, dl)
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, _ := r.Marshal()
+		f.Add(b)
+	}
+	f.Add([]byte{0xc1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := DecodeRequest(data)
+		if err != nil {
+			return
+		}
+		for _, body := range []interface{ Validate() error }{
+			&ProcStartRequest{}, &ProcReadRequest{}, &ProcWriteRequest{},
+			&ProcSignalRequest{}, &ProcResizeRequest{}, &ProcRef{},
+		} {
+			if r.DecodeBody(body) != nil || body.Validate() != nil {
+				continue
+			}
+			if _, err := NewRequest(r.Op, body, dl); err != nil {
+				t.Fatalf("a valid %T does not encode: %v", body, err)
+			}
+		}
+	})
+}
+
+// responseSeeds are replies the fast envelope decoder must read exactly as
+// the general one does.
+func responseSeeds(t testing.TB) [][]byte {
+	ok, err := EncodeResult("id1", &ProcReadResult{Chunks: []ProcChunk{{Seq: 1, Stream: StreamStdout, Data: []byte("out")}}, NextSeq: 3, ExitSeq: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, _ := EncodeResult("id3", nil)
+	nilResult, _ := Marshal(map[string]any{"id": "x", "r": nil, "extra": []int{1, 2}})
+	return [][]byte{ok, empty, nilResult, EncodeError("id2", Errorf(CodeConflict, ReasonNotRunning, "gone")),
+		{0x80}, {0xc0}, {0x90}, {0x81, 0xa2, 'i', 'd', 0x01}}
+}
+
+func TestDecodeResponseMatchesGeneral(t *testing.T) {
+	for _, data := range responseSeeds(t) {
+		checkResponseDecoders(t, data)
+	}
+}
+
+func FuzzDecodeResponseFast(f *testing.F) {
+	for _, data := range responseSeeds(f) {
+		f.Add(data)
+	}
+	f.Fuzz(checkResponseDecoders)
+}
+
+// checkResponseDecoders compares the fast decoder with the general one on
+// data: where the fast one succeeds, both agree.
+func checkResponseDecoders(t *testing.T, data []byte) {
+	fast, ok := decodeResponse(data)
+	if !ok {
+		return
+	}
+	var slow Response
+	if err := Unmarshal(data, &slow); err != nil {
+		t.Fatalf("%x: fast decoded %+v, general failed: %v", data, fast, err)
+	}
+	if fast.ID != slow.ID || string(fast.Result) != string(slow.Result) || (fast.Error == nil) != (slow.Error == nil) ||
+		fast.Error != nil && *fast.Error != *slow.Error {
+		t.Fatalf("%x: fast %+v, general %+v", data, fast, slow)
+	}
+}
