@@ -265,7 +265,6 @@ func peakRSS(pid int) int64 {
 	return peak
 }
 
-
 // startProfile profiles this process's CPU into path, and asks a stream
 // child agent to profile into path.agent.
 func startProfile(path string) (stop func(), err error) {
