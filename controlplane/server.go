@@ -375,5 +375,6 @@ func (s *Server) routes() http.Handler {
 	// Target operations, each under every target prefix.
 	s.handleTarget(mux, "POST", "/exec", s.handleExec)
 	s.handleTarget(mux, "GET", "/capabilities", s.handleCapabilities)
+	s.routeFiles(mux)
 	return errorMux{mux: mux, log: s.log}
 }

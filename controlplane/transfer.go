@@ -1,0 +1,199 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// Transfer sizing: chunks well below the NATS max payload, several in
+// flight so one transfer keeps the link busy. At most window+1 chunks of one
+// transfer are in the control plane's memory at once.
+const (
+	defaultChunk   = 1 << 20
+	minChunk       = 64 << 10
+	transferWindow = 8
+	// cleanupTimeout bounds the abort or close sent after a failed transfer.
+	cleanupTimeout = 10 * time.Second
+)
+
+// transfer moves one file between an HTTP body and an agent in chunks.
+type transfer struct {
+	t      target
+	chunk  int
+	window int
+}
+
+// newTransfer sizes chunks to a quarter of the connection's max payload, at
+// most defaultChunk.
+func (s *Server) newTransfer(t target) *transfer {
+	chunk := defaultChunk
+	if mp := s.nc.MaxPayload(); mp > 0 {
+		chunk = min(chunk, int(mp/4))
+	}
+	return &transfer{t: t, chunk: max(chunk, minChunk), window: transferWindow}
+}
+
+// readChunk fills buf from r; it returns fewer bytes only at r's end
+// (done). Any error but a clean EOF is an error: a body cut short is never
+// taken for a shorter file.
+func readChunk(r io.Reader, buf []byte) (n int, done bool, err error) {
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if errors.Is(err, io.EOF) {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, wire.Errorf(wire.CodeInvalidArgument, "body_incomplete", "reading the request body: %v", err)
+		}
+	}
+	return n, false, nil
+}
+
+// upload writes body to the file opts names. A body that fits one chunk is
+// one fs.write; a larger one is begun, sent in chunks with up to window in
+// flight, and committed with its size and SHA-256. On any failure the upload
+// is aborted: the old file stays, and nothing is left behind.
+func (x *transfer) upload(ctx context.Context, body io.Reader, opts wire.FsWriteOptions) (*wire.FsWriteResult, error) {
+	buf := make([]byte, x.chunk)
+	n, done, err := readChunk(body, buf)
+	if err != nil {
+		return nil, err
+	}
+	var res wire.FsWriteResult
+	if done {
+		err := x.t.Call(ctx, wire.OpFsWrite, &wire.FsWriteRequest{FsWriteOptions: opts, Data: buf[:n]}, &res, fileCall())
+		return &res, err
+	}
+	var begun wire.FsUploadBeginResult
+	if err := x.t.Call(ctx, wire.OpFsUploadBegin, &wire.FsUploadBeginRequest{FsWriteOptions: opts}, &begun, fileCall()); err != nil {
+		return nil, err
+	}
+	size, sum, err := x.sendChunks(ctx, begun.Handle, body, buf[:n])
+	if err == nil {
+		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: sum}
+		if err = x.t.Call(ctx, wire.OpFsUploadCommit, commit, &res, fileCall()); err == nil {
+			return &res, nil
+		}
+	}
+	x.cleanup(ctx, wire.OpFsUploadAbort, begun.Handle)
+	return nil, err
+}
+
+// cleanup sends a best-effort abort or close for handle, even when ctx is
+// done; the agent's idle timeout covers it when this fails too.
+func (x *transfer) cleanup(ctx context.Context, op, handle string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
+}
+
+// sendChunks sends first and then the rest of body as chunks of handle,
+// up to window at once, and returns the size and hex SHA-256 sent.
+func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader, first []byte) (int64, string, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	free := make(chan []byte, x.window)
+	for range x.window {
+		free <- make([]byte, x.chunk)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	h := sha256.New()
+	var off int64
+	data, done := first, false
+	for {
+		h.Write(data)
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-ctx.Done():
+			return 0, "", context.Cause(ctx)
+		}
+		copy(buf, data)
+		wg.Add(1)
+		go func(buf []byte, n int, off int64) {
+			defer wg.Done()
+			req := &wire.FsUploadChunkRequest{Handle: handle, Offset: off, Data: buf[:n]}
+			if err := x.t.Call(ctx, wire.OpFsUploadChunk, req, nil, fileCall()); err != nil {
+				cancel(err)
+			}
+			free <- buf
+		}(buf, len(data), off)
+		off += int64(len(data))
+		if done {
+			break
+		}
+		n, end, err := readChunk(body, first[:cap(first)])
+		if err != nil {
+			cancel(err)
+			return 0, "", err
+		}
+		data, done = first[:n], end
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return 0, "", err
+	}
+	return off, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readPiece is one chunk of a download on its way.
+type readPiece struct {
+	off, n int64
+	data   []byte
+	err    error
+	done   chan struct{}
+}
+
+// download writes bytes [from, to) of the open handle to w, reading up to
+// window chunks ahead. A chunk that comes back short (the agent's view of
+// the file changed) is an error.
+func (x *transfer) download(ctx context.Context, w io.Writer, handle string, from, to int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	queue := make(chan *readPiece, x.window)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(queue)
+		for off := from; off < to; off += int64(x.chunk) {
+			p := &readPiece{off: off, n: min(int64(x.chunk), to-off), done: make(chan struct{})}
+			select {
+			case queue <- p:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(p.done)
+				var res wire.FsReadResult
+				p.err = x.t.Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
+				p.data = res.Data
+			}()
+		}
+	}()
+	for p := range queue {
+		<-p.done
+		if p.err != nil {
+			return p.err
+		}
+		if int64(len(p.data)) != p.n {
+			return wire.Errorf(wire.CodeConflict, "", "file changed size during the download: %d bytes at %d, wanted %d", len(p.data), p.off, p.n)
+		}
+		if _, err := w.Write(p.data); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
