@@ -35,13 +35,23 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"exec", benchExec},
+		{"files", benchFiles},
 	}
 }
 
 func main() {
 	only := flag.String("rows", "", "comma-separated suites to run (default all)")
 	n := flag.Int("n", 300, "iterations per latency figure")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	e, err := newEnv(ctx, *n)

@@ -96,28 +96,24 @@ func (x *transfer) cleanup(ctx context.Context, op, handle string) {
 }
 
 // sendChunks sends first and then the rest of body as chunks of handle,
-// up to window at once, and returns the size and hex SHA-256 sent.
+// up to window at once, and returns the size and hex SHA-256 sent. Each
+// chunk is read straight into a free buffer that stays its own until its
+// call returns.
 func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader, first []byte) (int64, string, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	free := make(chan []byte, x.window)
-	for range x.window {
+	free <- first[:cap(first)]
+	for range x.window - 1 {
 		free <- make([]byte, x.chunk)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	h := sha256.New()
 	var off int64
-	data, done := first, false
+	buf, n, done := <-free, len(first), false
 	for {
-		h.Write(data)
-		var buf []byte
-		select {
-		case buf = <-free:
-		case <-ctx.Done():
-			return 0, "", context.Cause(ctx)
-		}
-		copy(buf, data)
+		h.Write(buf[:n])
 		wg.Add(1)
 		go func(buf []byte, n int, off int64) {
 			defer wg.Done()
@@ -126,17 +122,24 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 				cancel(err)
 			}
 			free <- buf
-		}(buf, len(data), off)
-		off += int64(len(data))
+		}(buf, n, off)
+		off += int64(n)
 		if done {
 			break
 		}
-		n, end, err := readChunk(body, first[:cap(first)])
-		if err != nil {
+		select {
+		case buf = <-free:
+		case <-ctx.Done():
+			return 0, "", context.Cause(ctx)
+		}
+		var err error
+		if n, done, err = readChunk(body, buf); err != nil {
 			cancel(err)
 			return 0, "", err
 		}
-		data, done = first[:n], end
+		if n == 0 && done {
+			break
+		}
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {

@@ -152,6 +152,11 @@ func (r *Response) Into(v any) error {
 // are encoded by their msgpack tags; times as msgpack timestamps.
 func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
+	if h, ok := v.(sizeHinter); ok {
+		// One allocation of about the right size instead of doubling
+		// through a large payload.
+		buf.Grow(h.sizeHint())
+	}
 	enc := msgpack.NewEncoder(&buf)
 	enc.SetCustomStructTag("msgpack")
 	if err := enc.Encode(v); err != nil {
@@ -160,8 +165,23 @@ func Marshal(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// sizeHinter is a value whose encoding is dominated by a large payload; it
+// tells Marshal roughly how many bytes to expect.
+type sizeHinter interface{ sizeHint() int }
+
+// envelopeSlack covers a message's fields besides its payload.
+const envelopeSlack = 512
+
+func (r *Request) sizeHint() int {
+	return len(r.Body) + len(r.ID) + len(r.Op) + len(r.Session) + len(r.IdempotencyKey) + envelopeSlack
+}
+func (r *Response) sizeHint() int { return len(r.Result) + len(r.ID) + envelopeSlack }
+
 // Unmarshal decodes msgpack into v, with limits suited to untrusted input.
 func Unmarshal(data []byte, v any) error {
+	if err := checkLengths(data); err != nil {
+		return err
+	}
 	dec := msgpack.NewDecoder(bytes.NewReader(data))
 	dec.SetCustomStructTag("msgpack")
 	dec.DisableAllocLimit(false)

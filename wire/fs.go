@@ -305,3 +305,8 @@ func validLength(n int64) error {
 	}
 	return nil
 }
+
+func (r *FsOpenResult) sizeHint() int         { return len(r.Data) + envelopeSlack }
+func (r *FsReadResult) sizeHint() int         { return len(r.Data) + envelopeSlack }
+func (r *FsWriteRequest) sizeHint() int       { return len(r.Data) + envelopeSlack }
+func (r *FsUploadChunkRequest) sizeHint() int { return len(r.Data) + envelopeSlack }

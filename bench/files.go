@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/controlplane/client"
+)
+
+// Sizes of the files suite.
+const (
+	benchFileSize = 1 << 30
+	rawChunk      = 1 << 20
+	rawWindow     = 8
+	natsPayload   = 8 << 20 // as the control plane's embedded server
+)
+
+// benchFiles: upload and download MB/s of a 1 GiB file through the HTTP API
+// (client → control plane → NATS → agent → disk), next to raw NATS
+// request/reply throughput with the same chunking and window, and scp of
+// the same file to an sshd on loopback when one can be started.
+func benchFiles(ctx context.Context, e *env) ([]row, error) {
+	src := filepath.Join(e.dir, "src.bin")
+	sum, err := makeFile(src, benchFileSize)
+	if err != nil {
+		return nil, err
+	}
+	rawUp, err := rawNATS(benchFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("raw nats: %w", err)
+	}
+	rssBefore := peakRSS()
+	up, err := timed(func() error { return uploadFile(ctx, e, src, sum) })
+	if err != nil {
+		return nil, fmt.Errorf("upload: %w", err)
+	}
+	rssUp := peakRSS()
+	down, err := timed(func() error { return downloadFile(ctx, e, filepath.Join(e.dir, "down.bin"), sum) })
+	if err != nil {
+		return nil, fmt.Errorf("download: %w", err)
+	}
+	rssDown := peakRSS()
+	os.Remove(filepath.Join(e.dir, "down.bin"))
+	os.Remove(filepath.Join(e.root, "up.bin"))
+	scpUp, scpDown, scpErr := scpBaseline(ctx, src)
+
+	mbs := func(d time.Duration) float64 { return float64(benchFileSize) / 1e6 / d.Seconds() }
+	rows := []row{
+		{Name: "1 GiB upload MB/s (HTTP PUT→agent disk vs raw NATS req/reply)", Outpost: f1(mbs(up)), Baseline: f1(mbs(rawUp)),
+			Ratio: fmt.Sprintf("%.2fx", rawUp.Seconds()/up.Seconds())},
+		{Name: "1 GiB download MB/s (HTTP GET←agent disk vs raw NATS req/reply)", Outpost: f1(mbs(down)), Baseline: f1(mbs(rawUp)),
+			Ratio: fmt.Sprintf("%.2fx", rawUp.Seconds()/down.Seconds())},
+	}
+	if scpErr != nil {
+		rows = append(rows, row{Name: "1 GiB vs scp", Outpost: "-", Baseline: "skipped: " + scpErr.Error(), Goal: "≥ scp"})
+	} else {
+		rows = append(rows,
+			row{Name: "1 GiB upload MB/s vs scp to loopback sshd", Outpost: f1(mbs(up)), Baseline: f1(mbs(scpUp)),
+				Ratio: fmt.Sprintf("%.2fx", scpUp.Seconds()/up.Seconds()), Goal: "≥ scp", Met: yesNo(up <= scpUp)},
+			row{Name: "1 GiB download MB/s vs scp from loopback sshd", Outpost: f1(mbs(down)), Baseline: f1(mbs(scpDown)),
+				Ratio: fmt.Sprintf("%.2fx", scpDown.Seconds()/down.Seconds()), Goal: "≥ scp", Met: yesNo(down <= scpDown)})
+	}
+	rows = append(rows, row{Name: "peak RSS, control plane + agent in this process (MiB): before, after up, after down",
+		Outpost: fmt.Sprintf("%d, %d, %d", rssBefore>>20, rssUp>>20, rssDown>>20), Goal: "no 1 GiB growth",
+		Met: yesNo(rssDown-rssBefore < benchFileSize/4)})
+	return rows, nil
+}
+
+func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+func timed(f func() error) (time.Duration, error) {
+	start := time.Now()
+	err := f()
+	return time.Since(start), err
+}
+
+// makeFile writes n pseudo-random bytes to name, streaming, and returns
+// their hex SHA-256.
+func makeFile(name string, n int64) (string, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	r := rand.New(rand.NewPCG(7, 11))
+	h := sha256.New()
+	w := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<20)
+	buf := make([]byte, 1<<20)
+	for done := int64(0); done < n; done += int64(len(buf)) {
+		for i := 0; i < len(buf); i += 8 {
+			v := r.Uint64()
+			for j := range 8 {
+				buf[i+j] = byte(v >> (8 * j))
+			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			return "", err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), f.Sync()
+}
+
+func uploadFile(ctx context.Context, e *env, src, sum string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res, err := e.cl.Agent(e.ws, e.id).Put(ctx, "up.bin", f, benchFileSize, client.PutOptions{})
+	if err != nil {
+		return err
+	}
+	if res.SHA256 != sum {
+		return fmt.Errorf("sha256 %s, sent %s", res.SHA256, sum)
+	}
+	return nil
+}
+
+func downloadFile(ctx context.Context, e *env, dst, sum string) error {
+	f, err := e.cl.Agent(e.ws, e.id).Get(ctx, "up.bin")
+	if err != nil {
+		return err
+	}
+	defer f.Body.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(out, h), f.Body); err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return fmt.Errorf("sha256 %s, want %s", got, sum)
+	}
+	return nil
+}
+
+// rawNATS sends n bytes as 1 MiB requests, rawWindow in flight, to a
+// responder that acknowledges each, on a plain embedded nats-server: the
+// ceiling of any transfer over NATS request/reply on this machine.
+func rawNATS(n int64) (time.Duration, error) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, MaxPayload: natsPayload})
+	if err != nil {
+		return 0, err
+	}
+	go ns.Start()
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return 0, errors.New("nats-server not ready")
+	}
+	srv, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		return 0, err
+	}
+	defer srv.Close()
+	if _, err := srv.Subscribe("raw", func(m *nats.Msg) { m.Respond([]byte("ok")) }); err != nil {
+		return 0, err
+	}
+	srv.Flush()
+	cl, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	chunk := make([]byte, rawChunk)
+	sem := make(chan struct{}, rawWindow)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	start := time.Now()
+	for sent := int64(0); sent < n; sent += rawChunk {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := cl.Request("raw", chunk, 30*time.Second); err != nil {
+				mu.Lock()
+				firstErr = cmp(firstErr, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start), firstErr
+}
+
+func cmp(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// scpBaseline copies src to an sshd on loopback and back with scp, when
+// /work/shared/tools/ssh-peer.sh can start one.
+func scpBaseline(ctx context.Context, src string) (up, down time.Duration, err error) {
+	const script = "/work/shared/tools/ssh-peer.sh"
+	if _, err := os.Stat(script); err != nil {
+		return 0, 0, fmt.Errorf("no %s", script)
+	}
+	if _, err := exec.LookPath("scp"); err != nil {
+		return 0, 0, errors.New("no scp")
+	}
+	out, err := exec.CommandContext(ctx, "bash", script).Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("ssh-peer.sh: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	cfg := lines[len(lines)-1]
+	scp := func(args ...string) error {
+		b, err := exec.CommandContext(ctx, "scp", append([]string{"-q", "-F", cfg}, args...)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("scp %v: %v: %s", args, err, b)
+		}
+		return nil
+	}
+	if up, err = timed(func() error { return scp(src, "peer:outpost-bench.bin") }); err != nil {
+		return 0, 0, err
+	}
+	back := src + ".scp"
+	defer os.Remove(back)
+	if down, err = timed(func() error { return scp("peer:outpost-bench.bin", back) }); err != nil {
+		return 0, 0, err
+	}
+	exec.CommandContext(ctx, "ssh", "-F", cfg, "peer", "rm", "-f", "outpost-bench.bin").Run()
+	return up, down, nil
+}
+
+// peakRSS is this process's peak resident set (VmHWM), 0 where unknown.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
