@@ -25,8 +25,8 @@ import (
 // Sizes of the files suite.
 const (
 	benchFileSize = 1 << 30
-	rawChunk      = 1 << 20
-	rawWindow     = 8
+	rawChunk      = 2 << 20 // as the control plane's transfers
+	rawWindow     = 6
 	natsPayload   = 8 << 20 // as the control plane's embedded server
 )
 
@@ -40,45 +40,85 @@ func benchFiles(ctx context.Context, e *env) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	rawUp, err := rawNATS(benchFileSize)
-	if err != nil {
-		return nil, fmt.Errorf("raw nats: %w", err)
-	}
+	defer os.Remove(src)
+	// The machine is shared: each figure is the best of a few rounds, and
+	// the rounds interleave Outpost, raw NATS and scp so that a busy
+	// moment does not land on one of them only.
+	var b filesBest
 	rssBefore := peakRSS()
-	up, err := timed(func() error { return uploadFile(ctx, e, src, sum) })
-	if err != nil {
-		return nil, fmt.Errorf("upload: %w", err)
+	for range fileRounds {
+		if err := b.round(ctx, e, src, sum); err != nil {
+			return nil, err
+		}
 	}
-	rssUp := peakRSS()
-	down, err := timed(func() error { return downloadFile(ctx, e, filepath.Join(e.dir, "down.bin"), sum) })
-	if err != nil {
-		return nil, fmt.Errorf("download: %w", err)
-	}
-	rssDown := peakRSS()
-	os.Remove(filepath.Join(e.dir, "down.bin"))
-	os.Remove(filepath.Join(e.root, "up.bin"))
-	scpUp, scpDown, scpErr := scpBaseline(ctx, src)
-
-	mbs := func(d time.Duration) float64 { return float64(benchFileSize) / 1e6 / d.Seconds() }
+	rssAfter := peakRSS()
+	mbs := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(benchFileSize)/1e6/d.Seconds()) }
+	ratio := func(base, ours time.Duration) string { return fmt.Sprintf("%.2fx", base.Seconds()/ours.Seconds()) }
 	rows := []row{
-		{Name: "1 GiB upload MB/s (HTTP PUT→agent disk vs raw NATS req/reply)", Outpost: f1(mbs(up)), Baseline: f1(mbs(rawUp)),
-			Ratio: fmt.Sprintf("%.2fx", rawUp.Seconds()/up.Seconds())},
-		{Name: "1 GiB download MB/s (HTTP GET←agent disk vs raw NATS req/reply)", Outpost: f1(mbs(down)), Baseline: f1(mbs(rawUp)),
-			Ratio: fmt.Sprintf("%.2fx", rawUp.Seconds()/down.Seconds())},
+		{Name: "1 GiB upload MB/s (HTTP PUT→agent disk vs raw NATS req/reply)", Outpost: mbs(b.up), Baseline: mbs(b.raw), Ratio: ratio(b.raw, b.up)},
+		{Name: "1 GiB download MB/s (HTTP GET←agent disk vs raw NATS req/reply)", Outpost: mbs(b.down), Baseline: mbs(b.raw), Ratio: ratio(b.raw, b.down)},
 	}
-	if scpErr != nil {
-		rows = append(rows, row{Name: "1 GiB vs scp", Outpost: "-", Baseline: "skipped: " + scpErr.Error(), Goal: "≥ scp"})
+	if b.scpErr != nil {
+		rows = append(rows, row{Name: "1 GiB vs scp", Outpost: "-", Baseline: "skipped: " + b.scpErr.Error(), Goal: "≥ scp"})
 	} else {
 		rows = append(rows,
-			row{Name: "1 GiB upload MB/s vs scp to loopback sshd", Outpost: f1(mbs(up)), Baseline: f1(mbs(scpUp)),
-				Ratio: fmt.Sprintf("%.2fx", scpUp.Seconds()/up.Seconds()), Goal: "≥ scp", Met: yesNo(up <= scpUp)},
-			row{Name: "1 GiB download MB/s vs scp from loopback sshd", Outpost: f1(mbs(down)), Baseline: f1(mbs(scpDown)),
-				Ratio: fmt.Sprintf("%.2fx", scpDown.Seconds()/down.Seconds()), Goal: "≥ scp", Met: yesNo(down <= scpDown)})
+			row{Name: "1 GiB upload MB/s vs scp to loopback sshd", Outpost: mbs(b.up), Baseline: mbs(b.scpUp),
+				Ratio: ratio(b.scpUp, b.up), Goal: "≥ scp", Met: yesNo(b.up <= b.scpUp)},
+			row{Name: "1 GiB download MB/s vs scp from loopback sshd", Outpost: mbs(b.down), Baseline: mbs(b.scpDown),
+				Ratio: ratio(b.scpDown, b.down), Goal: "≥ scp", Met: yesNo(b.down <= b.scpDown)})
 	}
-	rows = append(rows, row{Name: "peak RSS, control plane + agent in this process (MiB): before, after up, after down",
-		Outpost: fmt.Sprintf("%d, %d, %d", rssBefore>>20, rssUp>>20, rssDown>>20), Goal: "no 1 GiB growth",
-		Met: yesNo(rssDown-rssBefore < benchFileSize/4)})
+	rows = append(rows, row{Name: "peak RSS MiB, control plane + agent in this process: before, after",
+		Outpost: fmt.Sprintf("%d, %d", rssBefore>>20, rssAfter>>20), Goal: "no 1 GiB growth",
+		Met: yesNo(rssAfter-rssBefore < benchFileSize/4)})
 	return rows, nil
+}
+
+// fileRounds is how many times each transfer runs; the best counts.
+const fileRounds = 2
+
+// filesBest keeps the best duration of each transfer.
+type filesBest struct {
+	up, down, raw, scpUp, scpDown time.Duration
+	scpErr                        error
+}
+
+func better(best *time.Duration, d time.Duration) {
+	if *best == 0 || d < *best {
+		*best = d
+	}
+}
+
+// round runs every transfer once.
+func (b *filesBest) round(ctx context.Context, e *env, src, sum string) error {
+	raw, err := rawNATS(benchFileSize)
+	if err != nil {
+		return fmt.Errorf("raw nats: %w", err)
+	}
+	better(&b.raw, raw)
+	up, err := timed(func() error { return uploadFile(ctx, e, src, sum) })
+	if err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
+	better(&b.up, up)
+	dst := filepath.Join(e.dir, "down.bin")
+	down, err := timed(func() error { return downloadFile(ctx, e, dst, sum) })
+	if err != nil {
+		return fmt.Errorf("download: %w", err)
+	}
+	better(&b.down, down)
+	os.Remove(dst)
+	os.Remove(filepath.Join(e.root, "up.bin"))
+	if os.Getenv("OUTPOST_BENCH_NOSCP") != "" {
+		b.scpErr = errors.New("OUTPOST_BENCH_NOSCP is set")
+	}
+	if b.scpErr == nil {
+		var su, sd time.Duration
+		if su, sd, b.scpErr = scpBaseline(ctx, src); b.scpErr == nil {
+			better(&b.scpUp, su)
+			better(&b.scpDown, sd)
+		}
+	}
+	return nil
 }
 
 func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
@@ -155,7 +195,7 @@ func downloadFile(ctx context.Context, e *env, dst, sum string) error {
 	return nil
 }
 
-// rawNATS sends n bytes as 1 MiB requests, rawWindow in flight, to a
+// rawNATS sends n bytes as rawChunk requests, rawWindow in flight, to a
 // responder that acknowledges each, on a plain embedded nats-server: the
 // ceiling of any transfer over NATS request/reply on this machine.
 func rawNATS(n int64) (time.Duration, error) {

@@ -16,9 +16,9 @@ import (
 // flight so one transfer keeps the link busy. At most window+1 chunks of one
 // transfer are in the control plane's memory at once.
 const (
-	defaultChunk   = 1 << 20
+	defaultChunk   = 2 << 20
 	minChunk       = 64 << 10
-	transferWindow = 8
+	transferWindow = 6
 	// cleanupTimeout bounds the abort or close sent after a failed transfer.
 	cleanupTimeout = 10 * time.Second
 )
