@@ -151,6 +151,7 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 // readPiece is one chunk of a download on its way.
 type readPiece struct {
 	off, n int64
+	buf    *[]byte
 	data   []byte
 	err    error
 	done   chan struct{}
@@ -180,7 +181,8 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 			go func() {
 				defer wg.Done()
 				defer close(p.done)
-				var res wire.FsReadResult
+				p.buf = x.getBuf()
+				res := wire.FsReadResult{Data: (*p.buf)[:0]}
 				p.err = x.t.Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
 				p.data = res.Data
 			}()
@@ -188,15 +190,41 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 	}()
 	for p := range queue {
 		<-p.done
-		if p.err != nil {
-			return p.err
-		}
-		if int64(len(p.data)) != p.n {
-			return wire.Errorf(wire.CodeConflict, "", "file changed size during the download: %d bytes at %d, wanted %d", len(p.data), p.off, p.n)
-		}
-		if _, err := w.Write(p.data); err != nil {
+		if err := x.deliver(w, p); err != nil {
 			return err
 		}
 	}
 	return ctx.Err()
+}
+
+// deliver writes one piece and gives its buffer back.
+func (x *transfer) deliver(w io.Writer, p *readPiece) error {
+	defer x.putBuf(p.buf)
+	if p.err != nil {
+		return p.err
+	}
+	if int64(len(p.data)) != p.n {
+		return wire.Errorf(wire.CodeConflict, "", "file changed size during the download: %d bytes at %d, wanted %d", len(p.data), p.off, p.n)
+	}
+	_, err := w.Write(p.data)
+	return err
+}
+
+// chunkBufs hold chunks on their way through the control plane. Reused
+// buffers keep their pages mapped; fresh ones fault every 4 KiB.
+var chunkBufs sync.Pool
+
+// getBuf returns a buffer of cap x.chunk at least.
+func (x *transfer) getBuf() *[]byte {
+	if b, ok := chunkBufs.Get().(*[]byte); ok && cap(*b) >= x.chunk {
+		return b
+	}
+	b := make([]byte, 0, x.chunk)
+	return &b
+}
+
+func (x *transfer) putBuf(b *[]byte) {
+	if b != nil {
+		chunkBufs.Put(b)
+	}
 }

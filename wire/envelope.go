@@ -80,11 +80,19 @@ func (r *Request) DecodeBody(v any) error {
 }
 
 // DecodeRequest decodes and validates a request envelope. Every error is an
-// invalid_argument *Error.
+// invalid_argument *Error. The body aliases data (a chunk is not copied on
+// its way through the envelope): do not change data afterwards.
 func DecodeRequest(data []byte) (*Request, error) {
 	var r Request
-	if err := Unmarshal(data, &r); err != nil {
+	rest, body, err := splitField(data, "b")
+	if err == nil {
+		err = Unmarshal(rest, &r)
+	}
+	if err != nil {
 		return nil, Errorf(CodeInvalidArgument, "", "decode request: %v", err)
+	}
+	if body != nil {
+		r.Body = decodedRaw(body)
 	}
 	switch {
 	case r.Version != Version:
@@ -122,11 +130,19 @@ func EncodeError(id string, err error) []byte {
 	return b
 }
 
-// DecodeResponse decodes a reply envelope.
+// DecodeResponse decodes a reply envelope. The result aliases data, as in
+// DecodeRequest.
 func DecodeResponse(data []byte) (*Response, error) {
 	var r Response
-	if err := Unmarshal(data, &r); err != nil {
+	rest, result, err := splitField(data, "r")
+	if err == nil {
+		err = Unmarshal(rest, &r)
+	}
+	if err != nil {
 		return nil, Errorf(CodeInternal, "bad_reply", "decode reply: %v", err)
+	}
+	if result != nil {
+		r.Result = decodedRaw(result)
 	}
 	if r.Error != nil && r.Error.Code == "" {
 		r.Error.Code = CodeInternal
@@ -146,6 +162,15 @@ func (r *Response) Into(v any) error {
 		return Errorf(CodeInternal, "bad_reply", "decode result: %v", err)
 	}
 	return nil
+}
+
+// decodedRaw is raw as a RawMessage field decodes it: msgpack nil is an
+// absent value.
+func decodedRaw(raw []byte) msgpack.RawMessage {
+	if len(raw) == 1 && raw[0] == 0xc0 {
+		return nil
+	}
+	return raw
 }
 
 // Marshal encodes v as msgpack, the encoding of everything on the wire. Structs

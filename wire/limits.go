@@ -11,31 +11,37 @@ import (
 // it, so without this check an 11-byte message claiming 4 GiB of bytes
 // costs 4 GiB of memory.
 func checkLengths(b []byte) error {
+	_, err := skipValue(b, 0)
+	return err
+}
+
+// skipValue walks the msgpack value at b[i:] with checkLengths' checks and
+// returns the index just past it.
+func skipValue(b []byte, i int) (int, error) {
 	pending := 1 // values still to walk
-	i := 0
 	for pending > 0 {
 		if i >= len(b) {
-			return fmt.Errorf("msgpack: truncated at byte %d", i)
+			return 0, fmt.Errorf("msgpack: truncated at byte %d", i)
 		}
 		c := b[i]
 		i++
 		pending--
 		skip, items, err := sizeOf(c, b[i:])
 		if err != nil {
-			return fmt.Errorf("msgpack: at byte %d: %w", i-1, err)
+			return 0, fmt.Errorf("msgpack: at byte %d: %w", i-1, err)
 		}
 		i += skip.header
 		if skip.payload > len(b)-i {
-			return fmt.Errorf("msgpack: at byte %d: %d bytes declared, %d left", i, skip.payload, len(b)-i)
+			return 0, fmt.Errorf("msgpack: at byte %d: %d bytes declared, %d left", i, skip.payload, len(b)-i)
 		}
 		i += skip.payload
 		// Every value takes at least one byte.
 		if items > len(b)-i || pending+items > len(b)-i {
-			return fmt.Errorf("msgpack: at byte %d: %d values declared, %d bytes left", i, items, len(b)-i)
+			return 0, fmt.Errorf("msgpack: at byte %d: %d values declared, %d bytes left", i, items, len(b)-i)
 		}
 		pending += items
 	}
-	return nil
+	return i, nil
 }
 
 // span is what follows a msgpack type byte: a length header, then payload.
