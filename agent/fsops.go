@@ -2,10 +2,10 @@ package agent
 
 import (
 	"context"
-	"sync"
 	"errors"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/outposthq/outpost/agent/fs"
 	"github.com/outposthq/outpost/agent/git"
