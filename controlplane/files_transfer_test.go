@@ -161,3 +161,26 @@ func TestFilesThroughSession(t *testing.T) {
 		t.Fatalf("headers %v", resp.Header)
 	}
 }
+
+// TestLargePutWithIdempotencyKey: a request's Idempotency-Key names the
+// PUT, not each of its chunks.
+func TestLargePutWithIdempotencyKey(t *testing.T) {
+	e := newFilesEnv(t)
+	data := pseudoRandom(5*defaultChunk+3, 9)
+	req, _ := http.NewRequest("PUT", e.s.URL()+e.path+"/fs/file?path=k.bin", bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer "+e.s.AdminToken())
+	req.Header.Set(client.HeaderIdempotencyKey, "put-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	got, err := os.ReadFile(filepath.Join(e.root, "k.bin"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("file differs (%d bytes, %v)", len(got), err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,6 +39,16 @@ func (s *Server) newTransfer(t target) *transfer {
 		chunk = min(chunk, int(mp/4))
 	}
 	return &transfer{t: t, chunk: max(chunk, minChunk), window: transferWindow}
+}
+
+// concurrent is the target for calls made several at once: without the
+// response-header updates of a session (the begin or open call set them,
+// and net/http may be writing them out meanwhile).
+func (x *transfer) concurrent() target {
+	if rt, ok := x.t.(routedTarget); ok {
+		return rt.target
+	}
+	return x.t
 }
 
 // readChunk fills buf from r; it returns fewer bytes only at r's end
@@ -118,7 +129,12 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 		go func(buf []byte, n int, off int64) {
 			defer wg.Done()
 			req := &wire.FsUploadChunkRequest{Handle: handle, Offset: off, Data: buf[:n]}
-			if err := x.t.Call(ctx, wire.OpFsUploadChunk, req, nil, fileCall()); err != nil {
+			// Each chunk is its own mutation: a request's Idempotency-Key
+			// must not make the agent answer every chunk with the first
+			// one's reply.
+			opts := fileCall()
+			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
+			if err := x.concurrent().Call(ctx, wire.OpFsUploadChunk, req, nil, opts); err != nil {
 				cancel(err)
 			}
 			free <- buf
@@ -183,7 +199,7 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 				defer close(p.done)
 				p.buf = x.getBuf()
 				res := wire.FsReadResult{Data: (*p.buf)[:0]}
-				p.err = x.t.Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
+				p.err = x.concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
 				p.data = res.Data
 			}()
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/creack/pty"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
 )
@@ -290,4 +291,46 @@ func TestFilesAPIOverBinary(t *testing.T) {
 
 func isCode(err error, code wire.Code) bool {
 	return wire.AsError(err) != nil && wire.AsError(err).Code == code
+}
+
+// TestPutShowsProgressOnATerminal runs `outpost fs put` with stderr on a
+// pseudo-terminal: a large transfer draws a progress bar there, and with
+// stderr on a pipe it draws nothing.
+func TestPutShowsProgressOnATerminal(t *testing.T) {
+	e := newAgentEnv(t)
+	src := filepath.Join(t.TempDir(), "p.bin")
+	writeRandom(t, src, 8<<20)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(outpostBin, "fs", "put", src, "p.bin")
+	cmd.Env = append(os.Environ(), "OUTPOST_URL="+e.cp.url, "OUTPOST_TOKEN="+adminToken, "OUTPOST_WORKSPACE="+e.ws, "OUTPOST_AGENT="+e.id)
+	cmd.Stderr = tty
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	screen := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(ptmx) // ends with EIO once the command exits
+		screen <- string(b)
+	}()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	got := <-screen
+	if !strings.Contains(got, "100.0%") || !strings.Contains(got, "8.0 MiB / 8.0 MiB") {
+		t.Fatalf("terminal showed %q", got)
+	}
+	if !strings.Contains(stdout.String(), "p.bin") {
+		t.Fatalf("stdout %q", stdout.String())
+	}
+	_, errOut, err := e.cliErr(nil, "fs", "put", src, "p2.bin")
+	if err != nil || errOut != "" {
+		t.Fatalf("put with stderr on a pipe: %v, stderr %q", err, errOut)
+	}
 }
