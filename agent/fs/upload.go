@@ -34,6 +34,7 @@ type Upload struct {
 	hash   hash.Hash // over [0, hashed) while no write went behind it
 	hashed int64
 	ahead  map[int64]int64 // extents written past hashed, start → end
+	kicked int64           // writeback started for [0, kicked)
 	inOrd  bool
 	done   bool
 }
@@ -109,11 +110,19 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 	n, err := u.file.WriteAt(p, off)
 	u.track(p[:n], off)
 	u.size = max(u.size, off+int64(n))
+	if u.hashed-u.kicked >= writebackStep {
+		startWriteback(u.file, u.kicked, u.hashed-u.kicked)
+		u.kicked = u.hashed
+	}
 	if err != nil {
 		return n, mapErr("write", u.path, err)
 	}
 	return n, nil
 }
+
+// writebackStep is how much contiguous content accumulates before its
+// writeback to disk is started, spreading Commit's sync over the upload.
+const writebackStep = 8 << 20
 
 // track keeps the running hash up to date after p was written at off:
 // chunks in order are hashed as they come, chunks ahead of the hashed prefix
