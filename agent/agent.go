@@ -114,6 +114,7 @@ type Agent struct {
 	log      *slog.Logger
 	procs    *proc.Manager
 	ownProcs bool
+	files    *fileOps
 
 	mu       sync.Mutex
 	handlers map[string]Handler
@@ -150,7 +151,12 @@ func New(cfg Config) (*Agent, error) {
 		}
 		a.procs, a.ownProcs = m, true
 	}
-	a.registerBuiltins()
+	if err := a.registerBuiltins(); err != nil {
+		if a.ownProcs {
+			a.procs.Close()
+		}
+		return nil, fmt.Errorf("agent: %w", err)
+	}
 	return a, nil
 }
 
@@ -188,6 +194,7 @@ func (a *Agent) Hello() wire.Hello {
 		Arch:         runtime.GOARCH,
 		Hostname:     host,
 		Root:         a.cfg.Root,
+		GitVersion:   a.files.gitVer,
 		Capabilities: caps,
 		StartedAt:    a.started,
 		HeartbeatMs:  a.cfg.HeartbeatInterval.Milliseconds(),
@@ -208,6 +215,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.ownProcs {
 		defer a.procs.Close()
 	}
+	defer a.files.close()
 	if a.cfg.LockFile != "" {
 		unlock, err := a.lock(ctx)
 		if err != nil {

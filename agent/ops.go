@@ -9,12 +9,13 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
-func (a *Agent) registerBuiltins() {
+func (a *Agent) registerBuiltins() error {
 	a.Register(wire.OpPing, a.ping)
 	a.Register(wire.OpCapabilities, a.capabilities)
 	a.Register(wire.OpProbe, a.probeOp)
 	a.Register(wire.OpExec, a.exec)
 	a.registerProcOps()
+	return a.registerFiles()
 }
 
 func (a *Agent) ping(context.Context, *wire.Request) (any, error) {

@@ -24,20 +24,9 @@ func (a *Agent) registerProcOps() {
 	a.Register(wire.OpProcTerminate, a.procTerminate)
 }
 
-// validator is a request body that checks its own shape.
-type validator interface{ Validate() error }
-
-// decode decodes and validates req's body into v.
-func decode(req *wire.Request, v validator) error {
-	if err := req.DecodeBody(v); err != nil {
-		return err
-	}
-	return v.Validate()
-}
-
 func (a *Agent) procStart(_ context.Context, req *wire.Request) (any, error) {
-	var b wire.ProcStartRequest
-	if err := decode(req, &b); err != nil {
+	b, err := decode[wire.ProcStartRequest](req)
+	if err != nil {
 		return nil, err
 	}
 	id, pid, err := a.procs.Start(proc.StartRequest{
@@ -61,8 +50,8 @@ func (a *Agent) procList(context.Context, *wire.Request) (any, error) {
 }
 
 func (a *Agent) procGet(_ context.Context, req *wire.Request) (any, error) {
-	var b wire.ProcRef
-	if err := decode(req, &b); err != nil {
+	b, err := decode[wire.ProcRef](req)
+	if err != nil {
 		return nil, err
 	}
 	in, err := a.procs.Get(b.ID)
@@ -83,8 +72,8 @@ func procInfo(in proc.Info) wire.ProcInfo {
 
 // procRead waits at most until readMargin before the request's deadline.
 func (a *Agent) procRead(ctx context.Context, req *wire.Request) (any, error) {
-	var b wire.ProcReadRequest
-	if err := decode(req, &b); err != nil {
+	b, err := decode[wire.ProcReadRequest](req)
+	if err != nil {
 		return nil, err
 	}
 	wait := time.Duration(b.WaitMs) * time.Millisecond
@@ -107,32 +96,32 @@ func (a *Agent) procRead(ctx context.Context, req *wire.Request) (any, error) {
 }
 
 func (a *Agent) procWrite(ctx context.Context, req *wire.Request) (any, error) {
-	var b wire.ProcWriteRequest
-	if err := decode(req, &b); err != nil {
+	b, err := decode[wire.ProcWriteRequest](req)
+	if err != nil {
 		return nil, err
 	}
 	return nil, a.procs.Write(ctx, b.ID, b.WriteID, b.Data, b.EOF)
 }
 
 func (a *Agent) procSignal(_ context.Context, req *wire.Request) (any, error) {
-	var b wire.ProcSignalRequest
-	if err := decode(req, &b); err != nil {
+	b, err := decode[wire.ProcSignalRequest](req)
+	if err != nil {
 		return nil, err
 	}
 	return nil, a.procs.Signal(b.ID, b.Signal)
 }
 
 func (a *Agent) procResize(_ context.Context, req *wire.Request) (any, error) {
-	var b wire.ProcResizeRequest
-	if err := decode(req, &b); err != nil {
+	b, err := decode[wire.ProcResizeRequest](req)
+	if err != nil {
 		return nil, err
 	}
 	return nil, a.procs.Resize(b.ID, b.Cols, b.Rows)
 }
 
 func (a *Agent) procTerminate(_ context.Context, req *wire.Request) (any, error) {
-	var b wire.ProcRef
-	if err := decode(req, &b); err != nil {
+	b, err := decode[wire.ProcRef](req)
+	if err != nil {
 		return nil, err
 	}
 	was, err := a.procs.Terminate(b.ID)

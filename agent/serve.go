@@ -167,6 +167,9 @@ func (a *Agent) handle(base context.Context, data []byte) []byte {
 			return wire.EncodeError(req.ID, err)
 		}
 		b, err := wire.EncodeResult(req.ID, res)
+		if r, ok := res.(releaser); ok {
+			r.release()
+		}
 		if err != nil {
 			return wire.EncodeError(req.ID, err)
 		}

@@ -40,6 +40,7 @@ func suites() []suite {
 		{"offline", benchOffline},
 		{"agents", benchAgents},
 		{"stream", benchStream},
+		{"files", benchFiles},
 	}
 }
 

@@ -268,14 +268,9 @@ func peakRSS(pid int) int64 {
 // startProfile profiles this process's CPU into path, and asks a stream
 // child agent to profile into path.agent.
 func startProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+	stop, err = startCPUProfile(path)
+	if err == nil {
+		os.Setenv("OUTPOST_BENCH_AGENT_CPUPROFILE", path+".agent")
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	os.Setenv("OUTPOST_BENCH_AGENT_CPUPROFILE", path+".agent")
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return stop, err
 }

@@ -385,5 +385,6 @@ func (s *Server) routes() http.Handler {
 	s.handleTarget(mux, "POST", "/exec", s.handleExec)
 	s.handleTarget(mux, "GET", "/capabilities", s.handleCapabilities)
 	s.routeProcesses(mux)
+	s.routeFiles(mux)
 	return errorMux{mux: mux, log: s.log}
 }

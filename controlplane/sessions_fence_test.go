@@ -7,40 +7,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane/client"
-	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
-
-// realAgent enrolls id in ws and runs a real agent serving a fresh root
-// until the test ends; it returns the root once the agent is online.
-func realAgent(t *testing.T, s *Server, ws, id string) string {
-	t.Helper()
-	ctx := context.Background()
-	tok, err := adminClient(s).CreateEnrollmentToken(ctx, ws, client.EnrollmentTokenRequest{Agent: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ident, err := enroll.Enroll(ctx, s.URL(), tok.Token, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	a, err := agent.New(agent.Config{Identity: ident, Root: root, Logger: testLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	actx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(actx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	ag := subjects.Agent{Workspace: ws, ID: id}
-	waitFor(t, waitLong, id+" online", func() bool { return s.presence.Get(ag).Status == "online" })
-	return root
-}
 
 // After a swap, the old backend's fence refuses what a stale control-plane
 // replica still sends it at the old epoch: conflict/fenced, and nothing
@@ -52,8 +23,9 @@ func TestSwapFencesOldAgent(t *testing.T) {
 	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
 		t.Fatal(err)
 	}
-	laptopRoot := realAgent(t, s, "w1", "a1")
-	realAgent(t, s, "w1", "a2")
+	laptopRoot := t.TempDir()
+	realAgent(t, s, "w1", "a1", laptopRoot)
+	realAgent(t, s, "w1", "a2", t.TempDir())
 	if _, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop",
 		Backends: map[string]client.SessionBackend{
 			"laptop": {Kind: client.KindAgent, Agent: "a1"},

@@ -88,11 +88,19 @@ func (r *Request) DecodeBody(v any) error {
 }
 
 // DecodeRequest decodes and validates a request envelope. Every error is an
-// invalid_argument *Error.
+// invalid_argument *Error. The body aliases data (a chunk is not copied on
+// its way through the envelope): do not change data afterwards.
 func DecodeRequest(data []byte) (*Request, error) {
 	var r Request
-	if err := Unmarshal(data, &r); err != nil {
+	rest, body, err := splitField(data, "b")
+	if err == nil {
+		err = Unmarshal(rest, &r)
+	}
+	if err != nil {
 		return nil, Errorf(CodeInvalidArgument, "", "decode request: %v", err)
+	}
+	if body != nil {
+		r.Body = decodedRaw(body)
 	}
 	switch {
 	case r.Version != Version:
@@ -130,14 +138,19 @@ func EncodeError(id string, err error) []byte {
 	return b
 }
 
-// DecodeResponse decodes a reply envelope. Its Result aliases data.
+// DecodeResponse decodes a reply envelope. The result aliases data, as in
+// DecodeRequest.
 func DecodeResponse(data []byte) (*Response, error) {
-	r, ok := decodeResponse(data)
-	if !ok {
-		r = Response{}
-		if err := Unmarshal(data, &r); err != nil {
-			return nil, Errorf(CodeInternal, "bad_reply", "decode reply: %v", err)
-		}
+	var r Response
+	rest, result, err := splitField(data, "r")
+	if err == nil {
+		err = Unmarshal(rest, &r)
+	}
+	if err != nil {
+		return nil, Errorf(CodeInternal, "bad_reply", "decode reply: %v", err)
+	}
+	if result != nil {
+		r.Result = decodedRaw(result)
 	}
 	if r.Error != nil && r.Error.Code == "" {
 		r.Error.Code = CodeInternal
@@ -159,10 +172,24 @@ func (r *Response) Into(v any) error {
 	return nil
 }
 
+// decodedRaw is raw as a RawMessage field decodes it: msgpack nil is an
+// absent value.
+func decodedRaw(raw []byte) msgpack.RawMessage {
+	if len(raw) == 1 && raw[0] == 0xc0 {
+		return nil
+	}
+	return raw
+}
+
 // Marshal encodes v as msgpack, the encoding of everything on the wire. Structs
 // are encoded by their msgpack tags; times as msgpack timestamps.
 func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
+	if h, ok := v.(sizeHinter); ok {
+		// One allocation of about the right size instead of doubling
+		// through a large payload.
+		buf.Grow(h.sizeHint())
+	}
 	enc := msgpack.NewEncoder(&buf)
 	enc.SetCustomStructTag("msgpack")
 	if err := enc.Encode(v); err != nil {
@@ -171,8 +198,23 @@ func Marshal(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// sizeHinter is a value whose encoding is dominated by a large payload; it
+// tells Marshal roughly how many bytes to expect.
+type sizeHinter interface{ sizeHint() int }
+
+// envelopeSlack covers a message's fields besides its payload.
+const envelopeSlack = 512
+
+func (r *Request) sizeHint() int {
+	return len(r.Body) + len(r.ID) + len(r.Op) + len(r.Session) + len(r.IdempotencyKey) + envelopeSlack
+}
+func (r *Response) sizeHint() int { return len(r.Result) + len(r.ID) + envelopeSlack }
+
 // Unmarshal decodes msgpack into v, with limits suited to untrusted input.
 func Unmarshal(data []byte, v any) error {
+	if err := checkLengths(data); err != nil {
+		return err
+	}
 	dec := msgpack.NewDecoder(bytes.NewReader(data))
 	dec.SetCustomStructTag("msgpack")
 	dec.DisableAllocLimit(false)

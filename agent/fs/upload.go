@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/outposthq/outpost/wire"
@@ -30,8 +31,10 @@ type Upload struct {
 	mu     sync.Mutex
 	file   *os.File
 	size   int64     // largest end written
-	hash   hash.Hash // over [0, hashed) while every write was in order
+	hash   hash.Hash // over [0, hashed) while no write went behind it
 	hashed int64
+	ahead  map[int64]int64 // extents written past hashed, start → end
+	kicked int64           // writeback started for [0, kicked)
 	inOrd  bool
 	done   bool
 }
@@ -105,30 +108,78 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 		return 0, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: negative offset %d", u.path, off)
 	}
 	n, err := u.file.WriteAt(p, off)
-	if u.inOrd && off == u.hashed {
-		u.hash.Write(p[:n])
-		u.hashed += int64(n)
-	} else if n > 0 {
-		u.inOrd = false
-	}
+	u.track(p[:n], off)
 	u.size = max(u.size, off+int64(n))
+	if u.hashed-u.kicked >= writebackStep {
+		startWriteback(u.file, u.kicked, u.hashed-u.kicked)
+		u.kicked = u.hashed
+	}
 	if err != nil {
 		return n, mapErr("write", u.path, err)
 	}
 	return n, nil
 }
 
+// writebackStep is how much contiguous content accumulates before its
+// writeback to disk is started, spreading Commit's sync over the upload.
+const writebackStep = 8 << 20
+
+// track keeps the running hash up to date after p was written at off:
+// chunks in order are hashed as they come, chunks ahead of the hashed prefix
+// are read back once the gap before them is filled, and a write behind it
+// makes Commit read the whole file back.
+func (u *Upload) track(p []byte, off int64) {
+	end := off + int64(len(p))
+	switch {
+	case !u.inOrd || len(p) == 0:
+	case off < u.hashed:
+		u.inOrd = false
+	case off > u.hashed:
+		if u.ahead == nil {
+			u.ahead = map[int64]int64{}
+		}
+		u.ahead[off] = max(u.ahead[off], end)
+	default:
+		u.hash.Write(p)
+		u.hashed = end
+		u.catchUp()
+	}
+}
+
+// catchUp hashes extents written ahead that now continue the hashed prefix.
+func (u *Upload) catchUp() {
+	for {
+		end, ok := u.ahead[u.hashed]
+		if !ok {
+			return
+		}
+		delete(u.ahead, u.hashed)
+		if _, err := io.Copy(u.hash, io.NewSectionReader(u.file, u.hashed, end-u.hashed)); err != nil {
+			u.inOrd = false
+			return
+		}
+		u.hashed = end
+	}
+}
+
 // Commit syncs the content and renames it into place. Without Overwrite, a
 // file created at the path since BeginWrite is conflict/already_exists. On
 // any error the temporary file is removed and the target left as it was.
 func (u *Upload) Commit() (WriteResult, error) {
+	return u.CommitVerified(-1, "")
+}
+
+// CommitVerified is Commit that first checks the content: its size when
+// size >= 0 and its hex SHA-256 when sha256 is set. A mismatch is
+// invalid_argument/checksum_mismatch, and the upload is discarded.
+func (u *Upload) CommitVerified(size int64, sha256 string) (WriteResult, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.done {
 		return WriteResult{}, wire.Errorf(wire.CodeConflict, "", "write %s: upload already finished", u.path)
 	}
 	u.done = true
-	res, err := u.commit()
+	res, err := u.commit(size, sha256)
 	if err != nil {
 		u.file.Close()
 		u.fs.root.Remove(native(u.tmp))
@@ -138,10 +189,18 @@ func (u *Upload) Commit() (WriteResult, error) {
 }
 
 // commit does Commit's work with u.mu held.
-func (u *Upload) commit() (WriteResult, error) {
+func (u *Upload) commit(size int64, want string) (WriteResult, error) {
+	if size >= 0 && size != u.size {
+		return WriteResult{}, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonChecksumMismatch,
+			"write %s: received %d bytes, sender sent %d", u.path, u.size, size)
+	}
 	sum, err := u.sum()
 	if err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	if want != "" && !strings.EqualFold(want, sum) {
+		return WriteResult{}, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonChecksumMismatch,
+			"write %s: sha256 of what was written is %s, sender's is %s", u.path, sum, want)
 	}
 	mode := u.fs.modeFor(u.path, u.opts.Mode)
 	if err := u.file.Chmod(mode); err != nil {

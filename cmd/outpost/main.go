@@ -32,6 +32,8 @@ func commands() map[string]command {
 		"agent":       {"agent enroll | agent run", runAgent},
 		"exec":        {"run a command on an agent or session", runExec},
 		"agents":      {"list the workspace's agents", runAgents},
+		"fs":          {"fs ls | get | put | rm: files on an agent or session", runFs},
+		"git":         {"git status | diff: a repository on an agent or session", runGit},
 		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, version)
 			return err

@@ -57,3 +57,26 @@ func (tf *targetFlags) target(ctx context.Context, cl *client.Client, ws string)
 	}
 	return cl.Agent(ws, agent), nil
 }
+
+// targetCommand is the flags of a command that needs only its target: the
+// client's flags and the target's.
+type targetCommand struct {
+	cf clientFlags
+	tf *targetFlags
+}
+
+// addTargetCommand registers the client and target flags on fs.
+func addTargetCommand(fs *flag.FlagSet) *targetCommand {
+	c := &targetCommand{tf: addTargetFlags(fs)}
+	c.cf.register(fs)
+	return c
+}
+
+// target makes the client and resolves the target of a call.
+func (c *targetCommand) target(ctx context.Context) (*client.Target, error) {
+	cl, err := c.cf.client()
+	if err != nil {
+		return nil, err
+	}
+	return c.tf.target(ctx, cl, c.cf.workspace)
+}

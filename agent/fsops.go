@@ -1,0 +1,354 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/git"
+	"github.com/outposthq/outpost/wire"
+)
+
+// fileOps serves the fs.* and git.* ops on the agent's root.
+type fileOps struct {
+	fs        *fs.FS
+	git       *git.Git
+	gitVer    string
+	transfers *transfers
+}
+
+// registerFiles opens the root and serves the file and git ops. The
+// capabilities say "fs", and "git" when a git binary answers.
+func (a *Agent) registerFiles() error {
+	root, err := fs.New(a.cfg.Root)
+	if err != nil {
+		return err
+	}
+	real, err := root.RealRoot()
+	if err != nil {
+		root.Close()
+		return err
+	}
+	fo := &fileOps{fs: root, git: &git.Git{Ceiling: real}, transfers: newTransfers(DefaultTransferIdle)}
+	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
+	fo.gitVer, _ = fo.git.Version(ctx)
+	cancel()
+	caps := map[string]bool{"fs": true, "git": fo.gitVer != ""}
+	for k, v := range a.cfg.Capabilities {
+		caps[k] = v
+	}
+	a.cfg.Capabilities = caps
+	a.files = fo
+	for op, h := range map[string]Handler{
+		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,
+		wire.OpFsOpen: fo.open, wire.OpFsRead: fo.read, wire.OpFsClose: fo.closeHandle,
+		wire.OpFsWrite: fo.write, wire.OpFsUploadBegin: fo.uploadBegin, wire.OpFsUploadChunk: fo.uploadChunk,
+		wire.OpFsUploadCommit: fo.uploadCommit, wire.OpFsUploadAbort: fo.uploadAbort,
+		wire.OpFsMkdir: fo.mkdir, wire.OpFsMove: fo.move, wire.OpFsRemove: fo.remove,
+		wire.OpGitStatus: fo.gitStatus, wire.OpGitDiff: fo.gitDiff, wire.OpGitApply: fo.gitApply,
+		wire.OpGitCommit: fo.gitCommit, wire.OpGitLog: fo.gitLog,
+	} {
+		a.Register(op, h)
+	}
+	return nil
+}
+
+// close ends open transfers and releases the root.
+func (fo *fileOps) close() {
+	fo.transfers.close()
+	fo.fs.Close()
+}
+
+// decode decodes req's body into v and validates it.
+func decode[T any, P interface {
+	*T
+	Validate() error
+}](req *wire.Request) (P, error) {
+	v := P(new(T))
+	if err := req.DecodeBody(v); err != nil {
+		return nil, err
+	}
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// wireEntry is e on the wire.
+func wireEntry(e fs.Entry) wire.FileEntry {
+	return wire.FileEntry{Name: e.Name, Path: e.Path, Type: e.Type, Size: e.Size, Mode: e.Mode, ModTime: e.ModTime.UTC(), Link: e.LinkTarget}
+}
+
+func (fo *fileOps) stat(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsPathRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	e, err := fo.fs.Stat(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	we := wireEntry(e)
+	return &we, nil
+}
+
+func (fo *fileOps) list(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsListRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	es, err := fo.fs.List(body.Path, body.Recursive, wire.MaxListEntries)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.FsListResult{Entries: make([]wire.FileEntry, len(es))}
+	for i, e := range es {
+		out.Entries[i] = wireEntry(e)
+	}
+	return out, nil
+}
+
+// open opens a file, reads its first Length bytes, and keeps it open under
+// a handle when more remains.
+func (fo *fileOps) open(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsOpenRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	file, e, err := fo.fs.Open(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readAt(file, 0, min(body.Length, e.Size), e.Path)
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	res := &wire.FsOpenResult{Entry: wireEntry(e), Data: data}
+	if int64(len(data)) >= e.Size {
+		file.Close()
+		return res, nil
+	}
+	res.Handle, err = fo.transfers.add(&transfer{file: file, size: e.Size})
+	return res, err
+}
+
+// readAt reads n bytes at off of file; fewer only at its end.
+func readAt(file *os.File, off, n int64, name string) ([]byte, error) {
+	buf := make([]byte, n)
+	got, err := file.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", name, err)
+	}
+	return buf[:got], nil
+}
+
+func (fo *fileOps) read(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsReadRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fo.transfers.get(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	if t.file == nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is an upload", body.Handle)
+	}
+	n := max(min(body.Length, t.size-body.Offset), 0)
+	buf := chunkBufs.Get().(*[]byte)
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, 0, n)
+	}
+	got, err := t.file.ReadAt((*buf)[:n], body.Offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		chunkBufs.Put(buf)
+		return nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", body.Handle, err)
+	}
+	return &pooledRead{FsReadResult: wire.FsReadResult{Data: (*buf)[:got]}, buf: buf}, nil
+}
+
+// releaser is a result holding resources until it is encoded.
+type releaser interface{ release() }
+
+// pooledRead is a read result whose data lives in a pooled buffer, given
+// back once the reply is encoded.
+type pooledRead struct {
+	wire.FsReadResult
+	buf *[]byte
+}
+
+func (p *pooledRead) release() { chunkBufs.Put(p.buf) }
+
+func (fo *fileOps) closeHandle(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsHandleRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fo.transfers.take(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	t.end()
+	return struct{}{}, nil
+}
+
+// writeOptions are the fs package's options for o.
+func writeOptions(o wire.FsWriteOptions) fs.WriteOptions {
+	return fs.WriteOptions{Mode: os.FileMode(o.Mode), Overwrite: o.Overwrite, MkdirParents: o.Parents}
+}
+
+func wireWrite(r fs.WriteResult) *wire.FsWriteResult {
+	return &wire.FsWriteResult{Path: r.Path, Size: r.Size, SHA256: r.SHA256}
+}
+
+func (fo *fileOps) write(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsWriteRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	u, err := fo.fs.BeginWrite(body.Path, writeOptions(body.FsWriteOptions))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := u.WriteAt(body.Data, 0); err != nil {
+		u.Abort()
+		return nil, err
+	}
+	res, err := u.Commit()
+	if err != nil {
+		return nil, err
+	}
+	return wireWrite(res), nil
+}
+
+func (fo *fileOps) uploadBegin(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsUploadBeginRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	u, err := fo.fs.BeginWrite(body.Path, writeOptions(body.FsWriteOptions))
+	if err != nil {
+		return nil, err
+	}
+	h, err := fo.transfers.add(&transfer{upload: u})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.FsUploadBeginResult{Handle: h}, nil
+}
+
+// upload returns the upload of handle h.
+func (fo *fileOps) upload(h string) (*fs.Upload, error) {
+	t, err := fo.transfers.get(h)
+	if err != nil {
+		return nil, err
+	}
+	if t.upload == nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is a download", h)
+	}
+	return t.upload, nil
+}
+
+// chunkBufs are buffers chunks are decoded into: reused, their pages stay
+// mapped, where fresh ones cost a page fault every 4 KiB on the way to disk.
+var chunkBufs = sync.Pool{New: func() any { b := make([]byte, 0, wire.MaxChunk); return &b }}
+
+func (fo *fileOps) uploadChunk(_ context.Context, req *wire.Request) (any, error) {
+	buf := chunkBufs.Get().(*[]byte)
+	defer chunkBufs.Put(buf)
+	body := &wire.FsUploadChunkRequest{Data: (*buf)[:0]}
+	if err := req.DecodeBody(body); err != nil {
+		return nil, err
+	}
+	if err := body.Validate(); err != nil {
+		return nil, err
+	}
+	u, err := fo.upload(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := u.WriteAt(body.Data, body.Offset); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func (fo *fileOps) uploadCommit(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsUploadCommitRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fo.transfers.take(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	if t.upload == nil {
+		t.end()
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is a download", body.Handle)
+	}
+	res, err := t.upload.CommitVerified(body.Size, body.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	return wireWrite(res), nil
+}
+
+func (fo *fileOps) uploadAbort(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsHandleRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fo.transfers.take(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	t.end()
+	return struct{}{}, nil
+}
+
+func (fo *fileOps) mkdir(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsMkdirRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	if err := fo.fs.Mkdir(body.Path, body.Parents); err != nil {
+		return nil, err
+	}
+	return fo.entry(body.Path)
+}
+
+func (fo *fileOps) move(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsMoveRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	if err := fo.fs.Move(body.From, body.To, body.Overwrite); err != nil {
+		return nil, err
+	}
+	return fo.entry(body.To)
+}
+
+// entry describes p after a change made it.
+func (fo *fileOps) entry(p string) (any, error) {
+	e, err := fo.fs.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	we := wireEntry(e)
+	return &we, nil
+}
+
+func (fo *fileOps) remove(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsRemoveRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	if err := fo.fs.Remove(body.Path, body.Recursive); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}

@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/outposthq/outpost/agent/git"
+	"github.com/outposthq/outpost/wire"
+)
+
+// gitProbeTimeout bounds `git version` when the agent starts.
+const gitProbeTimeout = 5 * time.Second
+
+// repoDir is the host directory of the repository path p under the root.
+func (fo *fileOps) repoDir(p string) (string, error) {
+	if fo.gitVer == "" {
+		return "", wire.Errorf(wire.CodeUnsupported, "", "git is not installed on this agent's machine")
+	}
+	return fo.fs.HostDir(p)
+}
+
+func (fo *fileOps) gitStatus(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitStatusRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fo.git.Status(ctx, dir, git.StatusOptions{Ignored: body.Ignored})
+	if err != nil {
+		return nil, err
+	}
+	b := st.Branch
+	out := &wire.GitStatus{
+		IsRepo: st.IsRepo,
+		Branch: wire.GitBranch{Head: b.Head, OID: b.OID, Upstream: b.Upstream, Ahead: b.Ahead, Behind: b.Behind,
+			Detached: b.Detached, Unborn: b.Unborn},
+		Entries: make([]wire.GitStatusEntry, len(st.Entries)),
+	}
+	for i, e := range st.Entries {
+		out.Entries[i] = wire.GitStatusEntry{Path: e.Path, OrigPath: e.OrigPath, Index: e.Index, Worktree: e.Worktree, Kind: e.Kind}
+	}
+	return out, nil
+}
+
+func (fo *fileOps) gitDiff(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitDiffRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := fo.git.Diff(ctx, dir, git.DiffOptions{Staged: body.Staged, Ref: body.Ref})
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.GitDiff{Files: make([]wire.GitDiffFile, len(d.Files)), Patch: d.Patch}
+	for i, f := range d.Files {
+		out.Files[i] = wire.GitDiffFile{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted, Binary: f.Binary}
+	}
+	return out, nil
+}
+
+func (fo *fileOps) gitApply(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitApplyRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	opts := git.ApplyOptions{Check: body.Check, ThreeWay: body.ThreeWay, Index: body.Index}
+	if err := fo.git.Apply(ctx, dir, body.Patch, opts); err != nil {
+		return nil, err
+	}
+	return &wire.GitApplyResult{Applied: !body.Check}, nil
+}
+
+func (fo *fileOps) gitCommit(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitCommitRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	res, err := fo.git.Commit(ctx, dir, git.CommitOptions{Message: body.Message, All: body.All,
+		AuthorName: body.AuthorName, AuthorEmail: body.AuthorEmail})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.GitCommitResult{OID: res.OID, Summary: res.Summary}, nil
+}
+
+func (fo *fileOps) gitLog(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitLogRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := fo.git.Log(ctx, dir, git.LogOptions{Max: body.N, Ref: body.Ref})
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.GitLog{Commits: make([]wire.GitCommit, len(cs))}
+	for i, c := range cs {
+		out.Commits[i] = wire.GitCommit{OID: c.OID, Author: c.Author, Email: c.Email, Time: c.Time, Subject: c.Subject}
+	}
+	return out, nil
+}

@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/wire"
+)
+
+// tempFiles lists upload temporary files in dir.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), fs.TempPrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// waitUntil polls cond for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestOrphanedTransfersExpire checks that an upload nobody finishes is
+// aborted after the idle timeout (old file intact, no temporary file), an
+// open download is closed, and use keeps a transfer alive.
+func TestOrphanedTransfersExpire(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Generous against a loaded machine: a download used every 100 ms
+	// must outlive several idle periods only if use resets the clock.
+	ts := newTransfers(time.Second)
+	defer ts.close()
+
+	u, err := f.BeginWrite("f.txt", fs.WriteOptions{Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.WriteAt([]byte("half"), 0); err != nil {
+		t.Fatal(err)
+	}
+	up, err := ts.add(&transfer{upload: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, e, err := f.Open("f.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, err := ts.add(&transfer{file: file, size: e.Size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tempFiles(t, root)); n != 1 {
+		t.Fatalf("%d temporary files during the upload", n)
+	}
+	// Keep the download in use for twice the idle period.
+	for range 20 {
+		time.Sleep(100 * time.Millisecond)
+		if _, err := ts.get(down); err != nil {
+			t.Fatalf("a download in use expired: %v", err)
+		}
+	}
+	waitUntil(t, "the idle upload to be aborted", func() bool { return len(tempFiles(t, root)) == 0 })
+	if _, err := ts.get(up); !errors.Is(err, wire.ErrNotFound) {
+		t.Fatalf("expired upload: %v, want not_found", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "f.txt")); string(b) != "old" {
+		t.Fatalf("file now %q", b)
+	}
+	waitUntil(t, "the idle download to close", func() bool { return ts.len() == 0 })
+	if _, err := file.Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("download file not closed: %v", err)
+	}
+}
+
+// TestTransfersCloseEndsAll checks that stopping the agent aborts uploads
+// and refuses new transfers.
+func TestTransfersCloseEndsAll(t *testing.T) {
+	root := t.TempDir()
+	f, err := fs.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ts := newTransfers(time.Hour)
+	u, err := f.BeginWrite("new.txt", fs.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.add(&transfer{upload: u}); err != nil {
+		t.Fatal(err)
+	}
+	ts.close()
+	ts.close()
+	if n := len(tempFiles(t, root)); n != 0 || ts.len() != 0 {
+		t.Fatalf("after close: %d temporary files, %d transfers", n, ts.len())
+	}
+	u2, _ := f.BeginWrite("new2.txt", fs.WriteOptions{})
+	if _, err := ts.add(&transfer{upload: u2}); !errors.Is(err, wire.ErrUnavailable) {
+		t.Fatalf("add after close: %v", err)
+	}
+	if n := len(tempFiles(t, root)); n != 0 {
+		t.Fatalf("refused upload left %d temporary files", n)
+	}
+}

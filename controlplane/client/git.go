@@ -1,0 +1,52 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// GitStatus calls GET {target}/git/status for the repository at path (""
+// is the root). A directory in no repository gives IsRepo false.
+func (t *Target) GitStatus(ctx context.Context, path string) (*GitStatus, error) {
+	var out GitStatus
+	return &out, t.c.do(ctx, http.MethodGet, t.prefix+"/git/status?"+url.Values{"path": {path}}.Encode(), nil, &out)
+}
+
+// GitDiff calls GET {target}/git/diff.
+func (t *Target) GitDiff(ctx context.Context, opts GitDiffOptions) (*GitDiff, error) {
+	q := url.Values{"path": {opts.Path}, "staged": {strconv.FormatBool(opts.Staged)}}
+	if opts.Ref != "" {
+		q.Set("ref", opts.Ref)
+	}
+	var out GitDiff
+	return &out, t.c.do(ctx, http.MethodGet, t.prefix+"/git/diff?"+q.Encode(), nil, &out)
+}
+
+// GitApply calls POST {target}/git/apply; a patch that does not apply is a
+// conflict carrying git's message.
+func (t *Target) GitApply(ctx context.Context, req GitApplyRequest) (*GitApplyResult, error) {
+	var out GitApplyResult
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/apply", req, &out)
+}
+
+// GitCommit calls POST {target}/git/commit.
+func (t *Target) GitCommit(ctx context.Context, req GitCommitRequest) (*GitCommitResult, error) {
+	var out GitCommitResult
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/commit", req, &out)
+}
+
+// GitLog calls GET {target}/git/log: at most n commits (0: the agent's
+// default of 100), newest first.
+func (t *Target) GitLog(ctx context.Context, path string, n int) ([]GitCommit, error) {
+	q := url.Values{"path": {path}}
+	if n > 0 {
+		q.Set("n", strconv.Itoa(n))
+	}
+	var out GitLog
+	if err := t.c.do(ctx, http.MethodGet, t.prefix+"/git/log?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Commits, nil
+}

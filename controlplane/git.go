@@ -1,0 +1,121 @@
+package controlplane
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/wire"
+)
+
+// maxPatchBody bounds POST {target}/git/apply; the patch must also fit one
+// NATS message.
+const maxPatchBody = 8 << 20
+
+// handleGitStatus serves GET {target}/git/status?path=&ignored=.
+func (s *Server) handleGitStatus(w http.ResponseWriter, r *http.Request, t target) error {
+	q := r.URL.Query()
+	ignored, err := boolParam(q, "ignored", false)
+	if err != nil {
+		return err
+	}
+	var st wire.GitStatus
+	if err := t.Call(r.Context(), wire.OpGitStatus, &wire.GitStatusRequest{Path: q.Get("path"), Ignored: ignored}, &st, fileCall()); err != nil {
+		return err
+	}
+	b := st.Branch
+	out := client.GitStatus{
+		IsRepo: st.IsRepo,
+		Branch: client.GitBranch{Head: b.Head, OID: b.OID, Upstream: b.Upstream, Ahead: b.Ahead, Behind: b.Behind,
+			Detached: b.Detached, Unborn: b.Unborn},
+		Entries: make([]client.GitStatusEntry, len(st.Entries)),
+	}
+	for i, e := range st.Entries {
+		out.Entries[i] = client.GitStatusEntry{Path: e.Path, OrigPath: e.OrigPath, Index: e.Index, Worktree: e.Worktree, Kind: e.Kind}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleGitDiff serves GET {target}/git/diff?path=&staged=&ref=.
+func (s *Server) handleGitDiff(w http.ResponseWriter, r *http.Request, t target) error {
+	q := r.URL.Query()
+	staged, err := boolParam(q, "staged", false)
+	if err != nil {
+		return err
+	}
+	var d wire.GitDiff
+	body := &wire.GitDiffRequest{Path: q.Get("path"), Staged: staged, Ref: q.Get("ref")}
+	if err := t.Call(r.Context(), wire.OpGitDiff, body, &d, fileCall()); err != nil {
+		return err
+	}
+	out := client.GitDiff{Files: make([]client.GitDiffFile, len(d.Files)), Patch: d.Patch}
+	for i, f := range d.Files {
+		out.Files[i] = client.GitDiffFile{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted, Binary: f.Binary}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleGitApply serves POST {target}/git/apply: 200 {"applied"}; a patch
+// that does not apply is 409 with git's message.
+func (s *Server) handleGitApply(w http.ResponseWriter, r *http.Request, t target) error {
+	var req client.GitApplyRequest
+	if err := decodeJSON(w, r, maxPatchBody, &req); err != nil {
+		return err
+	}
+	body := &wire.GitApplyRequest{Path: req.Path, Patch: []byte(req.Patch), Check: req.Check, ThreeWay: req.ThreeWay, Index: req.Index}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var res wire.GitApplyResult
+	if err := t.Call(r.Context(), wire.OpGitApply, body, &res, fileCall()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, client.GitApplyResult{Applied: res.Applied})
+	return nil
+}
+
+// handleGitCommit serves POST {target}/git/commit: 201 {"oid","summary"}.
+func (s *Server) handleGitCommit(w http.ResponseWriter, r *http.Request, t target) error {
+	var req client.GitCommitRequest
+	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+		return err
+	}
+	body := &wire.GitCommitRequest{Path: req.Path, Message: req.Message, All: req.All, AuthorName: req.AuthorName, AuthorEmail: req.AuthorEmail}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var res wire.GitCommitResult
+	if err := t.Call(r.Context(), wire.OpGitCommit, body, &res, fileCall()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, client.GitCommitResult{OID: res.OID, Summary: res.Summary})
+	return nil
+}
+
+// handleGitLog serves GET {target}/git/log?path=&n=&ref=.
+func (s *Server) handleGitLog(w http.ResponseWriter, r *http.Request, t target) error {
+	q := r.URL.Query()
+	body := &wire.GitLogRequest{Path: q.Get("path"), Ref: q.Get("ref")}
+	if v := q.Get("n"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return wire.Errorf(wire.CodeInvalidArgument, "", "n must be a number, not %q", v)
+		}
+		body.N = n
+	}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var res wire.GitLog
+	if err := t.Call(r.Context(), wire.OpGitLog, body, &res, fileCall()); err != nil {
+		return err
+	}
+	out := client.GitLog{Commits: make([]client.GitCommit, len(res.Commits))}
+	for i, c := range res.Commits {
+		out.Commits[i] = client.GitCommit{OID: c.OID, Author: c.Author, Email: c.Email, Time: c.Time, Subject: c.Subject}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,246 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/outposthq/outpost/wire"
+)
+
+// Transfer sizing: chunks well below the NATS max payload, several in
+// flight so one transfer keeps the link busy. At most window+1 chunks of one
+// transfer are in the control plane's memory at once.
+const (
+	defaultChunk   = 2 << 20
+	minChunk       = 64 << 10
+	transferWindow = 6
+	// cleanupTimeout bounds the abort or close sent after a failed transfer.
+	cleanupTimeout = 10 * time.Second
+)
+
+// transfer moves one file between an HTTP body and an agent in chunks.
+type transfer struct {
+	t      target
+	chunk  int
+	window int
+}
+
+// newTransfer sizes chunks to a quarter of the connection's max payload, at
+// most defaultChunk.
+func (s *Server) newTransfer(t target) *transfer {
+	chunk := defaultChunk
+	if mp := s.nc.MaxPayload(); mp > 0 {
+		chunk = min(chunk, int(mp/4))
+	}
+	return &transfer{t: t, chunk: max(chunk, minChunk), window: transferWindow}
+}
+
+// concurrent is the target for calls made several at once: without the
+// response-header updates of a session (the begin or open call set them,
+// and net/http may be writing them out meanwhile).
+func (x *transfer) concurrent() target {
+	if rt, ok := x.t.(routedTarget); ok {
+		return rt.target
+	}
+	return x.t
+}
+
+// readChunk fills buf from r; it returns fewer bytes only at r's end
+// (done). Any error but a clean EOF is an error: a body cut short is never
+// taken for a shorter file.
+func readChunk(r io.Reader, buf []byte) (n int, done bool, err error) {
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if errors.Is(err, io.EOF) {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, wire.Errorf(wire.CodeInvalidArgument, "body_incomplete", "reading the request body: %v", err)
+		}
+	}
+	return n, false, nil
+}
+
+// upload writes body to the file opts names. A body that fits one chunk is
+// one fs.write; a larger one is begun, sent in chunks with up to window in
+// flight, and committed with its size and SHA-256. On any failure the upload
+// is aborted: the old file stays, and nothing is left behind.
+func (x *transfer) upload(ctx context.Context, body io.Reader, opts wire.FsWriteOptions) (*wire.FsWriteResult, error) {
+	buf := make([]byte, x.chunk)
+	n, done, err := readChunk(body, buf)
+	if err != nil {
+		return nil, err
+	}
+	var res wire.FsWriteResult
+	if done {
+		err := x.t.Call(ctx, wire.OpFsWrite, &wire.FsWriteRequest{FsWriteOptions: opts, Data: buf[:n]}, &res, fileCall())
+		return &res, err
+	}
+	var begun wire.FsUploadBeginResult
+	if err := x.t.Call(ctx, wire.OpFsUploadBegin, &wire.FsUploadBeginRequest{FsWriteOptions: opts}, &begun, fileCall()); err != nil {
+		return nil, err
+	}
+	size, sum, err := x.sendChunks(ctx, begun.Handle, body, buf[:n])
+	if err == nil {
+		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: sum}
+		if err = x.t.Call(ctx, wire.OpFsUploadCommit, commit, &res, fileCall()); err == nil {
+			return &res, nil
+		}
+	}
+	x.cleanup(ctx, wire.OpFsUploadAbort, begun.Handle)
+	return nil, err
+}
+
+// cleanup sends a best-effort abort or close for handle, even when ctx is
+// done; the agent's idle timeout covers it when this fails too.
+func (x *transfer) cleanup(ctx context.Context, op, handle string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
+}
+
+// sendChunks sends first and then the rest of body as chunks of handle,
+// up to window at once, and returns the size and hex SHA-256 sent. Each
+// chunk is read straight into a free buffer that stays its own until its
+// call returns.
+func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader, first []byte) (int64, string, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	free := make(chan []byte, x.window)
+	free <- first[:cap(first)]
+	for range x.window - 1 {
+		free <- make([]byte, x.chunk)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	h := sha256.New()
+	var off int64
+	buf, n, done := <-free, len(first), false
+	for {
+		h.Write(buf[:n])
+		wg.Add(1)
+		go func(buf []byte, n int, off int64) {
+			defer wg.Done()
+			req := &wire.FsUploadChunkRequest{Handle: handle, Offset: off, Data: buf[:n]}
+			// Each chunk is its own mutation: a request's Idempotency-Key
+			// must not make the agent answer every chunk with the first
+			// one's reply.
+			opts := fileCall()
+			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
+			if err := x.concurrent().Call(ctx, wire.OpFsUploadChunk, req, nil, opts); err != nil {
+				cancel(err)
+			}
+			free <- buf
+		}(buf, n, off)
+		off += int64(n)
+		if done {
+			break
+		}
+		select {
+		case buf = <-free:
+		case <-ctx.Done():
+			return 0, "", context.Cause(ctx)
+		}
+		var err error
+		if n, done, err = readChunk(body, buf); err != nil {
+			cancel(err)
+			return 0, "", err
+		}
+		if n == 0 && done {
+			break
+		}
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return 0, "", err
+	}
+	return off, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readPiece is one chunk of a download on its way.
+type readPiece struct {
+	off, n int64
+	buf    *[]byte
+	data   []byte
+	err    error
+	done   chan struct{}
+}
+
+// download writes bytes [from, to) of the open handle to w, reading up to
+// window chunks ahead. A chunk that comes back short (the agent's view of
+// the file changed) is an error.
+func (x *transfer) download(ctx context.Context, w io.Writer, handle string, from, to int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	queue := make(chan *readPiece, x.window)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(queue)
+		for off := from; off < to; off += int64(x.chunk) {
+			p := &readPiece{off: off, n: min(int64(x.chunk), to-off), done: make(chan struct{})}
+			select {
+			case queue <- p:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(p.done)
+				p.buf = x.getBuf()
+				res := wire.FsReadResult{Data: (*p.buf)[:0]}
+				p.err = x.concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
+				p.data = res.Data
+			}()
+		}
+	}()
+	for p := range queue {
+		<-p.done
+		if err := x.deliver(w, p); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// deliver writes one piece and gives its buffer back.
+func (x *transfer) deliver(w io.Writer, p *readPiece) error {
+	defer x.putBuf(p.buf)
+	if p.err != nil {
+		return p.err
+	}
+	if int64(len(p.data)) != p.n {
+		return wire.Errorf(wire.CodeConflict, "", "file changed size during the download: %d bytes at %d, wanted %d", len(p.data), p.off, p.n)
+	}
+	_, err := w.Write(p.data)
+	return err
+}
+
+// chunkBufs hold chunks on their way through the control plane. Reused
+// buffers keep their pages mapped; fresh ones fault every 4 KiB.
+var chunkBufs sync.Pool
+
+// getBuf returns a buffer of cap x.chunk at least.
+func (x *transfer) getBuf() *[]byte {
+	if b, ok := chunkBufs.Get().(*[]byte); ok && cap(*b) >= x.chunk {
+		return b
+	}
+	b := make([]byte, 0, x.chunk)
+	return &b
+}
+
+func (x *transfer) putBuf(b *[]byte) {
+	if b != nil {
+		chunkBufs.Put(b)
+	}
+}

@@ -1,0 +1,177 @@
+package wire
+
+import "time"
+
+// Git ops. Path selects the repository directory under the root (default
+// the root); git itself runs on the agent's machine.
+const (
+	OpGitStatus = "git.status"
+	OpGitDiff   = "git.diff"
+	OpGitApply  = "git.apply"
+	OpGitCommit = "git.commit"
+	OpGitLog    = "git.log"
+)
+
+func init() {
+	RegisterOp(OpGitStatus, OpInfo{})
+	RegisterOp(OpGitDiff, OpInfo{})
+	RegisterOp(OpGitLog, OpInfo{})
+	RegisterOp(OpGitApply, OpInfo{Mutates: true})
+	RegisterOp(OpGitCommit, OpInfo{Mutates: true})
+}
+
+// Git limits.
+const (
+	// MaxGitLog bounds git.log's N.
+	MaxGitLog = 10000
+	// MaxRefLen bounds a ref.
+	MaxRefLen = 1024
+)
+
+// GitStatusRequest is the body of git.status.
+type GitStatusRequest struct {
+	Path    string `msgpack:"path,omitempty"`
+	Ignored bool   `msgpack:"ignored,omitempty"`
+}
+
+// Validate checks the path.
+func (r *GitStatusRequest) Validate() error { return validPath("path", r.Path) }
+
+// GitStatus is the result of git.status. IsRepo false means the directory
+// is in no repository under the root; the rest is then empty.
+type GitStatus struct {
+	IsRepo  bool             `msgpack:"repo"`
+	Branch  GitBranch        `msgpack:"branch"`
+	Entries []GitStatusEntry `msgpack:"entries"`
+}
+
+// GitBranch describes HEAD and its upstream.
+type GitBranch struct {
+	Head     string `msgpack:"head"`
+	OID      string `msgpack:"oid"`
+	Upstream string `msgpack:"up,omitempty"`
+	Ahead    int    `msgpack:"ahead"`
+	Behind   int    `msgpack:"behind"`
+	Detached bool   `msgpack:"detached,omitempty"`
+	Unborn   bool   `msgpack:"unborn,omitempty"`
+}
+
+// GitStatusEntry is one path of a status. Kind is changed, renamed,
+// unmerged, untracked or ignored; Index and Worktree are git's letters.
+type GitStatusEntry struct {
+	Path     string `msgpack:"path"`
+	OrigPath string `msgpack:"orig,omitempty"`
+	Index    string `msgpack:"x"`
+	Worktree string `msgpack:"y"`
+	Kind     string `msgpack:"kind"`
+}
+
+// GitDiffRequest is the body of git.diff: the work tree against the index,
+// or with Staged the index against HEAD, or against Ref.
+type GitDiffRequest struct {
+	Path   string `msgpack:"path,omitempty"`
+	Staged bool   `msgpack:"staged,omitempty"`
+	Ref    string `msgpack:"ref,omitempty"`
+}
+
+// Validate checks the path and ref lengths.
+func (r *GitDiffRequest) Validate() error {
+	if len(r.Ref) > MaxRefLen {
+		return Errorf(CodeInvalidArgument, "", "ref is longer than %d bytes", MaxRefLen)
+	}
+	return validPath("path", r.Path)
+}
+
+// GitDiff is the result of git.diff.
+type GitDiff struct {
+	Files []GitDiffFile `msgpack:"files"`
+	Patch string        `msgpack:"patch"`
+}
+
+// GitDiffFile is one file of a diff; Binary files count no lines.
+type GitDiffFile struct {
+	Path    string `msgpack:"path"`
+	OldPath string `msgpack:"old,omitempty"`
+	Added   int    `msgpack:"add"`
+	Deleted int    `msgpack:"del"`
+	Binary  bool   `msgpack:"bin,omitempty"`
+}
+
+// GitApplyRequest is the body of git.apply. A patch that does not apply is
+// conflict with git's message.
+type GitApplyRequest struct {
+	Path     string `msgpack:"path,omitempty"`
+	Patch    []byte `msgpack:"patch"`
+	Check    bool   `msgpack:"check,omitempty"`
+	ThreeWay bool   `msgpack:"3way,omitempty"`
+	Index    bool   `msgpack:"index,omitempty"`
+}
+
+// Validate checks that there is a patch.
+func (r *GitApplyRequest) Validate() error {
+	if len(r.Patch) == 0 {
+		return Errorf(CodeInvalidArgument, "", "patch is empty")
+	}
+	return validPath("path", r.Path)
+}
+
+// GitApplyResult is the result of git.apply: Applied is false for a check.
+type GitApplyResult struct {
+	Applied bool `msgpack:"applied"`
+}
+
+// GitCommitRequest is the body of git.commit.
+type GitCommitRequest struct {
+	Path        string `msgpack:"path,omitempty"`
+	Message     string `msgpack:"msg"`
+	All         bool   `msgpack:"all,omitempty"`
+	AuthorName  string `msgpack:"name,omitempty"`
+	AuthorEmail string `msgpack:"email,omitempty"`
+}
+
+// Validate checks that there is a message.
+func (r *GitCommitRequest) Validate() error {
+	if r.Message == "" {
+		return Errorf(CodeInvalidArgument, "", "message is empty")
+	}
+	return validPath("path", r.Path)
+}
+
+// GitCommitResult is the result of git.commit.
+type GitCommitResult struct {
+	OID     string `msgpack:"oid"`
+	Summary string `msgpack:"summary"`
+}
+
+// GitLogRequest is the body of git.log: at most N commits (default 100)
+// from Ref (default HEAD), newest first.
+type GitLogRequest struct {
+	Path string `msgpack:"path,omitempty"`
+	N    int    `msgpack:"n,omitempty"`
+	Ref  string `msgpack:"ref,omitempty"`
+}
+
+// Validate checks N and the lengths.
+func (r *GitLogRequest) Validate() error {
+	if r.N < 0 || r.N > MaxGitLog {
+		return Errorf(CodeInvalidArgument, "", "n must be 0 to %d", MaxGitLog)
+	}
+	if len(r.Ref) > MaxRefLen {
+		return Errorf(CodeInvalidArgument, "", "ref is longer than %d bytes", MaxRefLen)
+	}
+	return validPath("path", r.Path)
+}
+
+// GitLog is the result of git.log.
+type GitLog struct {
+	Commits []GitCommit `msgpack:"commits"`
+}
+
+// GitCommit is one commit of a log.
+type GitCommit struct {
+	OID     string    `msgpack:"oid"`
+	Author  string    `msgpack:"author"`
+	Email   string    `msgpack:"email"`
+	Time    time.Time `msgpack:"t"`
+	Subject string    `msgpack:"subject"`
+}
