@@ -84,7 +84,9 @@ func benchAgents(ctx context.Context, e *env) ([]row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idle calls: %w", err)
 	}
+	profiled := sp.profileCPU(load.duration, serveProfile)
 	res := drive(ctx, cl, ws, load)
+	profiled()
 	_, peak := sp.memory()
 	p50, p99 := res.lat.pct(50), res.lat.pct(99)
 	name := fmt.Sprintf("%d agents", load.agents)

@@ -53,7 +53,7 @@ func main() {
 	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		stop, err := startProfile(*cpuProfile)

@@ -271,6 +271,7 @@ func startProfile(path string) (stop func(), err error) {
 	stop, err = startCPUProfile(path)
 	if err == nil {
 		os.Setenv("OUTPOST_BENCH_AGENT_CPUPROFILE", path+".agent")
+		serveProfile = path + ".serve"
 	}
 	return stop, err
 }

@@ -193,10 +193,13 @@ func (s *Server) pushAccountLocked(ctx context.Context) error {
 func (s *Server) startPresence(ctx context.Context) error {
 	s.presence = presence.New(presence.Config{Window: s.cfg.PresenceWindow, Logger: s.log.With("component", "presence")})
 	var recs []*agentRecord
-	err := listJSON(ctx, s.st.agents, ">", func(_ string, rec *agentRecord) {
-		if !rec.Revoked {
-			recs = append(recs, rec)
-		}
+	err := untilReady(ctx, func(ctx context.Context) error {
+		recs = recs[:0]
+		return listJSON(ctx, s.st.agents, ">", func(_ string, rec *agentRecord) {
+			if !rec.Revoked {
+				recs = append(recs, rec)
+			}
+		})
 	})
 	if err != nil {
 		return err

@@ -13,6 +13,12 @@ import (
 // KV, besides on every presence change and at Close.
 const seenFlushInterval = time.Minute
 
+// seenFlushPace spaces the periodic writes: thousands of agents written at
+// once would hold every call up behind them (at 2,000 agents, a stall of
+// half a second a minute). The writes of one flush take at most half the
+// interval, so a larger fleet is written faster.
+const seenFlushPace = 5 * time.Millisecond
+
 // seenWriter keeps the agent records' lastSeen and hello facts up to date
 // from presence, off the presence callback (which must never block).
 type seenWriter struct {
@@ -64,7 +70,7 @@ func (w *seenWriter) run() {
 		case <-w.wake:
 			w.flushDirty()
 		case <-t.C:
-			w.flushAll(context.Background())
+			w.flushAll(context.Background(), seenFlushPace)
 		}
 	}
 }
@@ -81,8 +87,9 @@ func (w *seenWriter) flushDirty() {
 	}
 }
 
-// flushAll writes every agent whose presence is newer than its record.
-func (w *seenWriter) flushAll(ctx context.Context) {
+// flushAll writes every agent whose presence is newer than its record, one
+// every pace at most (0: at once), until done or the writer stops.
+func (w *seenWriter) flushAll(ctx context.Context, pace time.Duration) {
 	var ags []subjects.Agent
 	err := listJSON(ctx, w.s.st.agents, ">", func(_ string, rec *agentRecord) {
 		if !rec.Revoked {
@@ -93,7 +100,23 @@ func (w *seenWriter) flushAll(ctx context.Context) {
 		w.s.log.Warn("list agents for lastSeen", "err", err)
 		return
 	}
+	if len(ags) > 0 && pace > 0 {
+		pace = min(pace, seenFlushInterval/2/time.Duration(len(ags)))
+	}
+	var tick <-chan time.Time
+	if pace > 0 {
+		t := time.NewTicker(pace)
+		defer t.Stop()
+		tick = t.C
+	}
 	for _, ag := range ags {
+		if tick != nil {
+			select {
+			case <-w.stop:
+				return
+			case <-tick:
+			}
+		}
 		w.write(ctx, ag)
 	}
 }
@@ -142,5 +165,5 @@ func (w *seenWriter) close(ctx context.Context) {
 	w.mu.Unlock()
 	close(w.stop)
 	<-w.done
-	w.flushAll(ctx)
+	w.flushAll(ctx, 0)
 }

@@ -283,6 +283,9 @@ func (s *Server) stop() {
 	if s.presence != nil {
 		s.presence.Close()
 	}
+	if s.st != nil {
+		s.st.close()
+	}
 	if s.nc != nil {
 		drainAndWait(s.nc, closeTimeout)
 	}

@@ -88,13 +88,59 @@ type revocationRecord struct {
 type store struct {
 	workspaces, apiKeys, tokens, agents, revocations jetstream.KeyValue
 	sessions, claims                                 jetstream.KeyValue
+	// caches are the buckets read on every call, mirrored in memory.
+	caches []*cachedKV
+}
+
+// cache mirrors kv in memory (see cachedKV) until the store is closed.
+func (st *store) cache(kv jetstream.KeyValue) jetstream.KeyValue {
+	c := newCachedKV(kv)
+	st.caches = append(st.caches, c)
+	return c
+}
+
+// close stops the caches' watches.
+func (st *store) close() {
+	for _, c := range st.caches {
+		c.close()
+	}
 }
 
 // storeRetry paces retries of bucket creation while JetStream comes up.
 const (
 	storeRetry   = 250 * time.Millisecond
 	storeAttempt = 3 * time.Second
+	// storeReadyFor bounds the retries: JetStream that is not there by
+	// then (not enabled, no permission) is a configuration error.
+	storeReadyFor = 30 * time.Second
 )
+
+// untilReady runs f until it succeeds, for at most storeReadyFor or until
+// ctx ends, each attempt bounded by storeAttempt: a cluster that is still
+// electing its JetStream leader (all of it starting together) answers with
+// errors for a few seconds, and requests that reach no leader go
+// unanswered. The error is f's first.
+func untilReady(ctx context.Context, f func(context.Context) error) error {
+	ctx, stop := context.WithTimeout(ctx, storeReadyFor)
+	defer stop()
+	var first error
+	for {
+		attempt, cancel := context.WithTimeout(ctx, storeAttempt)
+		err := f(attempt)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+		select {
+		case <-ctx.Done():
+			return first
+		case <-time.After(storeRetry):
+		}
+	}
+}
 
 func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*store, error) {
 	open := func(bucket, desc string, ttl time.Duration) (jetstream.KeyValue, error) {
@@ -106,27 +152,15 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 			Storage:     jetstream.FileStorage,
 			Replicas:    replicas,
 		}
-		// A cluster that is still electing its JetStream leader (all of
-		// it starting together) answers with errors for a few seconds.
-		var last error
-		for {
-			// Requests that reach no JetStream leader go unanswered:
-			// bound each attempt, not only the whole.
-			attempt, cancel := context.WithTimeout(ctx, storeAttempt)
-			kv, err := js.CreateOrUpdateKeyValue(attempt, cfg)
-			cancel()
-			if err == nil {
-				return kv, nil
-			}
-			if ctx.Err() == nil || last == nil {
-				last = err
-			}
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("kv bucket %s (replicas %d): %w", bucket, replicas, last)
-			case <-time.After(storeRetry):
-			}
+		var kv jetstream.KeyValue
+		err := untilReady(ctx, func(ctx context.Context) (err error) {
+			kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("kv bucket %s (replicas %d): %w", bucket, replicas, err)
 		}
+		return kv, nil
 	}
 	var st store
 	var err error
@@ -151,6 +185,8 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 	if st.claims, err = open(bucketClaims, "outpost pool agents claimed by sessions", 0); err != nil {
 		return nil, err
 	}
+	// Every call reads its workspace (and its caller's key) and its agent.
+	st.workspaces, st.apiKeys, st.agents = st.cache(st.workspaces), st.cache(st.apiKeys), st.cache(st.agents)
 	return &st, nil
 }
 

@@ -90,7 +90,9 @@ type Entry struct {
 	LeaseUntil time.Time
 	// Instance is the live daemon's instance id.
 	Instance string
-	// Hello is the latest hello of that instance, nil if none was seen.
+	// Hello is the latest hello of that instance, nil if none was seen. Each
+	// hello received is a new value: a changed pointer means the agent said
+	// hello again, on a new connection.
 	Hello *wire.Hello
 }
 

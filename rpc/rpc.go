@@ -139,6 +139,10 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	}
 	select {
 	case e := <-lapsed:
+		if e.Status == presence.Online {
+			return nil, ambiguous(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting,
+				"agent %s reconnected while the call was in flight; its reply cannot arrive (the call may have run)", ag))
+		}
 		return nil, ambiguous(unavailable(ag, e, "stopped answering"))
 	default:
 	}
@@ -150,12 +154,17 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 
 // watch cancels the request when ag's presence lapses while it waits: at
 // once if it was online when the call began, or after one minimum lease if
-// it was not (a live agent is heard from within that); but never before
-// the request's start-by time (Unix ms) has passed, after which the agent
-// refuses it. The returned stop ends the watcher and waits for it.
+// it was not (a live agent is heard from within that). It also cancels it
+// when the agent says hello again, on a new connection: the reply to a
+// request delivered on the old one can no longer reach us (an agent may
+// publish only replies to requests its own connection received), so
+// waiting longer would only hang the caller until the deadline. Never
+// before the request's start-by time (Unix ms) has passed, after which the
+// agent refuses it. The returned stop ends the watcher and waits for it.
 func (c *Client) watch(ctx context.Context, ag subjects.Agent, startBy int64, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
 	start := time.Now()
-	wasOnline := c.cfg.Presence.Get(ag).Status == presence.Online
+	first := c.cfg.Presence.Get(ag)
+	wasOnline := first.Status == presence.Online
 	done, quit := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -170,7 +179,8 @@ func (c *Client) watch(ctx context.Context, ag subjects.Agent, startBy int64, ca
 			case <-tick.C:
 			}
 			e := c.cfg.Presence.Get(ag)
-			if e.Status == presence.Online || !wasOnline && time.Since(start) < presence.DefaultMinLease {
+			reconnected := e.Hello != nil && e.Hello != first.Hello
+			if e.Status == presence.Online && !reconnected || !wasOnline && time.Since(start) < presence.DefaultMinLease {
 				continue
 			}
 			if time.Now().UnixMilli() <= startBy {

@@ -233,3 +233,32 @@ func TestLapseWaitsForStartBy(t *testing.T) {
 		}
 	})
 }
+
+// An agent that says hello again (it reconnected) while a call waits can no
+// longer reply to it: the call answers 503 agent_reconnecting, maybe
+// delivered, once the start-by time has passed, not at its deadline, though
+// the agent stays online throughout.
+func TestReconnectEndsTheWait(t *testing.T) {
+	f := setup(t)
+	hello := func() {
+		b, _ := wire.Marshal(&wire.Hello{Instance: "i1", HeartbeatMs: 20})
+		if err := f.pr.Observe(ag, subjects.KindHello, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hello()
+	f.keepAlive(t)
+	f.respond(t, func(*wire.Request) []byte {
+		go hello() // the request is lost with the old connection; the agent is back
+		return nil
+	})
+	before := time.Now()
+	err := f.c.Call(ctx(t), ag, wire.OpExec, nil, nil, rpc.CallOptions{Timeout: 10 * time.Second})
+	wantErr(t, err, wire.CodeUnavailable, wire.ReasonAgentReconnecting, true)
+	if took := time.Since(before); took < startWindow || took > 5*time.Second {
+		t.Fatalf("answered after %v, want after the %v start window and long before the 10 s deadline", took, startWindow)
+	}
+	if st := f.pr.Get(ag).Status; st != presence.Online {
+		t.Fatalf("agent %s, want online throughout", st)
+	}
+}

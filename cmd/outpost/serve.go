@@ -12,7 +12,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS]", stderr)
+	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS] [--pprof ADDR]", stderr)
 	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
 	stateDir := fs.String("state-dir", "", "directory for state (required)")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
@@ -20,6 +20,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	natsCreds := fs.String("nats-creds", "", "credentials file for the external NATS")
 	publicNATS := fs.String("public-nats-url", "", "NATS URLs given to enrolling agents (comma-separated)")
 	kvReplicas := fs.Int("kv-replicas", 0, "replicas of the state buckets (default 3 on a cluster of 3 or more servers, else 1)")
+	pprofAddr := fs.String("pprof", "", "serve Go profiles (/debug/pprof/) on this address; unauthenticated, keep it on loopback")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,6 +45,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer srv.Close()
+	if *pprofAddr != "" {
+		if err := servePprof(ctx, *pprofAddr, stderr); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "outpost control plane listening on %s\nNATS: %s\n", srv.URL(), strings.Join(srv.NATSURLs(), ","))
 	if os.Getenv("OUTPOST_ADMIN_TOKEN") == "" {
 		fmt.Fprintf(stdout, "admin token: %s (stored in %s)\n", srv.AdminToken(), *stateDir)
