@@ -87,12 +87,7 @@ func (fo *fileOps) stat(_ context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := fo.fs.Stat(body.Path)
-	if err != nil {
-		return nil, err
-	}
-	we := wireEntry(e)
-	return &we, nil
+	return fo.entry(body.Path)
 }
 
 func (fo *fileOps) list(_ context.Context, req *wire.Request) (any, error) {
@@ -332,7 +327,7 @@ func (fo *fileOps) move(_ context.Context, req *wire.Request) (any, error) {
 	return fo.entry(body.To)
 }
 
-// entry describes p after a change made it.
+// entry describes p: a stat, or the state after a change made it.
 func (fo *fileOps) entry(p string) (any, error) {
 	e, err := fo.fs.Stat(p)
 	if err != nil {

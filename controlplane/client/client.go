@@ -137,6 +137,25 @@ const maxErrorBody = 64 << 10
 
 // do sends a JSON request (in may be nil) and decodes a JSON response into out
 // (may be nil). A status >= 400 becomes a *wire.Error.
+// send adds the token and the context's headers to req, sends it and
+// records the route the response reports.
+func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, error) {
+	setContextHeaders(ctx, req)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	recordRoute(ctx, resp)
+	return resp, nil
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -154,20 +173,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	setContextHeaders(ctx, req)
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.send(ctx, req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	recordRoute(ctx, resp)
 	if resp.StatusCode >= 400 {
 		return decodeError(resp)
 	}

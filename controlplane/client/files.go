@@ -129,19 +129,10 @@ func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, s
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	setContextHeaders(ctx, req)
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.send(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	recordRoute(ctx, resp)
 	if resp.StatusCode >= 400 {
 		defer resp.Body.Close()
 		return nil, decodeError(resp)
