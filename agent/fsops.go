@@ -46,7 +46,7 @@ func (a *Agent) registerFiles() error {
 		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,
 		wire.OpFsOpen: fo.open, wire.OpFsRead: fo.read, wire.OpFsClose: fo.closeHandle,
 		wire.OpFsWrite: fo.write, wire.OpFsUploadBegin: fo.uploadBegin, wire.OpFsUploadChunk: fo.uploadChunk,
-		wire.OpFsUploadCommit: fo.uploadCommit, wire.OpFsUploadAbort: fo.uploadAbort,
+		wire.OpFsUploadCommit: fo.uploadCommit, wire.OpFsUploadAbort: fo.closeHandle,
 		wire.OpFsMkdir: fo.mkdir, wire.OpFsMove: fo.move, wire.OpFsRemove: fo.remove,
 		wire.OpGitStatus: fo.gitStatus, wire.OpGitDiff: fo.gitDiff, wire.OpGitApply: fo.gitApply,
 		wire.OpGitCommit: fo.gitCommit, wire.OpGitLog: fo.gitLog,
@@ -178,6 +178,8 @@ type pooledRead struct {
 
 func (p *pooledRead) release() { chunkBufs.Put(p.buf) }
 
+// closeHandle ends a transfer: a download's close, an upload's abort (its
+// temporary file is removed).
 func (fo *fileOps) closeHandle(_ context.Context, req *wire.Request) (any, error) {
 	body, err := decode[wire.FsHandleRequest](req)
 	if err != nil {
@@ -290,19 +292,6 @@ func (fo *fileOps) uploadCommit(_ context.Context, req *wire.Request) (any, erro
 		return nil, err
 	}
 	return wireWrite(res), nil
-}
-
-func (fo *fileOps) uploadAbort(_ context.Context, req *wire.Request) (any, error) {
-	body, err := decode[wire.FsHandleRequest](req)
-	if err != nil {
-		return nil, err
-	}
-	t, err := fo.transfers.take(body.Handle)
-	if err != nil {
-		return nil, err
-	}
-	t.end()
-	return struct{}{}, nil
 }
 
 func (fo *fileOps) mkdir(_ context.Context, req *wire.Request) (any, error) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,22 +120,8 @@ func startReplica(t *testing.T, prepared string, urls []string) *controlPlane {
 	cp.proc = startProc(t, nil, "serve",
 		"--listen", "127.0.0.1:"+strconv.Itoa(cp.httpPort),
 		"--state-dir", dir, "--nats-url", nats, "--public-nats-url", nats)
-	waitFor(t, 60*time.Second, "replica healthy", func() error {
-		select {
-		case <-cp.proc.done:
-			return errStop{fmt.Errorf("serve exited:\n%s", cp.proc.output())}
-		default:
-		}
-		resp, err := http.Get(cp.url + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("healthz %d", resp.StatusCode)
-		}
-		return nil
-	})
+	waitHealthy(t, cp.proc, cp.url, 60*time.Second)
+
 	return cp
 }
 

@@ -125,13 +125,20 @@ func (cp *controlPlane) start() {
 		"--listen", "127.0.0.1:"+strconv.Itoa(cp.httpPort),
 		"--nats-listen", "127.0.0.1:"+strconv.Itoa(cp.natsPort),
 		"--state-dir", cp.stateDir)
-	waitFor(cp.t, startTimeout, "control plane healthy", func() error {
+	waitHealthy(cp.t, cp.proc, cp.url, startTimeout)
+}
+
+// waitHealthy waits for the `outpost serve` process p to answer /healthz at
+// url; it fails the test at once if p exits.
+func waitHealthy(t testing.TB, p *proc, url string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "control plane healthy", func() error {
 		select {
-		case <-cp.proc.done:
-			return errStop{fmt.Errorf("serve exited:\n%s", cp.proc.output())}
+		case <-p.done:
+			return errStop{fmt.Errorf("serve exited:\n%s", p.output())}
 		default:
 		}
-		resp, err := http.Get(cp.url + "/healthz")
+		resp, err := http.Get(url + "/healthz")
 		if err != nil {
 			return err
 		}
