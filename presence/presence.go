@@ -112,7 +112,7 @@ type state struct {
 type Tracker struct {
 	cfg Config
 
-	mu       sync.Mutex
+	mu       sync.RWMutex // read-locked by Get, which every call makes
 	agents   map[subjects.Agent]*state
 	onChange []func(subjects.Agent, Entry)
 	changed  chan struct{} // closed and replaced on every change
@@ -381,14 +381,14 @@ func (t *Tracker) run(msgs <-chan *nats.Msg) {
 
 func (t *Tracker) sweepOnce() {
 	now := t.cfg.Now()
-	t.mu.Lock()
+	t.mu.RLock()
 	var lapsed []subjects.Agent
 	for ag, s := range t.agents {
 		if t.status(s, now) != s.reported {
 			lapsed = append(lapsed, ag)
 		}
 	}
-	t.mu.Unlock()
+	t.mu.RUnlock()
 	for _, ag := range lapsed {
 		t.update(ag, now, func(s *state) bool { return t.status(s, now) != s.reported })
 	}
@@ -396,8 +396,8 @@ func (t *Tracker) sweepOnce() {
 
 // Get returns what is known of ag now; an agent never heard of is offline.
 func (t *Tracker) Get(ag subjects.Agent) Entry {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.entry(t.agents[ag], t.cfg.Now())
 }
 
@@ -466,10 +466,10 @@ func (t *Tracker) OnChange(f func(ag subjects.Agent, e Entry)) {
 // WaitStatus waits until ag's status is want, or ctx ends.
 func (t *Tracker) WaitStatus(ctx context.Context, ag subjects.Agent, want Status) error {
 	for {
-		t.mu.Lock()
+		t.mu.RLock()
 		got := t.status(t.agents[ag], t.cfg.Now())
 		ch := t.changed
-		t.mu.Unlock()
+		t.mu.RUnlock()
 		if got == want {
 			return nil
 		}
