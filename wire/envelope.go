@@ -115,17 +115,36 @@ func DecodeRequest(data []byte) (*Request, error) {
 	return &r, nil
 }
 
-// EncodeResult encodes a successful reply to request id.
+// EncodeResult encodes a successful reply to request id. The result is
+// encoded straight into the envelope, in one buffer sized from v's hint: a
+// reply carrying megabytes of output or file data is neither copied nor grown
+// on its way out.
 func EncodeResult(id string, v any) ([]byte, error) {
-	var raw msgpack.RawMessage
-	if v != nil {
-		b, err := Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("encode result: %w", err)
-		}
-		raw = b
+	if v == nil {
+		return Marshal(&Response{ID: id})
 	}
-	return Marshal(&Response{ID: id, Result: raw})
+	var buf bytes.Buffer
+	size := len(id) + envelopeSlack
+	if h, ok := v.(sizeHinter); ok {
+		size += h.sizeHint()
+	}
+	buf.Grow(size)
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetCustomStructTag("msgpack")
+	// The same map Marshal(&Response{ID: id, Result: <v>}) writes.
+	err := enc.EncodeMapLen(2)
+	for _, s := range []string{"id", id, "r"} {
+		if err == nil {
+			err = enc.EncodeString(s)
+		}
+	}
+	if err == nil {
+		err = enc.Encode(v)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // EncodeError encodes a failed reply to request id; err becomes an *Error.

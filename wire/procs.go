@@ -181,6 +181,15 @@ type ProcReadResult struct {
 	Dropped   int64       `msgpack:"dropped,omitempty"`
 }
 
+// sizeHint is the chunks' data and their fields.
+func (r *ProcReadResult) sizeHint() int {
+	n := envelopeSlack
+	for _, c := range r.Chunks {
+		n += len(c.Data) + len(c.Stream) + 32
+	}
+	return n
+}
+
 // ProcWriteRequest is the body of proc.write: Data for the process's stdin,
 // then EOF when set. A WriteID already accepted is acknowledged again
 // without writing.

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"testing"
 	"time"
 )
@@ -121,5 +122,38 @@ func checkResponseDecoders(t *testing.T, data []byte) {
 	if fast.ID != slow.ID || string(fast.Result) != string(slow.Result) || (fast.Error == nil) != (slow.Error == nil) ||
 		fast.Error != nil && *fast.Error != *slow.Error {
 		t.Fatalf("%x: DecodeResponse %+v, general %+v", data, fast, slow)
+	}
+}
+
+// EncodeResult writes what encoding the result and then the envelope around
+// it writes, byte for byte, and it decodes back.
+func TestEncodeResultIsTheEnvelope(t *testing.T) {
+	results := []any{
+		&ProcReadResult{Chunks: []ProcChunk{{Seq: 1, Stream: "stdout", Data: make([]byte, 1<<20)}, {Seq: 2, Stream: "stderr", Data: []byte("x")}}, NextSeq: 2},
+		&PingResult{Instance: "i1"},
+		(*PingResult)(nil),
+		map[string]int{"a": 1},
+		"text",
+	}
+	for _, v := range results {
+		got, err := EncodeResult("id1", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Marshal(&Response{ID: "id1", Result: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%T: EncodeResult differs from the envelope around Marshal", v)
+		}
+		r, err := DecodeResponse(got)
+		if err != nil || r.ID != "id1" || !bytes.Equal(r.Result, decodedRaw(raw)) {
+			t.Fatalf("%T: decoded %+v, %v", v, r, err)
+		}
 	}
 }
