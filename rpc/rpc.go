@@ -92,7 +92,7 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	req, err := wire.NewRequest(op, body, deadline)
+	req, err := wire.NewRequest(op, nil, deadline)
 	if err != nil {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "%v", err)
 	}
@@ -102,9 +102,9 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 		startBy = deadline
 	}
 	req.StartBy = startBy.UnixMilli()
-	data, err := req.Marshal()
+	data, err := wire.EncodeRequest(req, body)
 	if err != nil {
-		return wire.Errorf(wire.CodeInternal, "", "encode request: %v", err)
+		return wire.Errorf(wire.CodeInvalidArgument, "", "encode request: %v", err)
 	}
 	msg, err := c.request(ctx, ag, subj, data, deadline, req.StartBy)
 	if err != nil {

@@ -157,3 +157,44 @@ func TestEncodeResultIsTheEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// EncodeRequest writes the bytes NewRequest and Marshal write, with every
+// optional field set or not, and they decode back.
+func TestEncodeRequestIsTheEnvelope(t *testing.T) {
+	dl := time.Now().Add(time.Minute)
+	bodies := []any{
+		&FsUploadChunkRequest{Handle: "h", Offset: 4, Data: make([]byte, 1<<20)},
+		&ProcRef{ID: "p1"},
+		(*ProcRef)(nil),
+		nil,
+	}
+	for _, full := range []bool{false, true} {
+		for _, body := range bodies {
+			want, err := NewRequest(OpFsUploadChunk, body, dl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := NewRequest(OpFsUploadChunk, nil, dl)
+			r.ID = want.ID
+			if full {
+				want.Session, want.Epoch, want.StartBy, want.IdempotencyKey = "s1", 7, dl.UnixMilli(), "k1"
+				r.Session, r.Epoch, r.StartBy, r.IdempotencyKey = "s1", 7, dl.UnixMilli(), "k1"
+			}
+			wantB, err := want.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := EncodeRequest(r, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, wantB) {
+				t.Fatalf("%T (all fields %v): EncodeRequest differs from NewRequest + Marshal", body, full)
+			}
+			back, err := DecodeRequest(got)
+			if err != nil || back.ID != want.ID || !bytes.Equal(back.Body, decodedRaw(want.Body)) || back.Session != want.Session {
+				t.Fatalf("%T: decoded %+v, %v", body, back, err)
+			}
+		}
+	}
+}
