@@ -2,9 +2,9 @@ package wire
 
 import (
 	"bytes"
-	"errors"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
