@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -94,8 +95,8 @@ func EncodeRequest(r *Request, body any) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(size)
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetCustomStructTag("msgpack")
+	enc := newEncoder(&buf)
+	defer msgpack.PutEncoder(enc)
 	if err := enc.Encode(r); err != nil {
 		return nil, err
 	}
@@ -168,8 +169,8 @@ func EncodeResult(id string, v any) ([]byte, error) {
 		size += h.sizeHint()
 	}
 	buf.Grow(size)
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetCustomStructTag("msgpack")
+	enc := newEncoder(&buf)
+	defer msgpack.PutEncoder(enc)
 	// The same map Marshal(&Response{ID: id, Result: <v>}) writes.
 	err := enc.EncodeMapLen(2)
 	for _, s := range []string{"id", id, "r"} {
@@ -248,8 +249,8 @@ func Marshal(v any) ([]byte, error) {
 		// through a large payload.
 		buf.Grow(h.sizeHint())
 	}
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetCustomStructTag("msgpack")
+	enc := newEncoder(&buf)
+	defer msgpack.PutEncoder(enc)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
@@ -273,8 +274,21 @@ func Unmarshal(data []byte, v any) error {
 	if err := checkLengths(data); err != nil {
 		return err
 	}
-	dec := msgpack.NewDecoder(bytes.NewReader(data))
+	dec := msgpack.GetDecoder()
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(bytes.NewReader(data))
 	dec.SetCustomStructTag("msgpack")
 	dec.DisableAllocLimit(false)
 	return dec.Decode(v)
+}
+
+// newEncoder is a pooled encoder writing to w, configured as everything on
+// the wire is encoded; give it back with msgpack.PutEncoder. At thousands
+// of messages a second (heartbeats, calls), a new encoder or decoder each
+// time was a large share of the control plane's allocation.
+func newEncoder(w io.Writer) *msgpack.Encoder {
+	enc := msgpack.GetEncoder()
+	enc.Reset(w)
+	enc.SetCustomStructTag("msgpack")
+	return enc
 }
