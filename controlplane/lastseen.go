@@ -14,9 +14,9 @@ import (
 const seenFlushInterval = time.Minute
 
 // seenFlushPace spaces the periodic writes: thousands of agents written at
-// once would hold every call up behind them (at 2,000 agents, a stall of
-// half a second a minute). The writes of one flush take at most half the
-// interval, so a larger fleet is written faster.
+// once would queue every call's KV and NATS traffic behind them. The writes
+// of one flush take at most half the interval, so a larger fleet is written
+// faster. Changes marked meanwhile wait for the flush to end.
 const seenFlushPace = 5 * time.Millisecond
 
 // seenWriter keeps the agent records' lastSeen and hello facts up to date
