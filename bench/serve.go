@@ -156,13 +156,17 @@ func download(u, path string) error {
 }
 
 // stop asks for a clean shutdown, then kills.
-func (p *serveProc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+func (p *serveProc) stop() { stopChild(p.cmd.Process, p.done) }
+
+// stopChild sends a child process SIGTERM and waits for done, killing it
+// after 10 s.
+func stopChild[T any](p *os.Process, done <-chan T) {
+	_ = p.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case <-done:
 	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		_ = p.Kill()
+		<-done
 	}
 }
 

@@ -168,15 +168,7 @@ func startChildAgent(ctx context.Context, e *env, id string) (*childAgent, error
 }
 
 // stop asks the child agent to stop and waits for it (killing it after 10 s).
-func (c *childAgent) stop() {
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-}
+func (c *childAgent) stop() { stopChild(c.cmd.Process, c.done) }
 
 // rawNATS measures core NATS pub/sub throughput through the control
 // plane's server: n bytes in 1 MiB messages from one connection to another,

@@ -3,11 +3,7 @@ package routing
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/agent/agenttest"
+	"github.com/outposthq/outpost/internal/leaktest"
 	"github.com/outposthq/outpost/internal/natstest"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/rpc"
@@ -32,34 +29,7 @@ const (
 )
 
 // TestMain fails the run if any goroutine of this package outlives the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitNoLeaks(5 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "leaked goroutines:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func waitNoLeaks(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "outpost/routing.") && !strings.Contains(g, "routing.TestMain") && !strings.Contains(g, "routing.waitNoLeaks") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func TestMain(m *testing.M) { leaktest.Main(m, "outpost/routing.") }
 
 // directory is an in-memory Directory.
 type directory struct {

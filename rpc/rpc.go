@@ -127,11 +127,11 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	if max := c.cfg.Conn.MaxPayload(); max > 0 && int64(len(data)) > max {
 		return nil, wire.Errorf(wire.CodePayloadTooLarge, "", "request of %d bytes exceeds the limit of %d", len(data), max)
 	}
-	inst := c.cfg.Presence.Get(ag).Instance
+	first := c.cfg.Presence.Get(ag)
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	lapsed := make(chan presence.Entry, 1)
-	stop := c.watch(rctx, ag, startBy, cancel, lapsed)
+	stop := c.watch(rctx, ag, first, startBy, cancel, lapsed)
 	msg, err := c.cfg.Conn.RequestWithContext(rctx, subj, data)
 	stop()
 	if err == nil {
@@ -147,7 +147,7 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	default:
 	}
 	if errors.Is(err, nats.ErrNoResponders) {
-		c.cfg.Presence.Lapse(ag, inst)
+		c.cfg.Presence.Lapse(ag, first.Instance)
 	}
 	return nil, c.classify(ctx, ag, err)
 }
@@ -160,10 +160,10 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 // publish only replies to requests its own connection received), so
 // waiting longer would only hang the caller until the deadline. Never
 // before the request's start-by time (Unix ms) has passed, after which the
-// agent refuses it. The returned stop ends the watcher and waits for it.
-func (c *Client) watch(ctx context.Context, ag subjects.Agent, startBy int64, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
+// agent refuses it. first is ag's presence when the call began. The
+// returned stop ends the watcher and waits for it.
+func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy int64, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
 	start := time.Now()
-	first := c.cfg.Presence.Get(ag)
 	wasOnline := first.Status == presence.Online
 	done, quit := make(chan struct{}), make(chan struct{})
 	go func() {

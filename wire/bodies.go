@@ -86,15 +86,27 @@ type ExecResult struct {
 	DurationMs int64  `msgpack:"ms"`
 }
 
+// ValidCommand checks what a command to run names: exactly one of argv
+// (with a program) and shell text. what ("exec", "a process") starts the
+// message. Every error is invalid_argument.
+func ValidCommand(what string, argv []string, command string) error {
+	switch {
+	case len(argv) == 0 && command == "":
+		return Errorf(CodeInvalidArgument, "", "%s needs argv or command", what)
+	case len(argv) > 0 && command != "":
+		return Errorf(CodeInvalidArgument, "", "%s takes argv or command, not both", what)
+	case len(argv) > 0 && argv[0] == "":
+		return Errorf(CodeInvalidArgument, "", "argv[0] is empty")
+	}
+	return nil
+}
+
 // Validate checks the request's shape before anything runs.
 func (r *ExecRequest) Validate() error {
+	if err := ValidCommand("exec", r.Argv, r.Command); err != nil {
+		return err
+	}
 	switch {
-	case len(r.Argv) == 0 && r.Command == "":
-		return Errorf(CodeInvalidArgument, "", "exec needs argv or command")
-	case len(r.Argv) > 0 && r.Command != "":
-		return Errorf(CodeInvalidArgument, "", "exec takes argv or command, not both")
-	case len(r.Argv) > 0 && r.Argv[0] == "":
-		return Errorf(CodeInvalidArgument, "", "argv[0] is empty")
 	case r.TimeoutMs < 0:
 		return Errorf(CodeInvalidArgument, "", "timeoutMs must not be negative")
 	case r.OutputCap < 0:

@@ -87,13 +87,10 @@ func (r *ProcStartRequest) Validate() error {
 			return err
 		}
 	}
+	if err := ValidCommand("a process", r.Argv, r.Command); err != nil {
+		return err
+	}
 	switch {
-	case len(r.Argv) == 0 && r.Command == "":
-		return Errorf(CodeInvalidArgument, "", "a process needs argv or command")
-	case len(r.Argv) > 0 && r.Command != "":
-		return Errorf(CodeInvalidArgument, "", "a process takes argv or command, not both")
-	case len(r.Argv) > 0 && r.Argv[0] == "":
-		return Errorf(CodeInvalidArgument, "", "argv[0] is empty")
 	case r.TimeoutMs < 0:
 		return Errorf(CodeInvalidArgument, "", "timeoutMs must not be negative")
 	case !r.TTY && (r.Cols != 0 || r.Rows != 0):

@@ -198,3 +198,30 @@ func TestEncodeRequestIsTheEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// ValidCommand is the one check of what exec and processes run.
+func TestValidCommand(t *testing.T) {
+	tests := []struct {
+		argv    []string
+		command string
+		want    string // "" when valid
+	}{
+		{[]string{"true"}, "", ""},
+		{nil, "echo hi", ""},
+		{nil, "", "exec needs argv or command"},
+		{[]string{"true"}, "true", "exec takes argv or command, not both"},
+		{[]string{"", "x"}, "", "argv[0] is empty"},
+	}
+	for _, tt := range tests {
+		err := ValidCommand("exec", tt.argv, tt.command)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%q %q: %v", tt.argv, tt.command, err)
+			}
+			continue
+		}
+		if we := AsError(err); we == nil || we.Code != CodeInvalidArgument || we.Message != tt.want {
+			t.Errorf("%q %q: %v, want invalid_argument %q", tt.argv, tt.command, err, tt.want)
+		}
+	}
+}

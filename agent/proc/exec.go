@@ -61,13 +61,10 @@ type ExecResult struct {
 
 // validate checks the request's shape and fills in defaults.
 func (r *ExecRequest) validate() error {
+	if err := wire.ValidCommand("exec", r.Argv, r.Command); err != nil {
+		return err
+	}
 	switch {
-	case len(r.Argv) == 0 && r.Command == "":
-		return wire.Errorf(wire.CodeInvalidArgument, "", "exec needs argv or command")
-	case len(r.Argv) > 0 && r.Command != "":
-		return wire.Errorf(wire.CodeInvalidArgument, "", "exec takes argv or command, not both")
-	case len(r.Argv) > 0 && r.Argv[0] == "":
-		return wire.Errorf(wire.CodeInvalidArgument, "", "argv[0] is empty")
 	case r.Timeout < 0:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "timeout must not be negative")
 	case r.OutputCap < 0:

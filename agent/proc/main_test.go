@@ -3,47 +3,15 @@ package proc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"runtime"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/outposthq/outpost/internal/leaktest"
 	"github.com/outposthq/outpost/wire"
 )
 
 // TestMain fails the run if any goroutine of this package outlives the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitNoLeaks(5 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "leaked goroutines:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// waitNoLeaks polls until no goroutine runs a method of this package, and
-// returns the stacks of those still running at the deadline.
-func waitNoLeaks(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "outpost/agent/proc.(*") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func TestMain(m *testing.M) { leaktest.Main(m, "outpost/agent/proc.(*") }
 
 // newTestManager serves a fresh temporary root and is closed with the test.
 func newTestManager(t testing.TB) (*Manager, string) {

@@ -51,13 +51,10 @@ func (m *Manager) Start(req StartRequest) (id string, pid int, err error) {
 }
 
 func validateStart(req *StartRequest) error {
+	if err := wire.ValidCommand("a process", req.Argv, req.Command); err != nil {
+		return err
+	}
 	switch {
-	case len(req.Argv) == 0 && req.Command == "":
-		return wire.Errorf(wire.CodeInvalidArgument, "", "a process needs argv or command")
-	case len(req.Argv) > 0 && req.Command != "":
-		return wire.Errorf(wire.CodeInvalidArgument, "", "a process takes argv or command, not both")
-	case len(req.Argv) > 0 && req.Argv[0] == "":
-		return wire.Errorf(wire.CodeInvalidArgument, "", "argv[0] is empty")
 	case req.Timeout < 0:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "timeout must not be negative")
 	case req.TTY && !PTYSupported:
