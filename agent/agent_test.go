@@ -166,9 +166,8 @@ func TestServesOps(t *testing.T) {
 // raw sends a hand-made envelope, for what the rpc client never sends.
 func (w *world) raw(t *testing.T, req *wire.Request) error {
 	t.Helper()
-	subj, _ := laptop.RPC()
 	data, _ := req.Marshal()
-	msg, err := w.nc.Request(subj, data, 10*time.Second)
+	msg, err := natstest.Request(w.nc, laptop, data, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

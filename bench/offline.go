@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -69,7 +70,7 @@ func benchOffline(ctx context.Context, e *env) ([]row, error) {
 // serviceConn connects to the env's embedded NATS as a user of the app
 // account, signed by the control plane's own authority.
 func serviceConn(e *env) (*nats.Conn, error) {
-	a, err := enroll.LoadAuthority(filepath.Join(e.dir, "state", "auth"))
+	a, err := authority.LoadAuthority(filepath.Join(e.dir, "state", "auth"))
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/controlplane/client"
-	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -160,7 +160,22 @@ func (s *Server) changeRevocations(ctx context.Context, changes []revocationChan
 	return s.pushAccountLocked(ctx)
 }
 
-// pushAccount pushes the account JWT with the current revocations.
+// pushAccounts pushes both application accounts' JWTs at start: the app
+// account's carries the cut-off of agents enrolled under the old layout (an
+// external server keeps what it stored before), the agents' account's the
+// current revocations.
+func (s *Server) pushAccounts(ctx context.Context) error {
+	appJWT, err := s.auth.AccountJWT()
+	if err != nil {
+		return err
+	}
+	if err := authority.PushAccount(ctx, s.sysNC, appJWT); err != nil {
+		return fmt.Errorf("push app account jwt: %w", err)
+	}
+	return s.pushAccount(ctx)
+}
+
+// pushAccount pushes the agents' account JWT with the current revocations.
 func (s *Server) pushAccount(ctx context.Context) error {
 	s.pushMu.Lock()
 	defer s.pushMu.Unlock()
@@ -172,18 +187,12 @@ func (s *Server) pushAccountLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.sysNC == nil {
-		if len(revoked) > 0 {
-			s.log.Warn("external NATS: revocations are not pushed", "revoked", len(revoked))
-		}
-		return nil
-	}
-	accountJWT, err := s.auth.AccountJWT(revoked)
+	accountJWT, err := s.auth.AgentsAccountJWT(revoked)
 	if err != nil {
-		return fmt.Errorf("account jwt: %w", err)
+		return fmt.Errorf("agents account jwt: %w", err)
 	}
-	if err := enroll.PushAccount(ctx, s.sysNC, accountJWT); err != nil {
-		return fmt.Errorf("push account jwt: %w", err)
+	if err := authority.PushAccount(ctx, s.sysNC, accountJWT); err != nil {
+		return fmt.Errorf("push agents account jwt: %w", err)
 	}
 	return nil
 }
@@ -209,7 +218,7 @@ func (s *Server) startPresence(ctx context.Context) error {
 	}
 	s.seen = newSeenWriter(s)
 	s.presence.OnChange(func(ag subjects.Agent, _ presence.Entry) { s.seen.mark(ag) })
-	if err := s.presence.Start(s.nc); err != nil {
+	if err := s.presence.Start(s.agentNC); err != nil {
 		return fmt.Errorf("presence: %w", err)
 	}
 	return nil

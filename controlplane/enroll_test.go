@@ -62,11 +62,11 @@ func TestEnroll(t *testing.T) {
 		}
 		defer nc.Close()
 		// It may use its own subjects...
-		sub, err := nc.SubscribeSync(mustSubject(t, a.ag, "x"))
+		sub, err := nc.SubscribeSync(mustSubject(t, a.ag, "rpc"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := nc.Publish(mustSubject(t, a.ag, "x"), []byte("hi")); err != nil {
+		if err := nc.Publish(mustSubject(t, a.ag, "rpc"), []byte("hi")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := sub.NextMsg(waitShort); err != nil {

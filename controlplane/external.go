@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/authority"
 )
 
 // authDir is where StateDir keeps the NATS authority's keys.
@@ -41,14 +41,16 @@ type NATSConfig struct {
 // PrepareExternal readies stateDir for control-plane replicas on an
 // external NATS: it creates the authority (operator, system account, app
 // account keys; kept if present) and an admin token, both mode 0600, and
-// returns a nats-server configuration that trusts the authority. Copy
+// returns a nats-server configuration that trusts the authority. Run it again
+// after an upgrade that adds an account (the agents' account) and restart the
+// servers with the new configuration. Copy
 // stateDir to every replica (it is all the state they have) and run every
 // NATS server with the configuration.
 func PrepareExternal(stateDir string, c NATSConfig) (string, error) {
 	if stateDir == "" {
 		return "", errors.New("prepare external nats: empty state dir")
 	}
-	a, err := enroll.LoadOrCreateAuthority(filepath.Join(stateDir, authDir))
+	a, err := authority.LoadOrCreateAuthority(filepath.Join(stateDir, authDir))
 	if err != nil {
 		return "", fmt.Errorf("prepare external nats: %w", err)
 	}
@@ -62,15 +64,11 @@ func PrepareExternal(stateDir string, c NATSConfig) (string, error) {
 
 // renderNATSConfig is the nats-server configuration for authority a: the
 // operator it trusts, the system account, a full resolver (which accepts the
-// account updates that carry revocations) preloaded with both accounts, and
+// account updates that carry revocations) preloaded with every account, and
 // the timings the control plane relies on to notice half-open agents.
-func renderNATSConfig(a *enroll.Authority, c NATSConfig) (string, error) {
+func renderNATSConfig(a *authority.Authority, c NATSConfig) (string, error) {
 	c.setDefaults()
-	sysJWT, err := a.SystemAccountJWT()
-	if err != nil {
-		return "", err
-	}
-	accJWT, err := a.AccountJWT(nil)
+	accounts, err := a.AccountJWTs()
 	if err != nil {
 		return "", err
 	}
@@ -98,16 +96,16 @@ func renderNATSConfig(a *enroll.Authority, c NATSConfig) (string, error) {
 		w("}")
 	}
 	w("")
-	w("# Decentralized auth: operator %s, accounts signed by it.", enroll.OperatorName)
+	w("# Decentralized auth: operator %s, accounts signed by it.", authority.OperatorName)
 	w("operator: %s", strconv.Quote(a.OperatorJWT()))
 	w("system_account: %s", strconv.Quote(a.SystemAccountPublicKey()))
 	w("# The control plane pushes account updates (revocations) here.")
 	w("resolver { type: full, dir: %s, allow_delete: false, interval: \"1m\" }", strconv.Quote(c.JWTDir))
 	w("resolver_preload {")
-	w("  # %s", enroll.SystemAccountName)
-	w("  %s: %s", a.SystemAccountPublicKey(), strconv.Quote(sysJWT))
-	w("  # %s", enroll.AccountName)
-	w("  %s: %s", a.AccountPublicKey(), strconv.Quote(accJWT))
+	for _, acc := range accounts {
+		w("  # %s", acc.Name)
+		w("  %s: %s", acc.Pub, strconv.Quote(acc.JWT))
+	}
 	w("}")
 	return b.String(), nil
 }
@@ -137,8 +135,8 @@ func (s *Server) loadAuthority() error {
 	dir := filepath.Join(s.cfg.StateDir, authDir)
 	var err error
 	if s.cfg.NATSURL == "" {
-		s.auth, err = enroll.LoadOrCreateAuthority(dir)
-	} else if s.auth, err = enroll.LoadAuthority(dir); errors.Is(err, fs.ErrNotExist) {
+		s.auth, err = authority.LoadOrCreateAuthority(dir)
+	} else if s.auth, err = authority.LoadAuthority(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("nats authority: none in %s: prepare it with `outpost nats-config --state-dir %s` and run the NATS servers with the configuration it prints", dir, s.cfg.StateDir)
 	}
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 )
 
@@ -85,8 +85,10 @@ func (s *Server) startEmbeddedNATS() error {
 	return nil
 }
 
-// connectNATS opens the service connection (the control plane's own) and,
-// on the embedded server, the system connection that pushes account JWTs.
+// connectNATS opens the control plane's three connections: the service
+// connection (its state, in the app account), the agents connection (its
+// user in the agents' account: requests, replies and presence) and the
+// system connection that pushes account JWTs.
 func (s *Server) connectNATS() error {
 	common := []nats.Option{
 		nats.MaxReconnects(-1),
@@ -122,13 +124,31 @@ func (s *Server) connectNATS() error {
 	}
 	s.nc = nc
 
+	agentCreds, err := s.auth.AgentsServiceCreds()
+	if err != nil {
+		return fmt.Errorf("agents credentials: %w", err)
+	}
+	agentOpt, err := enroll.CredsOption(agentCreds)
+	if err != nil {
+		return fmt.Errorf("agents credentials: %w", err)
+	}
+	agentNC, err := nats.Connect(url, append([]nats.Option{
+		nats.Name("outpost-controlplane-agents"),
+		nats.ReconnectBufSize(-1), // as for the service connection
+		agentOpt,
+	}, common...)...)
+	if err != nil {
+		return fmt.Errorf("connect to nats as the agents' control-plane user: %w", err)
+	}
+	s.agentNC = agentNC
+
 	// The system connection pushes account JWTs (revocations), on the
 	// embedded server and on an external one that trusts the authority.
 	creds, err := s.auth.SystemCreds()
 	if err != nil {
 		return fmt.Errorf("system credentials: %w", err)
 	}
-	opt, err := credsOption(creds)
+	opt, err := enroll.CredsOption(creds)
 	if err != nil {
 		return fmt.Errorf("system credentials: %w", err)
 	}
@@ -150,28 +170,11 @@ func (s *Server) serviceCreds() (nats.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service credentials: %w", err)
 	}
-	opt, err := credsOption(creds)
+	opt, err := enroll.CredsOption(creds)
 	if err != nil {
 		return nil, fmt.Errorf("service credentials: %w", err)
 	}
 	return opt, nil
-}
-
-// credsOption authenticates with a creds file's content (JWT and seed)
-// without writing it to disk.
-func credsOption(creds []byte) (nats.Option, error) {
-	userJWT, err := jwt.ParseDecoratedJWT(creds)
-	if err != nil {
-		return nil, fmt.Errorf("parse jwt: %w", err)
-	}
-	kp, err := jwt.ParseDecoratedNKey(creds)
-	if err != nil {
-		return nil, fmt.Errorf("parse seed: %w", err)
-	}
-	return nats.UserJWT(
-		func() (string, error) { return userJWT, nil },
-		func(nonce []byte) ([]byte, error) { return kp.Sign(nonce) },
-	), nil
 }
 
 // natsLogger routes the embedded server's log to slog; its notices are

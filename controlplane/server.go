@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/routing"
@@ -85,10 +86,11 @@ type Server struct {
 	adminHash  string
 
 	// Set by Start.
-	auth     *enroll.Authority
+	auth     *authority.Authority
 	ns       *server.Server
-	natsURL  string // where our own connections go
-	nc       *nats.Conn
+	natsURL  string     // where our own connections go
+	nc       *nats.Conn // the app account: state
+	agentNC  *nats.Conn // the agents' account: requests, replies, presence
 	sysNC    *nats.Conn
 	st       *store
 	presence *presence.Tracker
@@ -183,13 +185,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
 	}
-	if err := s.pushAccount(ctx); err != nil {
+	if err := s.pushAccounts(ctx); err != nil {
 		return err
 	}
 	if err := s.startPresence(ctx); err != nil {
 		return err
 	}
-	if s.rpc, err = rpc.New(rpc.Config{Conn: s.nc, Presence: s.presence}); err != nil {
+	if s.rpc, err = rpc.New(rpc.Config{Conn: s.agentNC, Presence: s.presence}); err != nil {
 		return fmt.Errorf("rpc client: %w", err)
 	}
 	if err := s.startSessions(); err != nil {
@@ -286,8 +288,13 @@ func (s *Server) stop() {
 	if s.st != nil {
 		s.st.close()
 	}
-	if s.nc != nil {
-		drainAndWait(s.nc, closeTimeout)
+	if s.rpc != nil {
+		_ = s.rpc.Close()
+	}
+	for _, nc := range []*nats.Conn{s.agentNC, s.nc} {
+		if nc != nil {
+			drainAndWait(nc, closeTimeout)
+		}
 	}
 	if s.sysNC != nil {
 		drainAndWait(s.sysNC, closeTimeout)

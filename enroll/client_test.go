@@ -27,6 +27,9 @@ type fakeControlPlane struct {
 	srv    *httptest.Server
 }
 
+// testAgent is the agent the tests enroll.
+var testAgent = subjects.Agent{Workspace: "ws", ID: "a1"}
+
 func newFakeControlPlane(t testing.TB, h func(w http.ResponseWriter, req Request)) *fakeControlPlane {
 	t.Helper()
 	f := &fakeControlPlane{}
@@ -99,7 +102,7 @@ func TestEnroll(t *testing.T) {
 			return
 		}
 		got = req
-		token, err := a.IssueAgentJWT(agentA1, req.PublicKey)
+		token, err := a.IssueAgentJWT(testAgent, req.PublicKey)
 		if err != nil {
 			writeError(w, wire.Errorf(wire.CodeInternal, "", "%v", err))
 			return
@@ -156,7 +159,17 @@ func TestEnroll(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := svc.Request(rpc, nil, waitLong); err != nil || string(m.Data) != "ok" {
+	// The control plane's request carries a reply subject under the agent's
+	// own subjects: the only replies an agent may publish.
+	reply, _ := subjects.Agent{Workspace: cfg.Workspace, ID: cfg.Agent}.Reply("test", "1")
+	replies, err := svc.SubscribeSync(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.PublishRequest(rpc, reply, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := replies.NextMsg(waitLong); err != nil || string(m.Data) != "ok" {
 		t.Fatalf("request to enrolled agent: %v", err)
 	}
 }
@@ -165,7 +178,7 @@ func TestEnrollErrors(t *testing.T) {
 	a := newAuthority(t)
 	otherKP, _ := nkeys.CreateUser()
 	otherPub, _ := otherKP.PublicKey()
-	otherJWT, err := a.IssueAgentJWT(agentA1, otherPub)
+	otherJWT, err := a.IssueAgentJWT(testAgent, otherPub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +219,7 @@ func TestEnrollErrors(t *testing.T) {
 			name:  "invalid agent id",
 			token: "opt_good",
 			handler: func(w http.ResponseWriter, req Request) {
-				token, _ := a.IssueAgentJWT(agentA1, req.PublicKey)
+				token, _ := a.IssueAgentJWT(testAgent, req.PublicKey)
 				writeJSON(w, Response{Workspace: "ws", Agent: "a1.>", JWT: token, NATSURLs: []string{"nats://127.0.0.1:4222"}})
 			},
 		},
@@ -214,7 +227,7 @@ func TestEnrollErrors(t *testing.T) {
 			name:  "no nats urls",
 			token: "opt_good",
 			handler: func(w http.ResponseWriter, req Request) {
-				token, _ := a.IssueAgentJWT(agentA1, req.PublicKey)
+				token, _ := a.IssueAgentJWT(testAgent, req.PublicKey)
 				writeJSON(w, Response{Workspace: "ws", Agent: "a1", JWT: token})
 			},
 		},
@@ -281,7 +294,7 @@ func validResponseBody(t testing.TB) []byte {
 	a := newAuthority(t)
 	kp, _ := nkeys.CreateUser()
 	pub, _ := kp.PublicKey()
-	token, err := a.IssueAgentJWT(agentA1, pub)
+	token, err := a.IssueAgentJWT(testAgent, pub)
 	if err != nil {
 		t.Fatal(err)
 	}

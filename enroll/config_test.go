@@ -20,7 +20,7 @@ func testConfig(t testing.TB) *Config {
 	kp, _ := nkeys.CreateUser()
 	pub, _ := kp.PublicKey()
 	seed, _ := kp.Seed()
-	token, err := a.IssueAgentJWT(agentA1, pub)
+	token, err := a.IssueAgentJWT(testAgent, pub)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,10 @@ const DefaultStartWindow = 5 * time.Second
 
 // Config configures a Client.
 type Config struct {
-	// Conn is the control plane's NATS connection. Required.
+	// Conn is the control plane's connection to the agents (in the agents'
+	// account). Required. Requests carry reply subjects under each agent's
+	// own subjects (see subjects.Agent.Reply), so Conn needs publish and
+	// subscribe on agent.> and nothing else.
 	Conn *nats.Conn
 	// Presence says whether an agent is online; calls to an agent whose
 	// lease lapses while they wait answer 503. Required.
@@ -45,10 +48,11 @@ type Config struct {
 
 // Client calls agents. It is safe for concurrent use.
 type Client struct {
-	cfg Config
+	cfg     Config
+	replies *replies
 }
 
-// New returns a client.
+// New returns a client subscribed to its replies; Close unsubscribes.
 func New(cfg Config) (*Client, error) {
 	if cfg.Conn == nil || cfg.Presence == nil {
 		return nil, errors.New("rpc: Conn and Presence are required")
@@ -62,8 +66,15 @@ func New(cfg Config) (*Client, error) {
 	if cfg.StartWindow <= 0 {
 		cfg.StartWindow = DefaultStartWindow
 	}
-	return &Client{cfg: cfg}, nil
+	r, err := newReplies(cfg.Conn)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: cfg, replies: r}, nil
 }
+
+// Close stops taking replies; calls still waiting end at their deadline.
+func (c *Client) Close() error { return c.replies.close() }
 
 // CallOptions are the per-call envelope fields and limits.
 type CallOptions struct {
@@ -132,7 +143,7 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	defer cancel()
 	lapsed := make(chan presence.Entry, 1)
 	stop := c.watch(rctx, ag, first, startBy, cancel, lapsed)
-	msg, err := c.cfg.Conn.RequestWithContext(rctx, subj, data)
+	msg, err := c.replies.request(rctx, ag, subj, data)
 	stop()
 	if err == nil {
 		return msg, nil

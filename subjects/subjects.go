@@ -21,6 +21,7 @@ const (
 	KindHello     = "hello"     // published on every (re)connect
 	KindHeartbeat = "heartbeat" // published every few seconds while connected
 	KindGoodbye   = "goodbye"   // published on a clean stop
+	KindReply     = "reply"     // replies to the control plane's requests
 )
 
 // ControlPlaneInboxPrefix is the inbox prefix the control plane uses for its
@@ -109,6 +110,34 @@ func (a Agent) Wildcard() (string, error) {
 	return p + ".>", nil
 }
 
+// Reply is agent.<ws>.<agent>.reply.<owner>.<token>: the reply subject of
+// one request the control plane connection named owner sends to the agent.
+// Replies live under the agent's own subjects, so the agent needs no
+// response permission to answer, and an answer can only ever come from the
+// agent the request went to.
+func (a Agent) Reply(owner, token string) (string, error) {
+	p, err := a.Prefix()
+	if err != nil {
+		return "", err
+	}
+	if err := validToken(owner); err != nil {
+		return "", err
+	}
+	if err := validToken(token); err != nil {
+		return "", err
+	}
+	return p + "." + KindReply + "." + owner + "." + token, nil
+}
+
+// AllReplies is agent.*.*.reply.<owner>.*: what the control plane
+// connection named owner subscribes to for the replies of every agent.
+func AllReplies(owner string) (string, error) {
+	if err := validToken(owner); err != nil {
+		return "", err
+	}
+	return Root + ".*.*." + KindReply + "." + owner + ".*", nil
+}
+
 // Inbox is agent.<ws>.<agent>._inbox: the inbox prefix the agent uses for its
 // own requests (the one-daemon probe), inside its own subjects.
 func (a Agent) Inbox() (string, error) { return a.Subject("_inbox") }
@@ -155,30 +184,34 @@ func validToken(t string) error {
 }
 
 // Permissions is the exact set of NATS permissions an agent's credentials get.
+// There is no response permission: nats-server grants one for the reply
+// subject of any message a client receives, including a message it sent to
+// itself, so it would let an agent publish anywhere in its account.
 type Permissions struct {
 	PubAllow []string // publish allowed only here
 	SubAllow []string // subscribe allowed only here
-	// AllowResponses lets the agent publish replies to requests it received
-	// (any number of messages within ResponseWindowSeconds), nothing more.
-	AllowResponses        bool
-	ResponseWindowSeconds int
 }
 
-// ResponseWindowSeconds is how long after a request an agent may reply to it.
-const ResponseWindowSeconds = 600
-
-// AgentPermissions returns the least-privilege permission set for a: publish and
-// subscribe on agent.<ws>.<agent>.> and replies to requests it received. Never
-// _INBOX.>, never another agent's subjects.
+// AgentPermissions returns the least-privilege permission set for a: publish
+// on agent.<ws>.<agent>.> (presence, replies under .reply, its own probe
+// inbox), subscribe only to agent.<ws>.<agent>.rpc and its own inbox
+// agent.<ws>.<agent>._inbox.>. Never _INBOX.>, never another agent's
+// subjects, no responses to arbitrary reply subjects.
 func AgentPermissions(a Agent) (Permissions, error) {
 	w, err := a.Wildcard()
 	if err != nil {
 		return Permissions{}, err
 	}
+	rpc, err := a.RPC()
+	if err != nil {
+		return Permissions{}, err
+	}
+	inbox, err := a.Inbox()
+	if err != nil {
+		return Permissions{}, err
+	}
 	return Permissions{
-		PubAllow:              []string{w},
-		SubAllow:              []string{w},
-		AllowResponses:        true,
-		ResponseWindowSeconds: ResponseWindowSeconds,
+		PubAllow: []string{w},
+		SubAllow: []string{rpc, inbox + ".>"},
 	}, nil
 }

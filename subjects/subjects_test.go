@@ -2,6 +2,7 @@ package subjects
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,16 +112,13 @@ func TestAgentPermissions(t *testing.T) {
 	if len(p.PubAllow) != 1 || p.PubAllow[0] != "agent.ws.a1.>" {
 		t.Fatalf("PubAllow = %v", p.PubAllow)
 	}
-	if len(p.SubAllow) != 1 || p.SubAllow[0] != "agent.ws.a1.>" {
-		t.Fatalf("SubAllow = %v", p.SubAllow)
+	if want := []string{"agent.ws.a1.rpc", "agent.ws.a1._inbox.>"}; !slices.Equal(p.SubAllow, want) {
+		t.Fatalf("SubAllow = %v, want %v", p.SubAllow, want)
 	}
 	for _, s := range append(p.PubAllow, p.SubAllow...) {
 		if strings.HasPrefix(s, "_INBOX") || s == ">" {
 			t.Fatalf("permission %q is too broad", s)
 		}
-	}
-	if !p.AllowResponses {
-		t.Fatal("agent cannot reply")
 	}
 	if _, err := AgentPermissions(Agent{"ws", "*"}); err == nil {
 		t.Fatal("permissions for a wildcard agent id")

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/nats-io/nuid"
+	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 )
@@ -16,7 +19,7 @@ import (
 // users), as the control plane's embedded server does.
 type Auth struct {
 	Server    *server.Server
-	Authority *enroll.Authority
+	Authority *authority.Authority
 	jwtDir    string
 	storeDir  string
 }
@@ -24,7 +27,7 @@ type Auth struct {
 // StartAuth runs a JWT-authenticated server on loopback with a fresh authority.
 func StartAuth(t testing.TB) *Auth {
 	t.Helper()
-	a, err := enroll.LoadOrCreateAuthority(t.TempDir())
+	a, err := authority.LoadOrCreateAuthority(t.TempDir())
 	if err != nil {
 		t.Fatalf("authority: %v", err)
 	}
@@ -52,10 +55,11 @@ func (x *Auth) configure(port int) func(*server.Options) {
 	}
 }
 
-// Service connects with the control plane's (unrestricted) credentials.
+// Service connects as the control plane does to talk to agents: its user of
+// the agents' account (agent.> only).
 func (x *Auth) Service(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	creds, err := x.Authority.ServiceCreds()
+	creds, err := x.Authority.AgentsServiceCreds()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +67,7 @@ func (x *Auth) Service(t testing.TB, opts ...nats.Option) *nats.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Connect(t, x.Server, append([]nats.Option{opt, nats.CustomInboxPrefix(subjects.ControlPlaneInboxPrefix)}, opts...)...)
+	return Connect(t, x.Server, append([]nats.Option{opt}, opts...)...)
 }
 
 // Identity enrolls ag directly: a fresh nkey pair and a user JWT with the
@@ -84,4 +88,35 @@ func (x *Auth) Identity(t testing.TB, ag subjects.Agent) *enroll.Config {
 		URL: "http://127.0.0.1:1", Workspace: ag.Workspace, Agent: ag.ID,
 		NATSURLs: []string{x.Server.ClientURL()}, JWT: jwt, Seed: string(seed),
 	}
+}
+
+// Request sends data to ag's rpc subject with a reply subject under ag's own
+// subjects, as the control plane's rpc client does (agents may publish only
+// there), and waits for one reply; nats.ErrNoResponders when nobody serves
+// ag. For tests that hand-craft what the rpc client never sends.
+func Request(nc *nats.Conn, ag subjects.Agent, data []byte, timeout time.Duration) (*nats.Msg, error) {
+	subj, err := ag.RPC()
+	if err != nil {
+		return nil, err
+	}
+	reply, err := ag.Reply("natstest", nuid.Next())
+	if err != nil {
+		return nil, err
+	}
+	sub, err := nc.SubscribeSync(reply)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subj, reply, data); err != nil {
+		return nil, err
+	}
+	m, err := sub.NextMsg(timeout)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		return nil, nats.ErrNoResponders
+	}
+	return m, nil
 }

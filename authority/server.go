@@ -1,4 +1,4 @@
-package enroll
+package authority
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/outposthq/outpost/internal/secretfile"
 )
 
 // ClaimsUpdateSubject is where a system-account user publishes an account JWT
@@ -33,13 +35,13 @@ const resolverSyncInterval = time.Minute
 // `resolver: {type: full, dir: ...}`, so PushAccount works the same against
 // both. Accounts are never deleted from it.
 //
-// Both account JWTs are stored in jwtDir before the server starts. The app
-// account JWT is signed afresh, carrying forward the revocations of the one
-// already in jwtDir (if it was signed by this operator), so a restart never
-// forgets a revocation that was pushed before, not even for the moment between
-// Start and the caller's first push. The caller still owns the revocation
-// list: after Start it should PushAccount(AccountJWT(current)) to reconcile,
-// which replaces the stored list with exactly the caller's.
+// The three account JWTs are stored in jwtDir before the server starts. The
+// agents' account JWT is signed afresh, carrying forward the revocations of
+// the one already in jwtDir (if it was signed by this operator), so a restart
+// never forgets a revocation that was pushed before, not even for the moment
+// between Start and the caller's first push. The caller still owns the
+// revocation list: after Start it should PushAccount(AgentsAccountJWT(current))
+// to reconcile, which replaces the stored list with exactly the caller's.
 //
 // opts.JetStream and opts.StoreDir are the caller's to set.
 func (a *Authority) ConfigureServer(opts *server.Options, jwtDir string) error {
@@ -53,7 +55,7 @@ func (a *Authority) ConfigureServer(opts *server.Options, jwtDir string) error {
 	if err != nil {
 		return fmt.Errorf("configure server: operator jwt: %w", err)
 	}
-	if err := os.MkdirAll(jwtDir, privateDirMode); err != nil {
+	if err := os.MkdirAll(jwtDir, secretfile.DirMode); err != nil {
 		return fmt.Errorf("configure server: %w", err)
 	}
 	res, err := server.NewDirAccResolver(jwtDir, 0, resolverSyncInterval, server.NoDelete)
@@ -65,20 +67,15 @@ func (a *Authority) ConfigureServer(opts *server.Options, jwtDir string) error {
 		res.Close()
 		return fmt.Errorf("configure server: %w", err)
 	}
-	accJWT, err := a.AccountJWT(stored)
+	jwts, err := a.accountJWTs(stored)
 	if err != nil {
 		res.Close()
 		return fmt.Errorf("configure server: %w", err)
 	}
-	sysJWT, err := a.SystemAccountJWT()
-	if err != nil {
-		res.Close()
-		return fmt.Errorf("configure server: %w", err)
-	}
-	for _, j := range []struct{ pub, jwt string }{{a.systemPub, sysJWT}, {a.accountPub, accJWT}} {
-		if err := res.Store(j.pub, j.jwt); err != nil {
+	for _, j := range jwts {
+		if err := res.Store(j.Pub, j.JWT); err != nil {
 			res.Close()
-			return fmt.Errorf("configure server: store account %s: %w", j.pub, err)
+			return fmt.Errorf("configure server: store account %s: %w", j.Name, err)
 		}
 	}
 	opts.TrustedOperators = []*jwt.OperatorClaims{oc}
@@ -88,11 +85,40 @@ func (a *Authority) ConfigureServer(opts *server.Options, jwtDir string) error {
 	return nil
 }
 
-// storedRevocations reads the revocations of the app account JWT already in
+// AccountClaim is one account's public key and signed JWT.
+type AccountClaim struct {
+	Name, Pub, JWT string
+}
+
+// AccountJWTs signs every account's JWT, the agents' with no revocations:
+// what a server configuration preloads.
+func (a *Authority) AccountJWTs() ([]AccountClaim, error) { return a.accountJWTs(nil) }
+
+func (a *Authority) accountJWTs(revoked map[string]int64) ([]AccountClaim, error) {
+	sys, err := a.SystemAccountJWT()
+	if err != nil {
+		return nil, err
+	}
+	app, err := a.AccountJWT()
+	if err != nil {
+		return nil, err
+	}
+	agents, err := a.AgentsAccountJWT(revoked)
+	if err != nil {
+		return nil, err
+	}
+	return []AccountClaim{
+		{SystemAccountName, a.systemPub, sys},
+		{AccountName, a.accountPub, app},
+		{AgentsAccountName, a.agentsPub, agents},
+	}, nil
+}
+
+// storedRevocations reads the revocations of the agents' account JWT already in
 // the resolver, if there is one this operator signed. A JWT that does not
 // decode or was signed by someone else is ignored: it will be replaced.
 func (a *Authority) storedRevocations(res *server.DirAccResolver) (map[string]int64, error) {
-	theJWT, err := res.LoadAcc(a.accountPub)
+	theJWT, err := res.LoadAcc(a.agentsPub)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -100,7 +126,7 @@ func (a *Authority) storedRevocations(res *server.DirAccResolver) (map[string]in
 		return nil, fmt.Errorf("load stored account: %w", err)
 	}
 	ac, err := jwt.DecodeAccountClaims(theJWT)
-	if err != nil || ac.Issuer != a.operatorPub || ac.Subject != a.accountPub {
+	if err != nil || ac.Issuer != a.operatorPub || ac.Subject != a.agentsPub {
 		return nil, nil
 	}
 	kept := make(map[string]int64, len(ac.Revocations))
@@ -167,41 +193,6 @@ func PushAccount(ctx context.Context, sys *nats.Conn, accountJWT string) error {
 		return fmt.Errorf("push account %s: reply carries neither data nor error: %q", ac.Subject, truncate(msg.Data, 200))
 	}
 	return nil
-}
-
-// CredsOption turns creds file bytes (ServiceCreds, SystemCreds) into a
-// nats.Option, without writing them anywhere. The key pair stays in memory.
-func CredsOption(creds []byte) (nats.Option, error) {
-	userJWT, err := jwt.ParseDecoratedJWT(creds)
-	if err != nil {
-		return nil, fmt.Errorf("creds: %w", err)
-	}
-	kp, err := jwt.ParseDecoratedUserNKey(creds)
-	if err != nil {
-		return nil, fmt.Errorf("creds: %w", err)
-	}
-	defer kp.Wipe()
-	seed, err := kp.Seed() // kp's own buffer, wiped with kp
-	if err != nil {
-		return nil, fmt.Errorf("creds: %w", err)
-	}
-	return jwtAuth(userJWT, string(seed))
-}
-
-// jwtAuth authenticates with a user JWT and signs the server's nonce with the
-// seed, which never leaves memory.
-func jwtAuth(userJWT, seed string) (nats.Option, error) {
-	kp, err := nkeys.FromSeed([]byte(seed))
-	if err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
-	}
-	if _, err := kp.PublicKey(); err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
-	}
-	return nats.UserJWT(
-		func() (string, error) { return userJWT, nil },
-		func(nonce []byte) ([]byte, error) { return kp.Sign(nonce) },
-	), nil
 }
 
 func truncate(b []byte, n int) string {

@@ -1,15 +1,17 @@
-package enroll
+package authority
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
 
+	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 )
 
@@ -21,7 +23,7 @@ var (
 func TestAgentCredsAllowed(t *testing.T) {
 	a := newAuthority(t)
 	s := startServer(t, a, t.TempDir())
-	svc := serviceConn(t, a, s)
+	svc := agentsConn(t, a, s)
 	cfg := agentConfig(t, a, s, agentA1)
 	errs := newAsyncErrs()
 	nc, err := connectAgent(t, cfg, errs.option())
@@ -51,9 +53,9 @@ func TestAgentCredsAllowed(t *testing.T) {
 	})
 
 	t.Run("serve rpc with several replies", func(t *testing.T) {
-		const replies = 3
+		const n = 3
 		sub, err := nc.Subscribe("agent.ws.a1.rpc", func(m *nats.Msg) {
-			for i := range replies {
+			for i := range n {
 				// Errors surface through the async error channel.
 				_ = nc.Publish(m.Reply, fmt.Appendf(nil, "%s-%d", m.Data, i))
 			}
@@ -66,30 +68,18 @@ func TestAgentCredsAllowed(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		// A plain request: the first reply answers it.
-		m, err := svc.Request("agent.ws.a1.rpc", []byte("one"), waitLong)
-		if err != nil {
-			t.Fatalf("request: %v", err)
-		}
-		if string(m.Data) != "one-0" {
-			t.Fatalf("reply %q, want one-0", m.Data)
-		}
-
-		// A streamed request: every reply reaches the control plane's inbox.
-		inbox := svc.NewInbox()
-		if got, want := inbox[:len(subjects.ControlPlaneInboxPrefix)], subjects.ControlPlaneInboxPrefix; got != want {
-			t.Fatalf("inbox %q, want prefix %q", inbox, want)
-		}
-		rs, err := svc.SubscribeSync(inbox)
+		// Every reply reaches the control plane's subscription under the
+		// agent's own subjects.
+		replies, err := svc.SubscribeSync("agent.ws.a1.reply.cp.>")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rs.Unsubscribe()
-		if err := svc.PublishRequest("agent.ws.a1.rpc", inbox, []byte("many")); err != nil {
+		defer replies.Unsubscribe()
+		if err := svc.PublishRequest("agent.ws.a1.rpc", "agent.ws.a1.reply.cp.1", []byte("many")); err != nil {
 			t.Fatal(err)
 		}
-		for i := range replies {
-			m, err := rs.NextMsg(waitLong)
+		for i := range n {
+			m, err := replies.NextMsg(waitLong)
 			if err != nil {
 				t.Fatalf("reply %d: %v", i, err)
 			}
@@ -104,7 +94,7 @@ func TestAgentCredsAllowed(t *testing.T) {
 func TestAgentCredsRefusedSubscribe(t *testing.T) {
 	a := newAuthority(t)
 	s := startServer(t, a, t.TempDir())
-	svc := serviceConn(t, a, s)
+	svc := agentsConn(t, a, s)
 	cfg := agentConfig(t, a, s, agentA1)
 
 	tests := []struct {
@@ -152,7 +142,7 @@ func TestAgentCredsRefusedSubscribe(t *testing.T) {
 func TestAgentCredsRefusedPublish(t *testing.T) {
 	a := newAuthority(t)
 	s := startServer(t, a, t.TempDir())
-	svc := serviceConn(t, a, s)
+	svc := agentsConn(t, a, s)
 	cfg := agentConfig(t, a, s, agentA1)
 
 	tests := []struct {
@@ -193,7 +183,7 @@ func TestAgentCredsRefusedPublish(t *testing.T) {
 	}
 }
 
-// revoke pushes the app account with keys revoked now.
+// revoke pushes the agents' account with keys revoked now.
 func revoke(t testing.TB, a *Authority, sys *nats.Conn, keys ...string) time.Duration {
 	t.Helper()
 	revoked := make(map[string]int64, len(keys))
@@ -201,9 +191,9 @@ func revoke(t testing.TB, a *Authority, sys *nats.Conn, keys ...string) time.Dur
 	for _, k := range keys {
 		revoked[k] = now
 	}
-	accJWT, err := a.AccountJWT(revoked)
+	accJWT, err := a.AgentsAccountJWT(revoked)
 	if err != nil {
-		t.Fatalf("AccountJWT: %v", err)
+		t.Fatalf("AgentsAccountJWT: %v", err)
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
@@ -240,7 +230,7 @@ func TestRevocation(t *testing.T) {
 	a := newAuthority(t)
 	s := startServer(t, a, t.TempDir())
 	sys := systemConn(t, a, s)
-	svc := serviceConn(t, a, s)
+	svc := agentsConn(t, a, s)
 	cfg := agentConfig(t, a, s, agentA1)
 	other := agentConfig(t, a, s, agentA2)
 
@@ -271,7 +261,7 @@ func TestRevocation(t *testing.T) {
 	if !otherNC.IsConnected() {
 		t.Fatalf("other agent's connection is %v", otherNC.Status())
 	}
-	if _, err := svc.Request("agent.ws.a2.rpc", nil, 200*time.Millisecond); !errors.Is(err, nats.ErrNoResponders) {
+	if _, err := agentRequest(svc, agentA2, nil, waitLong); !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("request to a2 without a subscriber: %v, want no responders (server reachable)", err)
 	}
 	if _, err := connectAgent(t, other); err != nil {
@@ -283,7 +273,7 @@ func TestRotation(t *testing.T) {
 	a := newAuthority(t)
 	s := startServer(t, a, t.TempDir())
 	sys := systemConn(t, a, s)
-	svc := serviceConn(t, a, s)
+	svc := agentsConn(t, a, s)
 
 	oldCfg := agentConfig(t, a, s, agentA1)
 	closed := newClosedSignal()
@@ -319,7 +309,7 @@ func TestRotation(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := svc.Request("agent.ws.a1.rpc", []byte("ping"), waitLong)
+	m, err := agentRequest(svc, agentA1, []byte("ping"), waitLong)
 	if err != nil {
 		t.Fatalf("request to rotated agent: %v", err)
 	}
@@ -348,7 +338,7 @@ func TestRevocationSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := startServer(t, a2, jwtDir)
-	for _, c := range []*Config{cfg, kept} {
+	for _, c := range []*enroll.Config{cfg, kept} {
 		c.NATSURLs = []string{s2.ClientURL()}
 	}
 	_, err = connectAgent(t, cfg)
@@ -363,7 +353,7 @@ func TestPushAccountErrors(t *testing.T) {
 	s := startServer(t, a, t.TempDir())
 	svc := serviceConn(t, a, s)
 	sys := systemConn(t, a, s)
-	accJWT, err := a.AccountJWT(nil)
+	accJWT, err := a.AgentsAccountJWT(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,4 +398,102 @@ func invalidAccountJWT(t testing.TB, a *Authority) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// agentRequest sends a request to ag's rpc subject with a reply subject under
+// ag's own subjects, as the control plane does, and waits for one reply;
+// nats.ErrNoResponders when nobody serves ag.
+func agentRequest(nc *nats.Conn, ag subjects.Agent, data []byte, timeout time.Duration) (*nats.Msg, error) {
+	subj, err := ag.RPC()
+	if err != nil {
+		return nil, err
+	}
+	reply, err := ag.Reply("test", nats.NewInbox()[len(nats.InboxPrefix):])
+	if err != nil {
+		return nil, err
+	}
+	sub, err := nc.SubscribeSync(reply)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subj, reply, data); err != nil {
+		return nil, err
+	}
+	m, err := sub.NextMsg(timeout)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		return nil, nats.ErrNoResponders
+	}
+	return m, nil
+}
+
+// An agent cannot reflect a message off its own subjects to gain a publish
+// permission on the reply subject: it has no response permission at all.
+func TestAgentCannotReflect(t *testing.T) {
+	a := newAuthority(t)
+	s := startServer(t, a, t.TempDir())
+	cp := agentsConn(t, a, s)
+	cfg := agentConfig(t, a, s, agentA1)
+
+	targets := []string{
+		"$KV.outpost_api_keys.forged",
+		"$JS.API.STREAM.NAMES",
+		"$JS.API.STREAM.DELETE.KV_outpost_agents",
+		"$SYS.REQ.CLAIMS.UPDATE",
+		"_INBOX.forged",
+		subjects.ControlPlaneInboxPrefix + ".forged",
+		"agent.ws.a2.rpc",
+		"agent.ws.a2.hello",
+		"agent.ws.a2.goodbye",
+		"agent.ws.a2.reply.cp.1",
+	}
+	for _, target := range targets {
+		t.Run(target, func(t *testing.T) {
+			errs := newAsyncErrs()
+			nc, err := connectAgent(t, cfg, errs.option())
+			if err != nil {
+				t.Fatalf("agent connect: %v", err)
+			}
+			var watch *nats.Subscription
+			if strings.HasPrefix(target, "agent.") {
+				if watch, err = cp.SubscribeSync(target); err != nil {
+					t.Fatal(err)
+				}
+				defer watch.Unsubscribe()
+				if err := cp.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := make(chan string, 1)
+			sub, err := nc.Subscribe("agent.ws.a1.rpc", func(m *nats.Msg) {
+				got <- m.Reply
+				_ = nc.Publish(m.Reply, []byte("reflected"))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Unsubscribe()
+			if err := nc.PublishRequest("agent.ws.a1.rpc", target, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case r := <-got:
+				if r != target {
+					t.Fatalf("reply subject %q, want %q", r, target)
+				}
+			case <-time.After(waitLong):
+				t.Fatal("the agent never received its own request")
+			}
+			_ = nc.Flush()
+			errs.waitViolation(t, target)
+			if watch != nil {
+				if m, err := watch.NextMsg(quietPeriod); err == nil {
+					t.Fatalf("reflected publish reached %s: %q", m.Subject, m.Data)
+				}
+			}
+		})
+	}
 }
