@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
-	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/authority"
+	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"

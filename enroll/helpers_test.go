@@ -105,4 +105,3 @@ func connectAgent(t testing.TB, c *Config, extra ...nats.Option) (*nats.Conn, er
 	t.Cleanup(nc.Close)
 	return nc, nil
 }
-
