@@ -123,11 +123,10 @@ func (s *Server) RevokeAgent(ctx context.Context, ag subjects.Agent) error {
 	}
 }
 
-// revocationChange adds (rec set) or removes (unrevoke) one public key.
+// revocationChange adds one public key to the revocations.
 type revocationChange struct {
-	key      string
-	rec      *revocationRecord
-	unrevoke bool
+	key string
+	rec *revocationRecord
 }
 
 // changeRevocations applies changes to the revocations bucket and, when
@@ -137,19 +136,7 @@ func (s *Server) changeRevocations(ctx context.Context, changes []revocationChan
 	defer s.pushMu.Unlock()
 	changed := false
 	for _, c := range changes {
-		if c.unrevoke {
-			var old revocationRecord
-			_, err := getJSON(ctx, s.st.revocations, c.key, &old)
-			if errors.Is(err, errNoRecord) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := s.st.revocations.Delete(ctx, c.key); err != nil {
-				return fmt.Errorf("unrevoke: %w", err)
-			}
-		} else if err := putJSON(ctx, s.st.revocations, c.key, c.rec); err != nil {
+		if err := putJSON(ctx, s.st.revocations, c.key, c.rec); err != nil {
 			return err
 		}
 		changed = true
@@ -212,6 +199,9 @@ func (s *Server) startPresence(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	if err := s.bindEnrolledKeys(ctx, recs); err != nil {
+		return fmt.Errorf("bind enrolled keys: %w", err)
 	}
 	for _, rec := range recs {
 		s.presence.Seed(rec.agent(), rec.LastSeen, rec.hello())

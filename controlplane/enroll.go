@@ -104,13 +104,21 @@ func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Respon
 
 	nameAsID := req.Name != "" && subjects.ValidateID(req.Name) == nil
 	tok, err := s.redeemToken(ctx, req.Token, func(tok *tokenRecord) error {
+		// The agent this enrollment will make (an empty id: one not chosen
+		// yet, which no bound key matches).
+		ag := subjects.Agent{Workspace: tok.Workspace, ID: tok.Agent}
+		if ag.ID == "" && nameAsID {
+			ag.ID = req.Name
+		}
+		if err := s.checkKeyFree(ctx, req.PublicKey, ag); err != nil {
+			return err
+		}
 		if tok.Agent != "" || !nameAsID {
 			return nil
 		}
 		// A token that names no agent enrolls a new one: it may not take
 		// over an enrolled agent by naming it (that needs a token naming
 		// it). Checked before the token is spent, so the user can retry.
-		ag := subjects.Agent{Workspace: tok.Workspace, ID: req.Name}
 		if taken, err := s.enrolledAgentExists(ctx, ag); err != nil || taken {
 			return cmp.Or(err, errNameTaken(ag))
 		}
@@ -133,6 +141,9 @@ func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Respon
 		}
 	}
 	ag := subjects.Agent{Workspace: tok.Workspace, ID: id}
+	if err := s.bindKey(ctx, req.PublicKey, ag); err != nil {
+		return nil, err
+	}
 
 	userJWT, err := s.auth.IssueAgentJWT(ag, req.PublicKey)
 	if err != nil {
@@ -261,8 +272,6 @@ func (s *Server) storeEnrolled(ctx context.Context, ag subjects.Agent, tok *toke
 		if rev != 0 && !old.Revoked && old.PublicKey != "" && old.PublicKey != req.PublicKey {
 			changes = append(changes, revocationChange{key: old.PublicKey, rec: &revocationRecord{RevokedAt: now.Unix(), Workspace: ag.Workspace, Agent: ag.ID}})
 		}
-		// A public key enrolled again must not stay revoked.
-		changes = append(changes, revocationChange{key: req.PublicKey, unrevoke: true})
 		if err := s.changeRevocations(ctx, changes); err != nil {
 			return nil, err
 		}

@@ -23,6 +23,7 @@ const (
 	bucketTokens      = "outpost_enroll_tokens" // <hash of token> → tokenRecord
 	bucketAgents      = "outpost_agents"        // <ws>.<agent> → agentRecord
 	bucketRevocations = "outpost_revocations"   // <user public key> → revocationRecord
+	bucketAgentKeys   = "outpost_agent_keys"    // <user public key> → keyBinding, never deleted
 	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
 	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
 )
@@ -84,10 +85,22 @@ type revocationRecord struct {
 	Agent     string `json:"agent"`
 }
 
+// keyBinding records which agent an enrolled public key belongs to. A key is
+// bound once, for good: enrolling it for another agent is refused.
+type keyBinding struct {
+	Workspace string    `json:"workspace"`
+	Agent     string    `json:"agent"`
+	BoundAt   time.Time `json:"boundAt"`
+}
+
+func (b *keyBinding) agent() subjects.Agent {
+	return subjects.Agent{Workspace: b.Workspace, ID: b.Agent}
+}
+
 // store is the control plane's state in JetStream KV.
 type store struct {
 	workspaces, apiKeys, tokens, agents, revocations jetstream.KeyValue
-	sessions, claims                                 jetstream.KeyValue
+	agentKeys, sessions, claims                      jetstream.KeyValue
 	// caches are the buckets read on every call, mirrored in memory.
 	caches []*cachedKV
 }
@@ -177,6 +190,9 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return nil, err
 	}
 	if st.revocations, err = open(bucketRevocations, "outpost revoked agent public keys", 0); err != nil {
+		return nil, err
+	}
+	if st.agentKeys, err = open(bucketAgentKeys, "outpost agent public keys, each bound to one agent", 0); err != nil {
 		return nil, err
 	}
 	if st.sessions, err = open(bucketSessions, "outpost sessions", 0); err != nil {

@@ -42,6 +42,7 @@ const (
 	ReasonUnknownOp          = "unknown_op"
 	ReasonVersion            = "protocol_version"
 	ReasonBusy               = "busy"
+	ReasonKeyInUse           = "key_in_use"
 )
 
 // Error is the one error type that travels on the wire and over HTTP.
