@@ -1,5 +1,9 @@
 // Command outpost is the one binary of Outpost: the control plane (serve, up),
 // the agent (agent enroll, agent run) and the client commands (exec, agents, ...).
+//
+// Built with -tags agent it leaves the control plane out: the agent and client
+// commands only, without the NATS server or the signing authority, for the
+// machines users bring (see TestAgentBuildLinksNoServer).
 package main
 
 import (
@@ -8,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"sort"
@@ -25,21 +30,20 @@ type command struct {
 }
 
 func commands() map[string]command {
-	return map[string]command{
-		"up":          {"everything on one machine: control plane, embedded NATS and a local agent", runUp},
-		"serve":       {"the control plane", runServe},
-		"nats-config": {"prepare a state dir for an external NATS cluster and print its server config", runNATSConfig},
-		"agent":       {"agent enroll | agent run", runAgent},
-		"exec":        {"run a command on an agent or session", runExec},
-		"agents":      {"list the workspace's agents", runAgents},
-		"fs":          {"fs ls | get | put | rm: files on an agent or session", runFs},
-		"git":         {"git status | diff: a repository on an agent or session", runGit},
+	cmds := map[string]command{
+		"agent":  {"agent enroll | agent run", runAgent},
+		"exec":   {"run a command on an agent or session", runExec},
+		"agents": {"list the workspace's agents", runAgents},
+		"fs":     {"fs ls | get | put | rm: files on an agent or session", runFs},
+		"git":    {"git status | diff: a repository on an agent or session", runGit},
 		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, version)
 			return err
 		}},
 		"session": {"session create | show | swap | delete | ls", runSession},
 	}
+	maps.Copy(cmds, serverCommands())
+	return cmds
 }
 
 func usage(w io.Writer) {

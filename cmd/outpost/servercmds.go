@@ -1,0 +1,13 @@
+//go:build !agent
+
+package main
+
+// serverCommands are the control plane's commands, left out of the agent
+// build.
+func serverCommands() map[string]command {
+	return map[string]command{
+		"up":          {"everything on one machine: control plane, embedded NATS and a local agent", runUp},
+		"serve":       {"the control plane", runServe},
+		"nats-config": {"prepare a state dir for an external NATS cluster and print its server config", runNATSConfig},
+	}
+}
