@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -495,5 +497,55 @@ func TestAgentCannotReflect(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A directory made before the agents' account existed held agents as users
+// of the app account, with response permissions. Loading it makes the
+// agents' account and revokes every app-account user issued before: the old
+// agent is refused, the control plane's new users are not.
+func TestUpgradeRevokesLegacyAgents(t *testing.T) {
+	authDir := t.TempDir()
+	a, err := LoadOrCreateAuthority(authDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An agent of the old layout: a user of the app account.
+	old := agentConfig(t, a, startServer(t, a, t.TempDir()), agentA1)
+	uc, err := jwt.DecodeUserClaims(old.JWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc.Resp = &jwt.ResponsePermission{MaxMsgs: -1, Expires: time.Minute}
+	if old.JWT, err = uc.Encode(a.account); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(authDir, agentsKeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // JWT times are in whole seconds
+
+	upgraded, err := LoadOrCreateAuthority(authDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upgraded.AgentsAccountPublicKey() == a.AgentsAccountPublicKey() || upgraded.AccountPublicKey() != a.AccountPublicKey() {
+		t.Fatal("the upgrade did not make a new agents' account, or changed the app account")
+	}
+	s := startServer(t, upgraded, t.TempDir())
+	old.NATSURLs = []string{s.ClientURL()}
+	_, err = connectAgent(t, old)
+	wantAuthRefused(t, err)
+	serviceConn(t, upgraded, s) // the control plane's own user still connects
+	if _, err := connectAgent(t, agentConfig(t, upgraded, s, agentA1)); err != nil {
+		t.Fatalf("an agent enrolled after the upgrade: %v", err)
+	}
+	// Loading again keeps the cut-off where it was.
+	again, err := LoadOrCreateAuthority(authDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.legacyCutoff != upgraded.legacyCutoff || again.legacyCutoff == 0 {
+		t.Fatalf("cut-off %d after reload, want %d", again.legacyCutoff, upgraded.legacyCutoff)
 	}
 }

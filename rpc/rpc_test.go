@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -261,4 +262,45 @@ func TestReconnectEndsTheWait(t *testing.T) {
 	if st := f.pr.Get(ag).Status; st != presence.Online {
 		t.Fatalf("agent %s, want online throughout", st)
 	}
+}
+
+// A reply carries the subject of the agent the request went to: the reply
+// subject is under the agent's own subjects, and a reply published on the
+// same token under another agent's subjects (what another agent could
+// publish) is not taken for it.
+func TestReplyComesOnlyFromTheCalledAgent(t *testing.T) {
+	f := setup(t)
+	f.keepAlive(t)
+	other := subjects.Agent{Workspace: ag.Workspace, ID: "other"}
+	own, _ := ag.Wildcard()
+	replies := make(chan string, 1)
+	sub, err := f.nc.Subscribe(mustRPC(t, ag), func(m *nats.Msg) {
+		replies <- m.Reply
+		// Another agent answers on the same owner and token.
+		_, rest, _ := subjects.Parse(m.Reply)
+		forged, _ := other.Subject(rest)
+		b, _ := wire.EncodeResult("", &wire.PingResult{Instance: "forged"})
+		_ = f.nc.Publish(forged, b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	_ = f.nc.Flush()
+	var res wire.PingResult
+	err = f.c.Call(ctx(t), ag, wire.OpPing, nil, &res, rpc.CallOptions{Timeout: 500 * time.Millisecond})
+	if we := wire.AsError(err); we == nil || we.Code != wire.CodeDeadlineExceeded {
+		t.Fatalf("call answered %+v, %v: want a timeout, the forged reply ignored", res, err)
+	}
+	if r := <-replies; !strings.HasPrefix(r, own[:len(own)-1]+"reply.") {
+		t.Fatalf("reply subject %q, want one under %s", r, own)
+	}
+}
+
+func mustRPC(t *testing.T, a subjects.Agent) string {
+	s, err := a.RPC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

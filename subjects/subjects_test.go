@@ -144,3 +144,41 @@ func FuzzBuildParse(f *testing.F) {
 		}
 	})
 }
+
+func TestReply(t *testing.T) {
+	tests := []struct {
+		name         string
+		agent        Agent
+		owner, token string
+		want         string
+		wantErr      bool
+	}{
+		{name: "ok", agent: Agent{"ws", "a1"}, owner: "cp1", token: "7", want: "agent.ws.a1.reply.cp1.7"},
+		{name: "owner with a dot", agent: Agent{"ws", "a1"}, owner: "cp.x", token: "7", wantErr: true},
+		{name: "wildcard token", agent: Agent{"ws", "a1"}, owner: "cp1", token: "*", wantErr: true},
+		{name: "empty token", agent: Agent{"ws", "a1"}, owner: "cp1", wantErr: true},
+		{name: "bad agent", agent: Agent{"ws", "A1"}, owner: "cp1", token: "7", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.agent.Reply(tt.owner, tt.token)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Fatalf("Reply = %q, %v; want %q, error %v", got, err, tt.want, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			a, rest, err := Parse(got)
+			if err != nil || a != tt.agent || rest != "reply."+tt.owner+"."+tt.token {
+				t.Fatalf("Parse(%q) = %v %q %v", got, a, rest, err)
+			}
+		})
+	}
+	all, err := AllReplies("cp1")
+	if err != nil || all != "agent.*.*.reply.cp1.*" {
+		t.Fatalf("AllReplies = %q, %v", all, err)
+	}
+	if _, err := AllReplies("c>"); err == nil {
+		t.Fatal("AllReplies accepted a wildcard owner")
+	}
+}
