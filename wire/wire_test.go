@@ -19,6 +19,7 @@ func TestHTTPStatus(t *testing.T) {
 		{CodeNotFound, http.StatusNotFound},
 		{CodeConflict, http.StatusConflict},
 		{CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
+		{CodeInsufficientStorage, http.StatusInsufficientStorage},
 		{CodeUnsupported, http.StatusNotImplemented},
 		{CodeUnavailable, http.StatusServiceUnavailable},
 		{CodeDeadlineExceeded, http.StatusGatewayTimeout},
