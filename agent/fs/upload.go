@@ -51,6 +51,9 @@ func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 	if c == "." {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write: the root is a directory")
 	}
+	if isTemp(c) {
+		return nil, tempReserved("write", c)
+	}
 	if opts.Mode&^os.ModePerm != 0 {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: mode %v has bits beyond 0777", c, opts.Mode)
 	}
@@ -69,11 +72,16 @@ func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 	return &Upload{fs: f, path: c, tmp: tmp, opts: opts, file: file, hash: sha256.New(), inOrd: true}, nil
 }
 
-// createTemp creates a new temporary file in clean directory dir.
+// createTemp creates a new temporary file in clean directory dir, recorded
+// in the journal (if any) before it exists.
 func (f *FS) createTemp(dir string) (string, *os.File, error) {
 	for range 5 {
 		tmp := join(dir, TempPrefix+rand.Text())
+		f.recordTemp(tmp)
 		file, err := f.root.OpenFile(native(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			f.forgetTemp(tmp)
+		}
 		if errors.Is(err, iofs.ErrExist) {
 			continue
 		}
@@ -147,6 +155,7 @@ func (u *Upload) discard() error {
 	if err != nil && errors.Is(err, iofs.ErrNotExist) {
 		err = nil
 	}
+	u.fs.forgetTemp(u.tmp)
 	return err
 }
 
@@ -244,6 +253,7 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	if err := u.place(); err != nil {
 		return WriteResult{}, err
 	}
+	u.fs.forgetTemp(u.tmp)
 	u.fs.syncDir(path.Dir(u.path))
 	return WriteResult{Path: u.path, Size: u.size, SHA256: sum}, nil
 }
