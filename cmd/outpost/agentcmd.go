@@ -80,6 +80,7 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Logger:   slog.New(slog.NewTextHandler(stderr, nil)),
 		Takeover: *takeover,
 		LockFile: *config + ".lock",
+		Journal:  *config + ".writes",
 	})
 	if err != nil {
 		return err

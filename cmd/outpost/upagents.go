@@ -37,7 +37,7 @@ func (ua upAgent) prepare(ctx context.Context, cl *client.Client, natsURLs []str
 		return nil, fmt.Errorf("agent %s: %w", ua.id, err)
 	}
 	ident.URL, ident.NATSURLs = cl.BaseURL, natsURLs
-	return agent.New(agent.Config{Identity: ident, Root: ua.root, Version: version, Logger: logger.With("agent", ua.id)})
+	return agent.New(agent.Config{Identity: ident, Root: ua.root, Version: version, Logger: logger.With("agent", ua.id), Journal: ua.config + ".writes"})
 }
 
 // identity loads the agent's config, or enrolls it with a token that names
