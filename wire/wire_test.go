@@ -145,6 +145,9 @@ func TestExecValidate(t *testing.T) {
 		{"empty argv0", ExecRequest{Argv: []string{""}}, false},
 		{"negative timeout", ExecRequest{Command: "x", TimeoutMs: -1}, false},
 		{"negative cap", ExecRequest{Command: "x", OutputCap: -1}, false},
+		{"NUL in argv", ExecRequest{Argv: []string{"echo", "\x00"}}, false},
+		{"NUL in cwd", ExecRequest{Command: "x", Cwd: "\x00"}, false},
+		{"NUL in env", ExecRequest{Command: "x", Env: map[string]string{"A": "\x00"}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/outposthq/outpost/wire"
 )
@@ -101,6 +102,32 @@ func lookPath(file, dir string, environ []string) (string, error) {
 		return "", firstErr
 	}
 	return "", fs.ErrNotExist
+}
+
+// startFailed maps a failure of cmd.Start to a wire error. Arguments and
+// environment the system refuses are invalid_argument, described by their
+// size only: the message carries neither the agent's environment nor the
+// executable's resolved path.
+func startFailed(cmd *exec.Cmd, err error) error {
+	name := cmd.Args[0]
+	switch {
+	case isArgsTooLong(err):
+		return wire.Errorf(wire.CodeInvalidArgument, "",
+			"start %s: the arguments (%d bytes) and environment (%d bytes) are more than the system lets a program be started with",
+			name, argSize(cmd.Args), argSize(cmd.Env))
+	case errors.Is(err, syscall.EINVAL):
+		return wire.Errorf(wire.CodeInvalidArgument, "", "start %s: the system refused the arguments or environment as invalid", name)
+	}
+	return startError(name, err)
+}
+
+// argSize is the bytes a list of strings takes when passed to a program.
+func argSize(list []string) int {
+	n := 0
+	for _, s := range list {
+		n += len(s) + 1
+	}
+	return n
 }
 
 // startError maps a failure to find or start name to a wire error.

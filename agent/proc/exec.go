@@ -64,6 +64,9 @@ func (r *ExecRequest) validate() error {
 	if err := wire.ValidCommand("exec", r.Argv, r.Command); err != nil {
 		return err
 	}
+	if err := wire.ValidCwdEnv(r.Cwd, r.Env); err != nil {
+		return err
+	}
 	switch {
 	case r.Timeout < 0:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "timeout must not be negative")
@@ -115,7 +118,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		io.abort()
-		return ExecResult{}, startError(cmd.Args[0], err)
+		return ExecResult{}, startFailed(cmd, err)
 	}
 	io.start(req.Stdin)
 	m.log.Debug("exec started", "pid", cmd.Process.Pid, "argv", cmd.Args, "dir", cmd.Dir)

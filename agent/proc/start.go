@@ -54,6 +54,9 @@ func validateStart(req *StartRequest) error {
 	if err := wire.ValidCommand("a process", req.Argv, req.Command); err != nil {
 		return err
 	}
+	if err := wire.ValidCwdEnv(req.Cwd, req.Env); err != nil {
+		return err
+	}
 	switch {
 	case req.Timeout < 0:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "timeout must not be negative")
@@ -146,7 +149,7 @@ func (m *Manager) launch(id string, req *StartRequest) (*process, error) {
 		closeAll(ends)
 		closeAll(pumpFiles(pumps))
 		closeAll([]*os.File{stdinW})
-		return nil, startError(cmd.Args[0], err)
+		return nil, startFailed(cmd, err)
 	}
 	p.pid = cmd.Process.Pid
 	if stdinW != nil {

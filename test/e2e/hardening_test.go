@@ -10,11 +10,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/tmpfs"
+	"github.com/outposthq/outpost/wire"
 )
 
 // tempFilesUnder lists the agent's temporary files anywhere under dir.
@@ -30,12 +32,23 @@ func tempFilesUnder(t *testing.T, dir string) []string {
 	return out
 }
 
-// putRaw uploads body to path through the HTTP API and returns the status
-// and the error code of the response.
-func (e *agentEnv) putRaw(t *testing.T, path string, body []byte) (int, string) {
+// newAgentEnvWith is newAgentEnv with env added to the agent's environment.
+func newAgentEnvWith(t *testing.T, env []string) *agentEnv {
 	t.Helper()
-	u := e.cp.url + "/v1/workspaces/" + e.ws + "/agents/" + e.id + "/fs/file?" + url.Values{"path": {path}, "overwrite": {"true"}}.Encode()
-	req, err := http.NewRequestWithContext(ctx(t), http.MethodPut, u, bytes.NewReader(body))
+	cp := startControlPlane(t)
+	e := &agentEnv{cp: cp, ws: cp.workspace("w1"), id: "a1", root: t.TempDir()}
+	cfg := cp.enroll(e.ws, e.id, "")
+	e.agent = &agentProc{proc: startProc(t, env, "agent", "run", "--config", cfg, "--root", e.root), config: cfg, root: e.root}
+	cp.waitStatus(e.ws, e.id, "online")
+	e.target = cp.cl.Agent(e.ws, e.id)
+	return e
+}
+
+// call sends one request to the agent's HTTP API prefix and returns the
+// status and the error of the response (zero when there is none).
+func (e *agentEnv) call(t *testing.T, method, path string, body io.Reader) (int, wire.Error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx(t), method, e.cp.url+"/v1/workspaces/"+e.ws+"/agents/"+e.id+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +59,86 @@ func (e *agentEnv) putRaw(t *testing.T, path string, body []byte) (int, string) 
 	}
 	defer resp.Body.Close()
 	var eb struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
+		Error wire.Error `json:"error"`
 	}
 	b, _ := io.ReadAll(resp.Body)
 	json.Unmarshal(b, &eb)
-	return resp.StatusCode, eb.Error.Code
+	return resp.StatusCode, eb.Error
+}
+
+// putRaw uploads body to path through the HTTP API and returns the status
+// and the error code of the response.
+func (e *agentEnv) putRaw(t *testing.T, path string, body []byte) (int, string) {
+	t.Helper()
+	status, we := e.call(t, http.MethodPut, "/fs/file?"+url.Values{"path": {path}, "overwrite": {"true"}}.Encode(), bytes.NewReader(body))
+	return status, string(we.Code)
+}
+
+// jsonBody encodes v.
+func jsonBody(t *testing.T, v any) io.Reader {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(b)
+}
+
+// TestUnstartableCommandIs400: NUL bytes in argv, command, cwd or env, and
+// an argument list over the system's limit, are 400 invalid_argument from
+// exec and from starting a process, never 500, and the message shows
+// neither the agent's PATH nor its environment.
+func TestUnstartableCommandIs400(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agent-secret-bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "myprog"), []byte("#!/bin/sh\necho \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	agentPath := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	e := newAgentEnvWith(t, []string{"PATH=" + agentPath, "AGENT_SECRET=s3cr3t-value"})
+	if res, err := e.target.Exec(ctx(t), client.ExecRequest{Argv: []string{"myprog", "ok"}}); err != nil || res.Stdout != "ok\n" {
+		t.Fatalf("myprog from the agent's PATH: %+v, %v", res, err)
+	}
+	huge := strings.Repeat("a", 256<<10)
+	tests := []struct {
+		name      string
+		processes bool // also through POST /processes (64 KiB body limit)
+		req       client.ExecRequest
+	}{
+		{"NUL in argv", true, client.ExecRequest{Argv: []string{"myprog", "a\x00b"}}},
+		{"NUL in argv0", true, client.ExecRequest{Argv: []string{"my\x00prog"}}},
+		{"NUL in command", true, client.ExecRequest{Command: "echo a\x00b"}},
+		{"NUL in cwd", true, client.ExecRequest{Argv: []string{"myprog"}, Cwd: "a\x00b"}},
+		{"NUL in env", true, client.ExecRequest{Argv: []string{"myprog"}, Env: map[string]string{"K": "a\x00b"}}},
+		{"one argument too long", false, client.ExecRequest{Argv: []string{"myprog", huge}}},
+		{"argument list too long", false, client.ExecRequest{Argv: append([]string{"myprog"}, slices.Repeat([]string{strings.Repeat("b", 1<<10)}, 4096)...)}},
+		{"command too long", false, client.ExecRequest{Command: "echo " + huge}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			check := func(via string, status int, we wire.Error) {
+				t.Helper()
+				if status != http.StatusBadRequest || we.Code != wire.CodeInvalidArgument {
+					t.Fatalf("%s: %d %+v, want 400 invalid_argument", via, status, we)
+				}
+				for _, leak := range []string{"agent-secret-bin", "s3cr3t-value", agentPath} {
+					if strings.Contains(we.Message, leak) {
+						t.Fatalf("%s: message %.300q shows %.60q", via, we.Message, leak)
+					}
+				}
+			}
+			status, we := e.call(t, http.MethodPost, "/exec", jsonBody(t, tt.req))
+			check("exec", status, we)
+			if tt.processes {
+				status, we = e.call(t, http.MethodPost, "/processes", jsonBody(t, client.StartProcessRequest{
+					Argv: tt.req.Argv, Command: tt.req.Command, Cwd: tt.req.Cwd, Env: tt.req.Env,
+				}))
+				check("processes", status, we)
+			}
+		})
+	}
 }
 
 // TestDiskFullIs507 fills a 1 MiB disk under the agent's root through the
