@@ -23,7 +23,7 @@ func (m *Manager) command(argv []string, shell, cwd string, env map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	environ, err := mergeEnv(os.Environ(), dir, env)
+	environ, err := mergeEnv(inheritedEnv(os.Environ()), dir, env)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +39,24 @@ func (m *Manager) command(argv []string, shell, cwd string, env map[string]strin
 	cmd.Path = path
 	cmd.Args = argv
 	return cmd, nil
+}
+
+// ScrubbedPrefix starts the names of the agent's own variables (tokens,
+// URLs, the admin token of a control plane on the same machine): commands
+// never inherit them. A request's env may still set such a variable.
+const ScrubbedPrefix = "OUTPOST_"
+
+// inheritedEnv is what commands inherit of the agent's environment: all of
+// it but the variables named ScrubbedPrefix*.
+func inheritedEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); len(k) >= len(ScrubbedPrefix) && envKeyEqual(k[:len(ScrubbedPrefix)], ScrubbedPrefix) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // mergeEnv is base, then PWD=dir, then env in key order. exec.Cmd keeps the

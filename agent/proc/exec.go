@@ -29,8 +29,8 @@ type ExecRequest struct {
 	// Cwd is the working directory, relative to the root (or absolute and
 	// inside it); empty means the root.
 	Cwd string
-	// Env is added to the agent's environment, replacing variables of the
-	// same name.
+	// Env is added to the agent's environment (less its ScrubbedPrefix
+	// variables), replacing variables of the same name.
 	Env map[string]string
 	// Stdin is written to the process's stdin, which is then closed. Empty
 	// means stdin is the null device.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/outposthq/outpost/internal/leaktest"
@@ -138,5 +139,24 @@ func TestMergeEnv(t *testing.T) {
 		if got := lookupEnv(env, key); got != want {
 			t.Errorf("%s = %q, want %q (env %q)", key, got, want, env)
 		}
+	}
+}
+
+func TestInheritedEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"keeps the rest", []string{"HOME=/h", "PATH=/bin", "OUTPOSTX=1", "MY_OUTPOST_TOKEN=2"}, []string{"HOME=/h", "PATH=/bin", "OUTPOSTX=1", "MY_OUTPOST_TOKEN=2"}},
+		{"drops the agent's", []string{"OUTPOST_TOKEN=secret", "HOME=/h", "OUTPOST_ADMIN_TOKEN=admin", "OUTPOST_=x"}, []string{"HOME=/h"}},
+		{"empty", nil, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := inheritedEnv(tt.in); !slices.Equal(got, tt.want) {
+				t.Fatalf("inheritedEnv(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }

@@ -223,3 +223,48 @@ func TestCrashMidUploadLeavesNoTempFile(t *testing.T) {
 		t.Fatalf("list after the restart = %+v, want only f.bin", es)
 	}
 }
+
+// processOutput reads process id's stdout until it closes.
+func processOutput(t *testing.T, target *client.Target, id string) string {
+	t.Helper()
+	var out strings.Builder
+	err := target.Events(ctx(t), id, 0, func(ev client.ProcessEvent) error {
+		if ev.Kind == client.EventOutput && ev.Chunk.Stream == "stdout" {
+			out.Write(ev.Chunk.Data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("events of %s: %v", id, err)
+	}
+	return out.String()
+}
+
+// TestCommandsDoNotSeeAgentSecrets: an agent started with OUTPOST_TOKEN and
+// OUTPOST_ADMIN_TOKEN in its environment runs `env` through exec and as a
+// process; neither shows them, while HOME, PATH and a variable the request
+// sets pass.
+func TestCommandsDoNotSeeAgentSecrets(t *testing.T) {
+	e := newAgentEnvWith(t, []string{"OUTPOST_TOKEN=secret-token", "OUTPOST_ADMIN_TOKEN=secret-admin", "HOME=/home/e2e-agent"})
+	env := map[string]string{"ASKED": "yes"}
+	res, err := e.target.Exec(ctx(t), client.ExecRequest{Argv: []string{"env"}, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := e.target.StartProcess(ctx(t), client.StartProcessRequest{Argv: []string{"env"}, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for via, out := range map[string]string{"exec": res.Stdout, "process": processOutput(t, e.target, started.ID)} {
+		for _, bad := range []string{"OUTPOST_TOKEN", "secret-token", "OUTPOST_ADMIN_TOKEN", "secret-admin"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: the command's environment holds %q:\n%s", via, bad, out)
+			}
+		}
+		for _, good := range []string{"\nHOME=/home/e2e-agent\n", "\nPATH=", "\nASKED=yes\n"} {
+			if !strings.Contains("\n"+out, good) {
+				t.Errorf("%s: the command's environment lacks %q:\n%s", via, good, out)
+			}
+		}
+	}
+}
