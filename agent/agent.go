@@ -77,6 +77,10 @@ type Config struct {
 	Capabilities map[string]bool
 	// Procs runs commands; nil makes one on Root.
 	Procs *proc.Manager
+	// MaxProcesses bounds the processes alive at once, started by
+	// proc.start and running exec's together; more answer unavailable/busy.
+	// Zero means proc.DefaultMaxProcesses (256). Ignored with Procs set.
+	MaxProcesses int
 }
 
 func (c *Config) validate() error {
@@ -151,7 +155,7 @@ func New(cfg Config) (*Agent, error) {
 		stopCh:   make(chan error, 1),
 	}
 	if a.procs == nil {
-		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger})
+		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}

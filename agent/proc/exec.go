@@ -93,8 +93,9 @@ func (r *ExecRequest) validate() error {
 //
 // Errors are *wire.Error: invalid_argument for a malformed request,
 // permission_denied/outside_root for a cwd outside the root,
-// not_found/executable_not_found, deadline_exceeded or unavailable when ctx
-// ends or the Manager closes before the process exits (the group is killed).
+// not_found/executable_not_found, unavailable/busy when MaxProcesses are
+// alive, deadline_exceeded or unavailable when ctx ends or the Manager
+// closes before the process exits (the group is killed).
 func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
 	if err := req.validate(); err != nil {
 		return ExecResult{}, err
@@ -107,6 +108,10 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
 	if ctx.Err() != nil {
 		return ExecResult{}, contextError(ctx)
 	}
+	if err := m.takeSlot(); err != nil {
+		return ExecResult{}, err
+	}
+	defer m.freeSlot()
 	cmd, err := m.command(req.Argv, req.Command, req.Cwd, req.Env)
 	if err != nil {
 		return ExecResult{}, err
