@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -130,6 +131,7 @@ type Agent struct {
 	handlers map[string]Handler
 	running  bool
 
+	conn   atomic.Pointer[nats.Conn] // the serving connection, for its max payload
 	sem    chan struct{}
 	fence  *fence
 	idem   *idempotency

@@ -417,3 +417,25 @@ func waitFile(t *testing.T, name string) {
 		}
 	}
 }
+
+// TestExecOutputCapFitsTheReply: an exec asking for a 400 MB cap gets at
+// most what one reply carries per stream (wire.MaxExecOutput of the max
+// payload), so two full streams come back instead of payload_too_large,
+// and a tiny output with the huge cap is just that output.
+func TestExecOutputCapFitsTheReply(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{})
+	w.waitOnline(t, r.a.Instance())
+	limit := wire.MaxExecOutput(w.nc.MaxPayload())
+	res, err := w.exec(t, &wire.ExecRequest{Command: "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2", OutputCap: 400 << 20}, rpc.CallOptions{})
+	if err != nil {
+		t.Fatalf("exec with a 400 MB cap and 3 MB per stream: %v", err)
+	}
+	if len(res.Stdout) != limit || len(res.Stderr) != limit || !res.Truncated {
+		t.Fatalf("got %d and %d bytes, truncated %v; want %d each, truncated", len(res.Stdout), len(res.Stderr), res.Truncated, limit)
+	}
+	res, err = w.exec(t, &wire.ExecRequest{Argv: []string{"echo", "hi"}, OutputCap: 400 << 20}, rpc.CallOptions{})
+	if err != nil || string(res.Stdout) != "hi\n" || res.Truncated {
+		t.Fatalf("tiny output with a 400 MB cap: %+v, %v", res, err)
+	}
+}

@@ -76,7 +76,22 @@ type ExecRequest struct {
 const (
 	DefaultExecTimeoutMs = 60000
 	DefaultOutputCap     = 1 << 20
+	// ExecReplyReserve is the room an exec reply keeps for all but its
+	// output.
+	ExecReplyReserve = 64 << 10
 )
+
+// MaxExecOutput is the most output per stream an exec reply can carry on a
+// connection with max payload maxPayload: both streams full still fit, with
+// ExecReplyReserve to spare. The agent clamps an exec's OutputCap to it, so
+// a huge cap costs no memory a reply could not carry. An unknown max payload
+// (0) gives DefaultOutputCap.
+func MaxExecOutput(maxPayload int64) int {
+	if maxPayload <= 0 {
+		return DefaultOutputCap
+	}
+	return int(max((maxPayload-ExecReplyReserve)/2, maxPayload/4))
+}
 
 // ExecResult is the result of exec. Output is exact bytes; the control plane
 // decides how to render it.

@@ -167,3 +167,26 @@ func TestMutates(t *testing.T) {
 		t.Fatal("mutations or unknown ops marked as reads")
 	}
 }
+
+func TestMaxExecOutput(t *testing.T) {
+	tests := []struct {
+		maxPayload int64
+		want       int
+	}{
+		{0, DefaultOutputCap},
+		{1 << 20, (1<<20 - ExecReplyReserve) / 2},
+		{8 << 20, (8<<20 - ExecReplyReserve) / 2},
+		{64 << 10, 16 << 10},
+	}
+	for _, tt := range tests {
+		got := MaxExecOutput(tt.maxPayload)
+		if got != tt.want {
+			t.Errorf("MaxExecOutput(%d) = %d, want %d", tt.maxPayload, got, tt.want)
+		}
+		// Two full streams fit with the reserve, or (a tiny payload) in half of it.
+		fits := int64(2*got+ExecReplyReserve) <= tt.maxPayload || int64(2*got) <= tt.maxPayload/2
+		if tt.maxPayload > 0 && !fits {
+			t.Errorf("MaxExecOutput(%d) = %d: two full streams do not fit", tt.maxPayload, got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/outposthq/outpost/wire"
@@ -40,5 +41,24 @@ func TestMaxProcessesSlots(t *testing.T) {
 	}
 	if res, err := m.Exec(context.Background(), ExecRequest{Argv: []string{"echo", "free"}}); err != nil || string(res.Stdout) != "free\n" {
 		t.Fatalf("exec after the process closed: %q, %v", res.Stdout, err)
+	}
+}
+
+// TestExecHugeCapTinyOutput: a 400 MB output cap with two bytes of output
+// works, and neither the buffers nor the run allocate anywhere near the cap.
+func TestExecHugeCapTinyOutput(t *testing.T) {
+	m, _ := newTestManager(t)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := m.Exec(context.Background(), ExecRequest{Argv: []string{"echo", "hi"}, OutputCap: 400 << 20})
+	runtime.ReadMemStats(&after)
+	if err != nil || string(res.Stdout) != "hi\n" || res.Truncated {
+		t.Fatalf("exec = %+v, %v", res, err)
+	}
+	if cap(res.Stdout) > minGrowth || cap(res.Stderr) > minGrowth {
+		t.Fatalf("output buffers of %d and %d bytes for 3 and 0 bytes of output", cap(res.Stdout), cap(res.Stderr))
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Fatalf("the exec allocated %d bytes: the cap was preallocated", grew)
 	}
 }
