@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane/client"
@@ -48,6 +47,11 @@ func (ua upAgent) identity(ctx context.Context, cl *client.Client) (*enroll.Conf
 			return cfg, nil
 		}
 	}
+	pending, err := enroll.PrepareConfig(ua.config)
+	if err != nil {
+		return nil, err
+	}
+	defer pending.Discard()
 	tok, err := cl.CreateEnrollmentToken(ctx, upWorkspace, client.EnrollmentTokenRequest{Agent: ua.id, Pool: ua.pool})
 	if err != nil {
 		return nil, fmt.Errorf("enrollment token: %w", err)
@@ -56,10 +60,7 @@ func (ua upAgent) identity(ctx context.Context, cl *client.Client) (*enroll.Conf
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(ua.config), 0o700); err != nil {
-		return nil, err
-	}
-	return cfg, cfg.Save(ua.config)
+	return cfg, pending.Save(cfg)
 }
 
 // agentGroup runs agents until its context ends and waits for all of them.

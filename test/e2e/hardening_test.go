@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -267,4 +268,49 @@ func TestCommandsDoNotSeeAgentSecrets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEnrollKeepsTokenWhenConfigCannotBeWritten: `outpost agent enroll` to
+// a config path it cannot write (under a regular file; a directory) fails
+// with a clear error and does not spend the single-use token: the same
+// token then enrolls with a path whose directories do not exist yet, which
+// are made 0700.
+func TestEnrollKeepsTokenWhenConfigCannotBeWritten(t *testing.T) {
+	cp := startControlPlane(t)
+	ws := cp.workspace("w1")
+	tok, err := cp.cl.CreateEnrollmentToken(ctx(t), ws, client.EnrollmentTokenRequest{Agent: "a1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "regular")
+	if err := os.WriteFile(regular, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	enroll := func(config string) (string, error) {
+		out, err := exec.Command(outpostBin, "agent", "enroll", "--url", cp.url, "--token", tok.Token, "--config", config).CombinedOutput()
+		return string(out), err
+	}
+	for _, bad := range []string{filepath.Join(regular, "sub", "agent.json"), dir} {
+		out, err := enroll(bad)
+		if err == nil {
+			t.Fatalf("enroll to %s worked:\n%s", bad, out)
+		}
+		if !strings.Contains(out, "token is still unused") {
+			t.Errorf("enroll to %s: %v\n%s\nwant an error saying the token is unused", bad, err, out)
+		}
+	}
+	good := filepath.Join(dir, "new", "agent.json")
+	if out, err := enroll(good); err != nil {
+		t.Fatalf("enroll with the same token to %s: %v\n%s", good, err, out)
+	}
+	if fi, err := os.Stat(filepath.Dir(good)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("config directory: %v, %v; want mode 0700", fi, err)
+	}
+	if fi, err := os.Stat(good); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("config: %v, %v; want mode 0600", fi, err)
+	}
+	a := startAgent(t, good, t.TempDir())
+	cp.waitStatus(ws, "a1", "online")
+	a.stop()
 }
