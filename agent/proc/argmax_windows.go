@@ -9,7 +9,7 @@ import (
 )
 
 // isArgsTooLong reports whether starting a program failed because its
-// command line or environment exceeds the system's limit.
+// command line exceeds the system's limit (32767 characters).
 func isArgsTooLong(err error) bool {
-	return errors.Is(err, windows.ERROR_FILENAME_EXCED_RANGE) || errors.Is(err, windows.ERROR_BAD_ENVIRONMENT)
+	return errors.Is(err, windows.ERROR_FILENAME_EXCED_RANGE)
 }
