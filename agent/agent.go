@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -67,10 +68,20 @@ type Config struct {
 	// LockFile, when set, is locked for the daemon's life: a second daemon on
 	// the same machine with the same lock file refuses to start.
 	LockFile string
+	// Journal, when set, is the file where the agent records the temporary
+	// files of writes in progress (see fs.OpenJournal). Run, once it knows
+	// no other daemon serves this identity, removes those a crash left, so
+	// an upload cut short by a kill leaves nothing behind. Without it a
+	// crash may leave temporary files, hidden from every file op.
+	Journal string
 	// Capabilities are merged into what hello reports.
 	Capabilities map[string]bool
 	// Procs runs commands; nil makes one on Root.
 	Procs *proc.Manager
+	// MaxProcesses bounds the processes alive at once, started by
+	// proc.start and running exec's together; more answer unavailable/busy.
+	// Zero means proc.DefaultMaxProcesses (256). Ignored with Procs set.
+	MaxProcesses int
 }
 
 func (c *Config) validate() error {
@@ -120,6 +131,7 @@ type Agent struct {
 	handlers map[string]Handler
 	running  bool
 
+	conn   atomic.Pointer[nats.Conn] // the serving connection, for its max payload
 	sem    chan struct{}
 	fence  *fence
 	idem   *idempotency
@@ -145,7 +157,7 @@ func New(cfg Config) (*Agent, error) {
 		stopCh:   make(chan error, 1),
 	}
 	if a.procs == nil {
-		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger})
+		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
@@ -231,7 +243,25 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.claim(ctx, nc); err != nil {
 		return err
 	}
+	if err := a.sweep(); err != nil {
+		return err
+	}
 	return a.serve(ctx, nc)
+}
+
+// sweep opens the journal of temporary files, removing what a crash left.
+func (a *Agent) sweep() error {
+	if a.cfg.Journal == "" {
+		return nil
+	}
+	removed, err := a.files.fs.OpenJournal(a.cfg.Journal)
+	if len(removed) > 0 {
+		a.log.Info("removed temporary files of writes a crash interrupted", "files", removed)
+	}
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
 }
 
 // lock takes the lock file; with Takeover it waits for the old daemon (asked

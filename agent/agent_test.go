@@ -345,3 +345,96 @@ func TestReconnectsAfterNATSRestart(t *testing.T) {
 	}
 	w.waitOnline(t, r.a.Instance())
 }
+
+// TestBusyWhenProcessesAreFull: with a cap of 3, three live processes (two
+// started, one exec) fill it; a fourth, started or exec'd, is
+// unavailable/busy; once one ends, a start works again.
+func TestBusyWhenProcessesAreFull(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{MaxProcesses: 3})
+	w.waitOnline(t, r.a.Instance())
+	startSleep := func(id string) error {
+		var res wire.ProcStartResult
+		return w.calls.Call(tctx(t), laptop, wire.OpProcStart, &wire.ProcStartRequest{ID: id, Argv: []string{"sleep", "60"}}, &res, rpc.CallOptions{})
+	}
+	for _, id := range []string{"p1", "p2"} {
+		if err := startSleep(id); err != nil {
+			t.Fatalf("start %s: %v", id, err)
+		}
+	}
+	execDone := make(chan error, 1)
+	go func() {
+		_, err := w.exec(t, &wire.ExecRequest{Command: "touch running; sleep 1"}, rpc.CallOptions{})
+		execDone <- err
+	}()
+	waitFile(t, filepath.Join(w.root, "running"))
+	wantBusy := func(what string, err error) {
+		t.Helper()
+		if we := wire.AsError(err); we == nil || we.Code != wire.CodeUnavailable || we.Reason != wire.ReasonBusy || !we.Retryable {
+			t.Fatalf("%s with 3 of 3 processes alive: %v, want unavailable/busy", what, err)
+		}
+	}
+	wantBusy("start", startSleep("p4"))
+	_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"true"}}, rpc.CallOptions{})
+	wantBusy("exec", err)
+	if err := <-execDone; err != nil {
+		t.Fatalf("the exec that held a slot: %v", err)
+	}
+	if err := startSleep("p4"); err != nil {
+		t.Fatalf("start after the exec ended: %v", err)
+	}
+	wantBusy("start", startSleep("p5"))
+	var term wire.ProcTerminateResult
+	if err := w.calls.Call(tctx(t), laptop, wire.OpProcTerminate, &wire.ProcRef{ID: "p1"}, &term, rpc.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := tctx(t)
+	for {
+		err := startSleep("p5")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, &wire.Error{Code: wire.CodeUnavailable, Reason: wire.ReasonBusy}) || ctx.Err() != nil {
+			t.Fatalf("start after p1 was terminated: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitFile waits until name exists.
+func waitFile(t *testing.T, name string) {
+	t.Helper()
+	ctx := tctx(t)
+	for {
+		if _, err := os.Stat(name); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never appeared", name)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// TestExecOutputCapFitsTheReply: an exec asking for a 400 MB cap gets at
+// most what one reply carries per stream (wire.MaxExecOutput of the max
+// payload), so two full streams come back instead of payload_too_large,
+// and a tiny output with the huge cap is just that output.
+func TestExecOutputCapFitsTheReply(t *testing.T) {
+	w := newWorld(t)
+	r := w.start(t, agent.Config{})
+	w.waitOnline(t, r.a.Instance())
+	limit := wire.MaxExecOutput(w.nc.MaxPayload())
+	res, err := w.exec(t, &wire.ExecRequest{Command: "head -c 3000000 /dev/zero; head -c 3000000 /dev/zero >&2", OutputCap: 400 << 20}, rpc.CallOptions{})
+	if err != nil {
+		t.Fatalf("exec with a 400 MB cap and 3 MB per stream: %v", err)
+	}
+	if len(res.Stdout) != limit || len(res.Stderr) != limit || !res.Truncated {
+		t.Fatalf("got %d and %d bytes, truncated %v; want %d each, truncated", len(res.Stdout), len(res.Stderr), res.Truncated, limit)
+	}
+	res, err = w.exec(t, &wire.ExecRequest{Argv: []string{"echo", "hi"}, OutputCap: 400 << 20}, rpc.CallOptions{})
+	if err != nil || string(res.Stdout) != "hi\n" || res.Truncated {
+		t.Fatalf("tiny output with a 400 MB cap: %+v, %v", res, err)
+	}
+}

@@ -61,7 +61,7 @@ func (a *Agent) exec(ctx context.Context, req *wire.Request) (any, error) {
 		Env:       body.Env,
 		Stdin:     body.Stdin,
 		Timeout:   timeout,
-		OutputCap: body.OutputCap,
+		OutputCap: a.outputCap(body.OutputCap),
 	})
 	if err != nil {
 		return nil, err
@@ -74,4 +74,18 @@ func (a *Agent) exec(ctx context.Context, req *wire.Request) (any, error) {
 		Truncated:  res.Truncated,
 		DurationMs: res.Duration.Milliseconds(),
 	}, nil
+}
+
+// outputCap is an exec's per-stream output cap (default
+// wire.DefaultOutputCap), clamped to what one reply on the serving
+// connection can carry (wire.MaxExecOutput).
+func (a *Agent) outputCap(requested int) int {
+	if requested == 0 {
+		requested = wire.DefaultOutputCap
+	}
+	var maxPayload int64
+	if nc := a.conn.Load(); nc != nil {
+		maxPayload = nc.MaxPayload()
+	}
+	return min(requested, wire.MaxExecOutput(maxPayload))
 }

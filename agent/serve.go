@@ -33,6 +33,7 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &server{a: a, nc: nc, base: base}
+	a.conn.Store(nc)
 	rpcSubj, err := a.id.RPC()
 	if err != nil {
 		return err

@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Hello is published on agent.<ws>.<agent>.hello on every connect, and is the
 // result of the capabilities op.
@@ -73,7 +76,22 @@ type ExecRequest struct {
 const (
 	DefaultExecTimeoutMs = 60000
 	DefaultOutputCap     = 1 << 20
+	// ExecReplyReserve is the room an exec reply keeps for all but its
+	// output.
+	ExecReplyReserve = 64 << 10
 )
+
+// MaxExecOutput is the most output per stream an exec reply can carry on a
+// connection with max payload maxPayload: both streams full still fit, with
+// ExecReplyReserve to spare. The agent clamps an exec's OutputCap to it, so
+// a huge cap costs no memory a reply could not carry. An unknown max payload
+// (0) gives DefaultOutputCap.
+func MaxExecOutput(maxPayload int64) int {
+	if maxPayload <= 0 {
+		return DefaultOutputCap
+	}
+	return int(max((maxPayload-ExecReplyReserve)/2, maxPayload/4))
+}
 
 // ExecResult is the result of exec. Output is exact bytes; the control plane
 // decides how to render it.
@@ -87,8 +105,9 @@ type ExecResult struct {
 }
 
 // ValidCommand checks what a command to run names: exactly one of argv
-// (with a program) and shell text. what ("exec", "a process") starts the
-// message. Every error is invalid_argument.
+// (with a program) and shell text, without NUL bytes (no program can receive
+// one). what ("exec", "a process") starts the message. Every error is
+// invalid_argument.
 func ValidCommand(what string, argv []string, command string) error {
 	switch {
 	case len(argv) == 0 && command == "":
@@ -97,6 +116,31 @@ func ValidCommand(what string, argv []string, command string) error {
 		return Errorf(CodeInvalidArgument, "", "%s takes argv or command, not both", what)
 	case len(argv) > 0 && argv[0] == "":
 		return Errorf(CodeInvalidArgument, "", "argv[0] is empty")
+	case strings.IndexByte(command, 0) >= 0:
+		return Errorf(CodeInvalidArgument, "", "command holds a NUL byte; no program can receive one")
+	}
+	for i, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return Errorf(CodeInvalidArgument, "", "argv[%d] holds a NUL byte; no program can receive one", i)
+		}
+	}
+	return nil
+}
+
+// ValidCwdEnv checks a command's working directory and added environment:
+// no NUL bytes, and variable names that are not empty and hold no '='.
+// Every error is invalid_argument and names only what the request gave.
+func ValidCwdEnv(cwd string, env map[string]string) error {
+	if strings.IndexByte(cwd, 0) >= 0 {
+		return Errorf(CodeInvalidArgument, "", "cwd holds a NUL byte")
+	}
+	for k, v := range env {
+		switch {
+		case k == "" || strings.ContainsAny(k, "=\x00"):
+			return Errorf(CodeInvalidArgument, "", "env: the name %q is empty or holds '=' or a NUL byte", k)
+		case strings.IndexByte(v, 0) >= 0:
+			return Errorf(CodeInvalidArgument, "", "env: the value of %s holds a NUL byte", k)
+		}
 	}
 	return nil
 }
@@ -104,6 +148,9 @@ func ValidCommand(what string, argv []string, command string) error {
 // Validate checks the request's shape before anything runs.
 func (r *ExecRequest) Validate() error {
 	if err := ValidCommand("exec", r.Argv, r.Command); err != nil {
+		return err
+	}
+	if err := ValidCwdEnv(r.Cwd, r.Env); err != nil {
 		return err
 	}
 	switch {

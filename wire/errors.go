@@ -18,10 +18,13 @@ const (
 	CodeNotFound         Code = "not_found"
 	CodeConflict         Code = "conflict"
 	CodePayloadTooLarge  Code = "payload_too_large"
-	CodeUnsupported      Code = "unsupported"
-	CodeUnavailable      Code = "unavailable"
-	CodeDeadlineExceeded Code = "deadline_exceeded"
-	CodeInternal         Code = "internal"
+	// CodeInsufficientStorage: the agent's disk (or a quota) is full; the
+	// operation wrote nothing that stays.
+	CodeInsufficientStorage Code = "insufficient_storage"
+	CodeUnsupported         Code = "unsupported"
+	CodeUnavailable         Code = "unavailable"
+	CodeDeadlineExceeded    Code = "deadline_exceeded"
+	CodeInternal            Code = "internal"
 )
 
 // Reasons used across packages. A reason refines a code; callers may switch on
@@ -82,29 +85,31 @@ func (e *Error) HTTPStatus() int { return HTTPStatus(e.Code) }
 
 // Sentinels to compare with errors.Is; they match any error of their code.
 var (
-	ErrInvalidArgument  = &Error{Code: CodeInvalidArgument}
-	ErrUnauthenticated  = &Error{Code: CodeUnauthenticated}
-	ErrPermissionDenied = &Error{Code: CodePermissionDenied}
-	ErrNotFound         = &Error{Code: CodeNotFound}
-	ErrConflict         = &Error{Code: CodeConflict}
-	ErrPayloadTooLarge  = &Error{Code: CodePayloadTooLarge}
-	ErrUnsupported      = &Error{Code: CodeUnsupported}
-	ErrUnavailable      = &Error{Code: CodeUnavailable}
-	ErrDeadlineExceeded = &Error{Code: CodeDeadlineExceeded}
-	ErrInternal         = &Error{Code: CodeInternal}
+	ErrInvalidArgument     = &Error{Code: CodeInvalidArgument}
+	ErrUnauthenticated     = &Error{Code: CodeUnauthenticated}
+	ErrPermissionDenied    = &Error{Code: CodePermissionDenied}
+	ErrNotFound            = &Error{Code: CodeNotFound}
+	ErrConflict            = &Error{Code: CodeConflict}
+	ErrPayloadTooLarge     = &Error{Code: CodePayloadTooLarge}
+	ErrInsufficientStorage = &Error{Code: CodeInsufficientStorage}
+	ErrUnsupported         = &Error{Code: CodeUnsupported}
+	ErrUnavailable         = &Error{Code: CodeUnavailable}
+	ErrDeadlineExceeded    = &Error{Code: CodeDeadlineExceeded}
+	ErrInternal            = &Error{Code: CodeInternal}
 )
 
 var statusOf = map[Code]int{
-	CodeInvalidArgument:  http.StatusBadRequest,
-	CodeUnauthenticated:  http.StatusUnauthorized,
-	CodePermissionDenied: http.StatusForbidden,
-	CodeNotFound:         http.StatusNotFound,
-	CodeConflict:         http.StatusConflict,
-	CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
-	CodeUnsupported:      http.StatusNotImplemented,
-	CodeUnavailable:      http.StatusServiceUnavailable,
-	CodeDeadlineExceeded: http.StatusGatewayTimeout,
-	CodeInternal:         http.StatusInternalServerError,
+	CodeInvalidArgument:     http.StatusBadRequest,
+	CodeUnauthenticated:     http.StatusUnauthorized,
+	CodePermissionDenied:    http.StatusForbidden,
+	CodeNotFound:            http.StatusNotFound,
+	CodeConflict:            http.StatusConflict,
+	CodePayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	CodeInsufficientStorage: http.StatusInsufficientStorage,
+	CodeUnsupported:         http.StatusNotImplemented,
+	CodeUnavailable:         http.StatusServiceUnavailable,
+	CodeDeadlineExceeded:    http.StatusGatewayTimeout,
+	CodeInternal:            http.StatusInternalServerError,
 }
 
 // HTTPStatus maps a code to its HTTP status; an unknown code is 500.

@@ -90,6 +90,9 @@ func (r *ProcStartRequest) Validate() error {
 	if err := ValidCommand("a process", r.Argv, r.Command); err != nil {
 		return err
 	}
+	if err := ValidCwdEnv(r.Cwd, r.Env); err != nil {
+		return err
+	}
 	switch {
 	case r.TimeoutMs < 0:
 		return Errorf(CodeInvalidArgument, "", "timeoutMs must not be negative")

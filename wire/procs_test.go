@@ -211,6 +211,9 @@ func TestValidCommand(t *testing.T) {
 		{nil, "", "exec needs argv or command"},
 		{[]string{"true"}, "true", "exec takes argv or command, not both"},
 		{[]string{"", "x"}, "", "argv[0] is empty"},
+		{[]string{"echo", "a\x00b"}, "", "argv[1] holds a NUL byte; no program can receive one"},
+		{[]string{"ec\x00ho"}, "", "argv[0] holds a NUL byte; no program can receive one"},
+		{nil, "echo a\x00b", "command holds a NUL byte; no program can receive one"},
 	}
 	for _, tt := range tests {
 		err := ValidCommand("exec", tt.argv, tt.command)
@@ -223,5 +226,36 @@ func TestValidCommand(t *testing.T) {
 		if we := AsError(err); we == nil || we.Code != CodeInvalidArgument || we.Message != tt.want {
 			t.Errorf("%q %q: %v, want invalid_argument %q", tt.argv, tt.command, err, tt.want)
 		}
+	}
+}
+
+func TestValidCwdEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		cwd  string
+		env  map[string]string
+		want string // "" when valid
+	}{
+		{"empty", "", nil, ""},
+		{"plain", "sub/dir", map[string]string{"A": "1", "B": ""}, ""},
+		{"NUL in cwd", "a\x00b", nil, "cwd holds a NUL byte"},
+		{"empty name", "", map[string]string{"": "v"}, `env: the name "" is empty or holds '=' or a NUL byte`},
+		{"= in name", "", map[string]string{"A=B": "v"}, `env: the name "A=B" is empty or holds '=' or a NUL byte`},
+		{"NUL in name", "", map[string]string{"A\x00": "v"}, `env: the name "A\x00" is empty or holds '=' or a NUL byte`},
+		{"NUL in value", "", map[string]string{"A": "v\x00"}, "env: the value of A holds a NUL byte"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidCwdEnv(tt.cwd, tt.env)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("ValidCwdEnv = %v, want nil", err)
+				}
+				return
+			}
+			if we := AsError(err); we == nil || we.Code != CodeInvalidArgument || we.Message != tt.want {
+				t.Fatalf("ValidCwdEnv = %v, want invalid_argument %q", err, tt.want)
+			}
+		})
 	}
 }

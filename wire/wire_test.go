@@ -19,6 +19,7 @@ func TestHTTPStatus(t *testing.T) {
 		{CodeNotFound, http.StatusNotFound},
 		{CodeConflict, http.StatusConflict},
 		{CodePayloadTooLarge, http.StatusRequestEntityTooLarge},
+		{CodeInsufficientStorage, http.StatusInsufficientStorage},
 		{CodeUnsupported, http.StatusNotImplemented},
 		{CodeUnavailable, http.StatusServiceUnavailable},
 		{CodeDeadlineExceeded, http.StatusGatewayTimeout},
@@ -144,6 +145,9 @@ func TestExecValidate(t *testing.T) {
 		{"empty argv0", ExecRequest{Argv: []string{""}}, false},
 		{"negative timeout", ExecRequest{Command: "x", TimeoutMs: -1}, false},
 		{"negative cap", ExecRequest{Command: "x", OutputCap: -1}, false},
+		{"NUL in argv", ExecRequest{Argv: []string{"echo", "\x00"}}, false},
+		{"NUL in cwd", ExecRequest{Command: "x", Cwd: "\x00"}, false},
+		{"NUL in env", ExecRequest{Command: "x", Env: map[string]string{"A": "\x00"}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,5 +165,28 @@ func TestMutates(t *testing.T) {
 	}
 	if !Mutates(OpExec) || !Mutates("never.heard.of") {
 		t.Fatal("mutations or unknown ops marked as reads")
+	}
+}
+
+func TestMaxExecOutput(t *testing.T) {
+	tests := []struct {
+		maxPayload int64
+		want       int
+	}{
+		{0, DefaultOutputCap},
+		{1 << 20, (1<<20 - ExecReplyReserve) / 2},
+		{8 << 20, (8<<20 - ExecReplyReserve) / 2},
+		{64 << 10, 16 << 10},
+	}
+	for _, tt := range tests {
+		got := MaxExecOutput(tt.maxPayload)
+		if got != tt.want {
+			t.Errorf("MaxExecOutput(%d) = %d, want %d", tt.maxPayload, got, tt.want)
+		}
+		// Two full streams fit with the reserve, or (a tiny payload) in half of it.
+		fits := int64(2*got+ExecReplyReserve) <= tt.maxPayload || int64(2*got) <= tt.maxPayload/2
+		if tt.maxPayload > 0 && !fits {
+			t.Errorf("MaxExecOutput(%d) = %d: two full streams do not fit", tt.maxPayload, got)
+		}
 	}
 }

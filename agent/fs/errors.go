@@ -59,6 +59,16 @@ func mapErr(op, p string, err error) error {
 	return wire.Errorf(code, reason, "%s %s: %v", op, p, cause)
 }
 
+// isDiskFull reports whether err says the disk or a quota is full.
+func isDiskFull(err error) bool {
+	for _, e := range diskFullErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // classify picks the wire code and reason for an OS error.
 func classify(err error) (wire.Code, string) {
 	switch {
@@ -77,6 +87,8 @@ func classify(err error) (wire.Code, string) {
 		return wire.CodeInvalidArgument, ""
 	case errors.Is(err, iofs.ErrClosed), errors.Is(err, os.ErrClosed):
 		return wire.CodeUnavailable, ""
+	case isDiskFull(err):
+		return wire.CodeInsufficientStorage, ""
 	default:
 		return wire.CodeInternal, ""
 	}

@@ -38,8 +38,9 @@ const (
 type FS struct {
 	root *os.Root
 
-	mu     sync.Mutex
-	closed bool
+	mu      sync.Mutex
+	closed  bool
+	journal *journal // nil until OpenJournal
 }
 
 // Entry describes one file, directory or link.
@@ -79,6 +80,9 @@ func (f *FS) Close() error {
 		return nil
 	}
 	f.closed = true
+	if f.journal != nil {
+		f.journal.close()
+	}
 	return f.root.Close()
 }
 
@@ -111,6 +115,24 @@ func Clean(p string) (string, error) {
 		return "", outside(p)
 	}
 	return c, nil
+}
+
+// isTemp reports whether clean path c is, or lies under, a name starting
+// with TempPrefix. Those are the agent's temporary files: no operation shows
+// them, reads them or makes them (see TempPrefix).
+func isTemp(c string) bool {
+	return strings.HasPrefix(c, TempPrefix) || strings.Contains(c, "/"+TempPrefix)
+}
+
+// tempNotFound is what an operation reading a temporary file's name gets:
+// to it, the file does not exist.
+func tempNotFound(op, c string) error {
+	return wire.Errorf(wire.CodeNotFound, "", "%s %s: no such file or directory", op, c)
+}
+
+// tempReserved is what an operation making a temporary file's name gets.
+func tempReserved(op, c string) error {
+	return wire.Errorf(wire.CodeInvalidArgument, "", "%s %s: names starting with %s are reserved for the agent's temporary files", op, c, TempPrefix)
 }
 
 func outside(p string) error {

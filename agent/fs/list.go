@@ -5,6 +5,7 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/outposthq/outpost/wire"
 )
@@ -16,11 +17,15 @@ func (f *FS) Stat(p string) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
+	if isTemp(c) {
+		return Entry{}, tempNotFound("stat", c)
+	}
 	return f.lstatEntry("stat", c)
 }
 
 // List describes the entries of directory p, sorted by path. With recursive it
-// descends into subdirectories but never through symbolic links. A limit > 0
+// descends into subdirectories but never through symbolic links. Temporary
+// files of writes in progress (TempPrefix) are left out. A limit > 0
 // bounds the number of entries: a listing that would exceed it fails with
 // payload_too_large rather than being cut short silently. If p is not a
 // directory, List returns its own Entry.
@@ -28,6 +33,9 @@ func (f *FS) List(p string, recursive bool, limit int) ([]Entry, error) {
 	c, err := Clean(p)
 	if err != nil {
 		return nil, err
+	}
+	if isTemp(c) {
+		return nil, tempNotFound("list", c)
 	}
 	top, err := f.lstatEntry("list", c)
 	if err != nil {
@@ -67,6 +75,9 @@ func (w *walker) walk(c string) error {
 	for {
 		names, err := d.Readdirnames(readBatch)
 		for _, name := range names {
+			if strings.HasPrefix(name, TempPrefix) {
+				continue // a write in progress
+			}
 			isDir, err := w.add(join(c, name))
 			if err != nil {
 				return err

@@ -17,6 +17,9 @@ func (f *FS) Open(p string) (*os.File, Entry, error) {
 	if err != nil {
 		return nil, Entry{}, err
 	}
+	if isTemp(c) {
+		return nil, Entry{}, tempNotFound("read", c)
+	}
 	file, err := f.root.OpenFile(native(c), readFlags, 0)
 	if err != nil {
 		return nil, Entry{}, mapErr("read", c, err)

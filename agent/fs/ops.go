@@ -17,6 +17,9 @@ func (f *FS) Mkdir(p string, parents bool) error {
 	if err != nil {
 		return err
 	}
+	if isTemp(c) {
+		return tempReserved("mkdir", c)
+	}
 	if parents {
 		err = f.root.MkdirAll(native(c), dirMode)
 	} else {
@@ -46,6 +49,12 @@ func (f *FS) Move(from, to string, overwrite bool) error {
 	}
 	if src == "." || dst == "." {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "move %s to %s: cannot move the root", src, dst)
+	}
+	if isTemp(src) {
+		return tempNotFound("move", src)
+	}
+	if isTemp(dst) {
+		return tempReserved("move", dst)
 	}
 	srcE, err := f.lstatEntry("move", src)
 	if err != nil {
@@ -93,6 +102,9 @@ func (f *FS) Remove(p string, recursive bool) error {
 	}
 	if c == "." {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "remove: cannot remove the root")
+	}
+	if isTemp(c) {
+		return tempNotFound("remove", c)
 	}
 	e, err := f.lstatEntry("remove", c)
 	if err != nil {

@@ -17,6 +17,9 @@ func (f *FS) Read(p string, offset, length int64) (io.ReadCloser, Entry, error) 
 	if err != nil {
 		return nil, Entry{}, err
 	}
+	if isTemp(c) {
+		return nil, Entry{}, tempNotFound("read", c)
+	}
 	if offset < 0 {
 		return nil, Entry{}, wire.Errorf(wire.CodeInvalidArgument, "", "read %s: negative offset %d", c, offset)
 	}

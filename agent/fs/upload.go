@@ -37,6 +37,7 @@ type Upload struct {
 	kicked int64           // writeback started for [0, kicked)
 	inOrd  bool
 	done   bool
+	failed error // why the upload ended early (a full disk); later calls return it
 }
 
 // BeginWrite starts writing file p. It checks p and opts, creates missing
@@ -49,6 +50,9 @@ func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 	}
 	if c == "." {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write: the root is a directory")
+	}
+	if isTemp(c) {
+		return nil, tempReserved("write", c)
 	}
 	if opts.Mode&^os.ModePerm != 0 {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: mode %v has bits beyond 0777", c, opts.Mode)
@@ -68,11 +72,16 @@ func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 	return &Upload{fs: f, path: c, tmp: tmp, opts: opts, file: file, hash: sha256.New(), inOrd: true}, nil
 }
 
-// createTemp creates a new temporary file in clean directory dir.
+// createTemp creates a new temporary file in clean directory dir, recorded
+// in the journal (if any) before it exists.
 func (f *FS) createTemp(dir string) (string, *os.File, error) {
 	for range 5 {
 		tmp := join(dir, TempPrefix+rand.Text())
+		f.recordTemp(tmp)
 		file, err := f.root.OpenFile(native(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			f.forgetTemp(tmp)
+		}
 		if errors.Is(err, iofs.ErrExist) {
 			continue
 		}
@@ -99,10 +108,12 @@ func (u *Upload) WriteAt(p []byte, off int64) (int, error) {
 	return u.writeAt(p, off)
 }
 
-// writeAt writes with u.mu held.
+// writeAt writes with u.mu held. A full disk ends the upload at once: its
+// temporary file is removed, so the space is free again before the caller
+// aborts, and every later call reports the same error.
 func (u *Upload) writeAt(p []byte, off int64) (int, error) {
-	if u.done {
-		return 0, wire.Errorf(wire.CodeConflict, "", "write %s: upload already finished", u.path)
+	if err := u.finished(); err != nil {
+		return 0, err
 	}
 	if off < 0 {
 		return 0, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: negative offset %d", u.path, off)
@@ -115,9 +126,37 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 		u.kicked = u.hashed
 	}
 	if err != nil {
-		return n, mapErr("write", u.path, err)
+		err = mapErr("write", u.path, err)
+		if errors.Is(err, wire.ErrInsufficientStorage) {
+			u.done, u.failed = true, err
+			u.discard()
+		}
+		return n, err
 	}
 	return n, nil
+}
+
+// finished is the error for a call after the upload ended: the disk-full
+// error that ended it, or a conflict.
+func (u *Upload) finished() error {
+	switch {
+	case u.failed != nil:
+		return u.failed
+	case u.done:
+		return wire.Errorf(wire.CodeConflict, "", "write %s: upload already finished", u.path)
+	}
+	return nil
+}
+
+// discard closes and removes the temporary file.
+func (u *Upload) discard() error {
+	u.file.Close()
+	err := u.fs.root.Remove(native(u.tmp))
+	if err != nil && errors.Is(err, iofs.ErrNotExist) {
+		err = nil
+	}
+	u.fs.forgetTemp(u.tmp)
+	return err
 }
 
 // writebackStep is how much contiguous content accumulates before its
@@ -175,14 +214,13 @@ func (u *Upload) Commit() (WriteResult, error) {
 func (u *Upload) CommitVerified(size int64, sha256 string) (WriteResult, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.done {
-		return WriteResult{}, wire.Errorf(wire.CodeConflict, "", "write %s: upload already finished", u.path)
+	if err := u.finished(); err != nil {
+		return WriteResult{}, err
 	}
 	u.done = true
 	res, err := u.commit(size, sha256)
 	if err != nil {
-		u.file.Close()
-		u.fs.root.Remove(native(u.tmp))
+		u.discard()
 		return WriteResult{}, err
 	}
 	return res, nil
@@ -215,6 +253,7 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	if err := u.place(); err != nil {
 		return WriteResult{}, err
 	}
+	u.fs.forgetTemp(u.tmp)
 	u.fs.syncDir(path.Dir(u.path))
 	return WriteResult{Path: u.path, Size: u.size, SHA256: sum}, nil
 }
@@ -264,11 +303,7 @@ func (u *Upload) Abort() error {
 		return nil
 	}
 	u.done = true
-	u.file.Close()
-	if err := u.fs.root.Remove(native(u.tmp)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
-		return mapErr("abort write", u.path, err)
-	}
-	return nil
+	return mapErr("abort write", u.path, u.discard())
 }
 
 // syncDir flushes directory c so a rename in it survives a crash. It is best

@@ -11,7 +11,11 @@ import (
 )
 
 // TempPrefix starts the name of every temporary file a write creates next to
-// its target. Such files exist only while a write is in progress.
+// its target. Such files exist only while a write is in progress (and, after
+// a crash, until the journal's sweep at the next start; see OpenJournal).
+// The names are the agent's own: List leaves them out, Stat, Read, Open,
+// Move and Remove find nothing there, and Write, Mkdir and Move refuse to
+// make one (invalid_argument).
 const TempPrefix = ".outpost-tmp-"
 
 // DefaultFileMode is the mode of a new file when WriteOptions.Mode is zero.

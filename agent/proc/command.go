@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/outposthq/outpost/wire"
 )
@@ -22,7 +23,7 @@ func (m *Manager) command(argv []string, shell, cwd string, env map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	environ, err := mergeEnv(os.Environ(), dir, env)
+	environ, err := mergeEnv(inheritedEnv(os.Environ()), dir, env)
 	if err != nil {
 		return nil, err
 	}
@@ -38,6 +39,24 @@ func (m *Manager) command(argv []string, shell, cwd string, env map[string]strin
 	cmd.Path = path
 	cmd.Args = argv
 	return cmd, nil
+}
+
+// ScrubbedPrefix starts the names of the agent's own variables (tokens,
+// URLs, the admin token of a control plane on the same machine): commands
+// never inherit them. A request's env may still set such a variable.
+const ScrubbedPrefix = "OUTPOST_"
+
+// inheritedEnv is what commands inherit of the agent's environment: all of
+// it but the variables named ScrubbedPrefix*.
+func inheritedEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); len(k) >= len(ScrubbedPrefix) && envKeyEqual(k[:len(ScrubbedPrefix)], ScrubbedPrefix) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // mergeEnv is base, then PWD=dir, then env in key order. exec.Cmd keeps the
@@ -101,6 +120,32 @@ func lookPath(file, dir string, environ []string) (string, error) {
 		return "", firstErr
 	}
 	return "", fs.ErrNotExist
+}
+
+// startFailed maps a failure of cmd.Start to a wire error. Arguments and
+// environment the system refuses are invalid_argument, described by their
+// size only: the message carries neither the agent's environment nor the
+// executable's resolved path.
+func startFailed(cmd *exec.Cmd, err error) error {
+	name := cmd.Args[0]
+	switch {
+	case isArgsTooLong(err):
+		return wire.Errorf(wire.CodeInvalidArgument, "",
+			"start %s: the arguments (%d bytes) and environment (%d bytes) are more than the system lets a program be started with",
+			name, argSize(cmd.Args), argSize(cmd.Env))
+	case errors.Is(err, syscall.EINVAL):
+		return wire.Errorf(wire.CodeInvalidArgument, "", "start %s: the system refused the arguments or environment as invalid", name)
+	}
+	return startError(name, err)
+}
+
+// argSize is the bytes a list of strings takes when passed to a program.
+func argSize(list []string) int {
+	n := 0
+	for _, s := range list {
+		n += len(s) + 1
+	}
+	return n
 }
 
 // startError maps a failure to find or start name to a wire error.

@@ -29,8 +29,8 @@ type ExecRequest struct {
 	// Cwd is the working directory, relative to the root (or absolute and
 	// inside it); empty means the root.
 	Cwd string
-	// Env is added to the agent's environment, replacing variables of the
-	// same name.
+	// Env is added to the agent's environment (less its ScrubbedPrefix
+	// variables), replacing variables of the same name.
 	Env map[string]string
 	// Stdin is written to the process's stdin, which is then closed. Empty
 	// means stdin is the null device.
@@ -64,6 +64,9 @@ func (r *ExecRequest) validate() error {
 	if err := wire.ValidCommand("exec", r.Argv, r.Command); err != nil {
 		return err
 	}
+	if err := wire.ValidCwdEnv(r.Cwd, r.Env); err != nil {
+		return err
+	}
 	switch {
 	case r.Timeout < 0:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "timeout must not be negative")
@@ -90,8 +93,9 @@ func (r *ExecRequest) validate() error {
 //
 // Errors are *wire.Error: invalid_argument for a malformed request,
 // permission_denied/outside_root for a cwd outside the root,
-// not_found/executable_not_found, deadline_exceeded or unavailable when ctx
-// ends or the Manager closes before the process exits (the group is killed).
+// not_found/executable_not_found, unavailable/busy when MaxProcesses are
+// alive, deadline_exceeded or unavailable when ctx ends or the Manager
+// closes before the process exits (the group is killed).
 func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
 	if err := req.validate(); err != nil {
 		return ExecResult{}, err
@@ -104,6 +108,10 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
 	if ctx.Err() != nil {
 		return ExecResult{}, contextError(ctx)
 	}
+	if err := m.takeSlot(); err != nil {
+		return ExecResult{}, err
+	}
+	defer m.freeSlot()
 	cmd, err := m.command(req.Argv, req.Command, req.Cwd, req.Env)
 	if err != nil {
 		return ExecResult{}, err
@@ -115,7 +123,7 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		io.abort()
-		return ExecResult{}, startError(cmd.Args[0], err)
+		return ExecResult{}, startFailed(cmd, err)
 	}
 	io.start(req.Stdin)
 	m.log.Debug("exec started", "pid", cmd.Process.Pid, "argv", cmd.Args, "dir", cmd.Dir)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/outposthq/outpost/internal/leaktest"
@@ -129,6 +130,36 @@ func TestCapBuffer(t *testing.T) {
 	}
 }
 
+// TestCapBufferGrowsWithOutput: the buffer's memory follows what it keeps,
+// never the limit, and never goes past the limit.
+func TestCapBufferGrowsWithOutput(t *testing.T) {
+	tests := []struct {
+		name    string
+		limit   int
+		write   int // bytes per write
+		writes  int
+		maxCap  int
+		wantLen int
+	}{
+		{"huge limit, tiny output", 400 << 20, 2, 1, minGrowth, 2},
+		{"huge limit, some output", 400 << 20, 32 << 10, 4, 256 << 10, 128 << 10},
+		{"odd limit filled", 100_000, 32 << 10, 10, 100_000, 100_000},
+		{"limit filled in one write", 3 << 20, 4 << 20, 1, 3 << 20, 3 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := capBuffer{limit: tt.limit}
+			p := make([]byte, tt.write)
+			for range tt.writes {
+				b.write(p)
+			}
+			if len(b.buf) != tt.wantLen || cap(b.buf) > tt.maxCap {
+				t.Fatalf("len %d cap %d, want len %d cap at most %d", len(b.buf), cap(b.buf), tt.wantLen, tt.maxCap)
+			}
+		})
+	}
+}
+
 func TestMergeEnv(t *testing.T) {
 	env, err := mergeEnv([]string{"A=1", "B=2"}, "/dir", map[string]string{"B": "3", "C": "4"})
 	if err != nil {
@@ -138,5 +169,24 @@ func TestMergeEnv(t *testing.T) {
 		if got := lookupEnv(env, key); got != want {
 			t.Errorf("%s = %q, want %q (env %q)", key, got, want, env)
 		}
+	}
+}
+
+func TestInheritedEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"keeps the rest", []string{"HOME=/h", "PATH=/bin", "OUTPOSTX=1", "MY_OUTPOST_TOKEN=2"}, []string{"HOME=/h", "PATH=/bin", "OUTPOSTX=1", "MY_OUTPOST_TOKEN=2"}},
+		{"drops the agent's", []string{"OUTPOST_TOKEN=secret", "HOME=/h", "OUTPOST_ADMIN_TOKEN=admin", "OUTPOST_=x"}, []string{"HOME=/h"}},
+		{"empty", nil, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := inheritedEnv(tt.in); !slices.Equal(got, tt.want) {
+				t.Fatalf("inheritedEnv(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }

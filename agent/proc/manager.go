@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,7 +34,15 @@ type Config struct {
 	// BufferBytes bounds each process's retained output (at least 1 MiB is
 	// sensible); zero means DefaultBufferBytes.
 	BufferBytes int
+	// MaxProcesses bounds the processes alive at once, Exec runs and
+	// streaming processes together: each holds a slot from its start until
+	// its process group is gone. Beyond it, Exec and Start fail with
+	// unavailable/busy. Zero means DefaultMaxProcesses.
+	MaxProcesses int
 }
+
+// DefaultMaxProcesses is the default of Config.MaxProcesses.
+const DefaultMaxProcesses = 256
 
 // Manager starts processes confined to a root and kills what is left of them.
 // Its methods are safe for concurrent use.
@@ -46,9 +55,11 @@ type Manager struct {
 	closing context.Context
 	cancel  context.CancelCauseFunc
 
-	mu     sync.Mutex
-	closed bool
-	calls  sync.WaitGroup // running Exec calls
+	mu       sync.Mutex
+	closed   bool
+	calls    sync.WaitGroup // running Exec calls
+	live     int            // slots held: Exec runs and streaming processes
+	maxProcs int            // Config.MaxProcesses
 
 	lim       limits        // of every streaming process's output
 	retain    time.Duration // Config.Retain
@@ -87,6 +98,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		root: root, realRoot: real, log: log, closing: closing, cancel: cancel,
 		lim: newLimits(cfg.BufferBytes, cfg.ReaderGrace), retain: orDefault(cfg.Retain, DefaultRetain),
 		termGrace: orDefault(cfg.TermGrace, DefaultTermGrace), procs: map[string]*process{},
+		maxProcs: cmp.Or(max(cfg.MaxProcesses, 0), DefaultMaxProcesses),
 	}, nil
 }
 
@@ -129,6 +141,31 @@ func (m *Manager) begin(ctx context.Context) (_ context.Context, end func(), _ e
 		cancel(nil)
 		m.calls.Done()
 	}, nil
+}
+
+// takeSlotLocked claims a slot for a process about to start, with m.mu
+// held; none free is unavailable/busy.
+func (m *Manager) takeSlotLocked() error {
+	if m.live >= m.maxProcs {
+		return wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy,
+			"the agent runs %d processes, its limit; retry when one has ended", m.maxProcs)
+	}
+	m.live++
+	return nil
+}
+
+// takeSlot claims a slot for a process about to start.
+func (m *Manager) takeSlot() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.takeSlotLocked()
+}
+
+// freeSlot gives back a slot once its process group is gone.
+func (m *Manager) freeSlot() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.live--
 }
 
 func closedError() error {

@@ -11,21 +11,45 @@ import (
 const readChunk = 32 << 10
 
 // capBuffer keeps the first limit bytes written to it and counts the rest.
+// It grows with what it keeps, never past limit: a huge limit with little
+// output costs little memory.
 type capBuffer struct {
 	limit     int
 	buf       []byte
 	truncated bool // bytes past limit were written
 }
 
+// minGrowth is the first allocation of a capBuffer that keeps anything.
+const minGrowth = 4 << 10
+
 // write keeps what fits under the limit; it never refuses bytes.
 func (b *capBuffer) write(p []byte) {
-	room := b.limit - len(b.buf)
-	if room >= len(p) {
-		b.buf = append(b.buf, p...)
+	keep := min(max(b.limit-len(b.buf), 0), len(p))
+	if keep < len(p) {
+		b.truncated = true
+	}
+	if keep == 0 {
 		return
 	}
-	b.buf = append(b.buf, p[:max(room, 0)]...)
-	b.truncated = true
+	if cap(b.buf)-len(b.buf) < keep {
+		b.grow(keep)
+	}
+	b.buf = append(b.buf, p[:keep]...)
+}
+
+// grow makes room for n more bytes: at least doubling, at most limit.
+func (b *capBuffer) grow(n int) {
+	size := min(max(2*cap(b.buf), len(b.buf)+n, minGrowth), b.limit)
+	grown := make([]byte, len(b.buf), size)
+	copy(grown, b.buf)
+	b.buf = grown
+}
+
+// take hands over the kept bytes; later writes keep nothing.
+func (b *capBuffer) take() []byte {
+	out := b.buf
+	b.buf, b.limit = nil, 0
+	return out
 }
 
 // outputReader drains one output pipe of a process into a capBuffer, as fast
@@ -68,11 +92,13 @@ func (o *outputReader) lastOutput() time.Time {
 	return time.Time{}
 }
 
-// result is a copy of the kept bytes and whether any were dropped.
+// result hands over the kept bytes (no copy: the run is over) and says
+// whether any were dropped.
 func (o *outputReader) result() ([]byte, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]byte{}, o.buf.buf...), o.buf.truncated
+	truncated := o.buf.truncated
+	return o.buf.take(), truncated
 }
 
 // stdinFeeder writes a request's stdin to the process, then closes it.

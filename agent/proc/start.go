@@ -34,7 +34,8 @@ func newLimits(bytes int, grace time.Duration) limits {
 //
 // Errors: invalid_argument, conflict/already_exists,
 // permission_denied/outside_root, not_found/executable_not_found,
-// unsupported (a TTY where there are none), unavailable (the Manager closed).
+// unsupported (a TTY where there are none), unavailable/busy (MaxProcesses
+// are alive), unavailable (the Manager closed).
 func (m *Manager) Start(req StartRequest) (id string, pid int, err error) {
 	if err := validateStart(&req); err != nil {
 		return "", 0, err
@@ -52,6 +53,9 @@ func (m *Manager) Start(req StartRequest) (id string, pid int, err error) {
 
 func validateStart(req *StartRequest) error {
 	if err := wire.ValidCommand("a process", req.Argv, req.Command); err != nil {
+		return err
+	}
+	if err := wire.ValidCwdEnv(req.Cwd, req.Env); err != nil {
 		return err
 	}
 	switch {
@@ -94,15 +98,20 @@ func (m *Manager) reserve(id string) (string, error) {
 	if _, ok := m.procs[id]; ok {
 		return "", wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "process %s already exists", id)
 	}
+	if err := m.takeSlotLocked(); err != nil {
+		return "", err
+	}
 	m.procs[id] = nil // reserved: starting
 	m.order = append(m.order, id)
 	return id, nil
 }
 
+// unreserve forgets id, which did not start, and frees its slot.
 func (m *Manager) unreserve(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.removeLocked(id)
+	m.live--
 }
 
 func (m *Manager) removeLocked(id string) {
@@ -146,7 +155,7 @@ func (m *Manager) launch(id string, req *StartRequest) (*process, error) {
 		closeAll(ends)
 		closeAll(pumpFiles(pumps))
 		closeAll([]*os.File{stdinW})
-		return nil, startError(cmd.Args[0], err)
+		return nil, startFailed(cmd, err)
 	}
 	p.pid = cmd.Process.Pid
 	if stdinW != nil {
@@ -258,6 +267,7 @@ func (m *Manager) supervise(p *process, pumps []pumpSource, slave *os.File, time
 		<-p.in.done
 	}
 	closeAll(pumpFiles(pumps))
+	m.freeSlot()
 	p.markClosed()
 	m.log.Debug("process closed", "id", p.id, "pid", p.pid)
 }

@@ -32,7 +32,7 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME]", stderr)
 	url := fs.String("url", envOr("OUTPOST_URL", ""), "control plane URL")
 	token := fs.String("token", "", "enrollment token (single use)")
-	config := fs.String("config", "", "where to write the agent config (mode 0600)")
+	config := fs.String("config", "", "where to write the agent config (mode 0600; missing directories are made 0700)")
 	name := fs.String("name", "", "agent name (used as its id when the token names none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -41,11 +41,18 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 		fs.Usage()
 		return fmt.Errorf("--url, --token and --config are required")
 	}
+	// The token is single use: make sure the config can be written before
+	// sending it.
+	pending, err := enroll.PrepareConfig(*config)
+	if err != nil {
+		return fmt.Errorf("%w (nothing was sent; the token is still unused)", err)
+	}
+	defer pending.Discard()
 	cfg, err := enroll.Enroll(ctx, *url, *token, *name)
 	if err != nil {
 		return fmt.Errorf("enroll: %w", err)
 	}
-	if err := cfg.Save(*config); err != nil {
+	if err := pending.Save(cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "enrolled agent %s in workspace %s; config written to %s\nrun it with: outpost agent run --config %s --root DIR\n",
@@ -80,6 +87,7 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Logger:   slog.New(slog.NewTextHandler(stderr, nil)),
 		Takeover: *takeover,
 		LockFile: *config + ".lock",
+		Journal:  *config + ".writes",
 	})
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane/client"
@@ -39,7 +38,7 @@ func (ua upAgent) prepare(ctx context.Context, cl *client.Client, natsURLs []str
 		return nil, fmt.Errorf("agent %s: %w", ua.id, err)
 	}
 	ident.URL, ident.NATSURLs = cl.BaseURL, natsURLs
-	return agent.New(agent.Config{Identity: ident, Root: ua.root, Version: version, Logger: logger.With("agent", ua.id)})
+	return agent.New(agent.Config{Identity: ident, Root: ua.root, Version: version, Logger: logger.With("agent", ua.id), Journal: ua.config + ".writes"})
 }
 
 // identity loads the agent's config, or enrolls it with a token that names
@@ -50,6 +49,11 @@ func (ua upAgent) identity(ctx context.Context, cl *client.Client) (*enroll.Conf
 			return cfg, nil
 		}
 	}
+	pending, err := enroll.PrepareConfig(ua.config)
+	if err != nil {
+		return nil, err
+	}
+	defer pending.Discard()
 	tok, err := cl.CreateEnrollmentToken(ctx, upWorkspace, client.EnrollmentTokenRequest{Agent: ua.id, Pool: ua.pool})
 	if err != nil {
 		return nil, fmt.Errorf("enrollment token: %w", err)
@@ -58,10 +62,7 @@ func (ua upAgent) identity(ctx context.Context, cl *client.Client) (*enroll.Conf
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(ua.config), 0o700); err != nil {
-		return nil, err
-	}
-	return cfg, cfg.Save(ua.config)
+	return cfg, pending.Save(cfg)
 }
 
 // agentGroup runs agents until its context ends and waits for all of them.
