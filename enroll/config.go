@@ -1,6 +1,8 @@
 package enroll
 
 import (
+	"github.com/outposthq/outpost/internal/secretfile"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -101,14 +103,14 @@ func (c *Config) Save(path string) error {
 	}
 	data = append(data, '\n')
 	defer wipe(data)
-	return writeFileAtomic(path, data)
+	return secretfile.WriteAtomic(path, data)
 }
 
 // LoadConfig reads and validates the config at path. On unix it refuses a
 // file that group or others can access (ErrInsecureFile), saying to chmod 600
 // it.
 func LoadConfig(path string) (*Config, error) {
-	data, err := readPrivateFile(path, maxConfigSize)
+	data, err := secretfile.Read(path, maxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}

@@ -1,6 +1,8 @@
 package enroll
 
 import (
+	"github.com/outposthq/outpost/internal/secretfile"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,14 +40,14 @@ func PrepareConfig(path string) (*PendingConfig, error) {
 		return nil, fmt.Errorf("config %s: is a directory", path)
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, privateDirMode); err != nil {
+	if err := os.MkdirAll(dir, secretfile.DirMode); err != nil {
 		return nil, fmt.Errorf("config %s: cannot make its directory: %w", path, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("config %s: cannot write in %s: %w", path, dir, err)
 	}
-	if err := f.Chmod(privateFileMode); err != nil && runtime.GOOS != "windows" {
+	if err := f.Chmod(secretfile.FileMode); err != nil && runtime.GOOS != "windows" {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("config %s: %w", path, err)
@@ -98,7 +100,7 @@ func (p *PendingConfig) write(f *os.File, c *Config) error {
 	if err := os.Rename(f.Name(), p.path); err != nil {
 		return fmt.Errorf("write %s: %w", p.path, err)
 	}
-	syncDir(filepath.Dir(p.path))
+	secretfile.SyncDir(filepath.Dir(p.path))
 	return nil
 }
 

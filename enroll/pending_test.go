@@ -1,6 +1,8 @@
 package enroll
 
 import (
+	"github.com/outposthq/outpost/internal/secretfile"
+
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,8 +56,8 @@ func TestPrepareConfig(t *testing.T) {
 			}
 			if tt.newDirs && runtime.GOOS != "windows" {
 				for _, d := range []string{filepath.Dir(tt.path), filepath.Dir(filepath.Dir(tt.path))} {
-					if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != privateDirMode {
-						t.Errorf("directory %s: %v, %v; want mode %v", d, fi.Mode(), err, privateDirMode)
+					if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != secretfile.DirMode {
+						t.Errorf("directory %s: %v, %v; want mode %v", d, fi.Mode(), err, secretfile.DirMode)
 					}
 				}
 			}

@@ -106,7 +106,7 @@ func WriteAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	syncDir(dir)
+	SyncDir(dir)
 	return nil
 }
 
@@ -123,12 +123,12 @@ func CreateExclusive(path string, data []byte) error {
 	if err := os.Link(tmp, path); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	syncDir(dir)
+	SyncDir(dir)
 	return nil
 }
 
-// syncDir makes a rename durable where the platform supports it; best effort.
-func syncDir(dir string) {
+// SyncDir makes a rename durable where the platform supports it; best effort.
+func SyncDir(dir string) {
 	if runtime.GOOS == "windows" {
 		return
 	}
