@@ -1,8 +1,6 @@
 package enroll
 
 import (
-	"github.com/outposthq/outpost/internal/secretfile"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -15,6 +13,8 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/outposthq/outpost/subjects"
+
+	"github.com/outposthq/outpost/internal/secretfile"
 )
 
 // maxConfigSize bounds the config file LoadConfig reads.

@@ -1,8 +1,6 @@
 package enroll
 
 import (
-	"github.com/outposthq/outpost/internal/secretfile"
-
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/outposthq/outpost/internal/secretfile"
 )
 
 // PendingConfig is a config file made ready before enrolling: its directory

@@ -1,14 +1,14 @@
 package enroll
 
 import (
-	"github.com/outposthq/outpost/internal/secretfile"
-
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/outposthq/outpost/internal/secretfile"
 )
 
 // TestPrepareConfig: missing directories are made 0700 and the config lands
