@@ -82,7 +82,9 @@ type AgentList struct {
 // ExecRequest is the body of POST {target}/exec: Argv or Command (run by the
 // agent's shell), and optionally Cwd (relative to the agent's root), Env,
 // Stdin as text or StdinBase64 as exact bytes, TimeoutMs (default 60000) and
-// OutputCap in bytes per stream (default 1 MiB).
+// OutputCap in bytes per stream (default 1 MiB; at most what one reply can
+// carry, both streams within the NATS max payload: 4 MiB less 32 KiB on the
+// embedded server, else 400).
 type ExecRequest struct {
 	Argv        []string          `json:"argv,omitempty"`
 	Command     string            `json:"command,omitempty"`
