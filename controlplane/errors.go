@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"reflect"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -69,6 +71,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if err != nil {
 		return bodyReadError(err, limit)
 	}
+	// The body is in: the rest of the call does not wait on the client
+	// (see unauthenticatedBodyTimeout).
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	dec := json.NewDecoder(bytes.NewReader(data))
 	err = dec.Decode(v)
 	if err == nil {
@@ -103,6 +108,8 @@ func bodyReadError(err error, limit int64) error {
 	switch {
 	case errors.As(err, &tooBig):
 		return wire.Errorf(wire.CodePayloadTooLarge, "", "request body is larger than %d bytes", limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return wire.Errorf(wire.CodeInvalidArgument, reasonBodyTimeout, "request body did not arrive within %s", unauthenticatedBodyTimeout)
 	default:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "read request body: %v", err)
 	}

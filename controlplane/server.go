@@ -39,6 +39,25 @@ const (
 	closeTimeout   = 5 * time.Second
 )
 
+// HTTP server timeouts; variables so that tests can shorten them.
+var (
+	// httpReadHeaderTimeout bounds the reading of a request's headers.
+	httpReadHeaderTimeout = 10 * time.Second
+	// httpIdleTimeout closes a keep-alive connection idle for this long.
+	httpIdleTimeout = 120 * time.Second
+	// unauthenticatedBodyTimeout bounds the reading of a request's body
+	// while its sender is unknown: the whole body of a call that takes no
+	// bearer token (POST /v1/enroll), and of any call whose token does not
+	// check out. A client trickling bytes cannot hold a connection and its
+	// goroutine longer. A known caller's body (an upload) takes the time it
+	// takes.
+	unauthenticatedBodyTimeout = 10 * time.Second
+)
+
+// reasonBodyTimeout: the request body did not arrive within
+// unauthenticatedBodyTimeout.
+const reasonBodyTimeout = "body_timeout"
+
 // Config configures a control plane. StateDir is required; every other zero
 // value means its default.
 type Config struct {
@@ -208,7 +227,8 @@ func (s *Server) startHTTP() error {
 	s.url = "http://" + ln.Addr().String()
 	s.httpSrv = &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.serveWG.Add(1)
