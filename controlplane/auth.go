@@ -113,12 +113,15 @@ func (s *Server) authenticate(r *http.Request) (caller, error) {
 		return caller{admin: true}, nil
 	}
 	var k keyRecord
-	if _, err := getJSON(r.Context(), s.st.apiKeys, hashKey(hash), &k); err != nil {
+	kvKey := hashKey(hash)
+	rev, err := getJSON(r.Context(), s.st.apiKeys, kvKey, &k)
+	if err != nil {
 		if errors.Is(err, errNoRecord) {
 			return caller{}, wire.Errorf(wire.CodeUnauthenticated, "", "unknown token")
 		}
 		return caller{}, err
 	}
+	s.noteKeyUse(kvKey, k, rev)
 	return caller{workspace: k.Workspace}, nil
 }
 

@@ -118,6 +118,7 @@ type Server struct {
 	url      string
 	pushMu   sync.Mutex // serializes account JWT pushes
 	seen     *seenWriter
+	keyUses  keyUses
 
 	ready atomic.Bool // Start finished and Close not begun
 
@@ -297,6 +298,7 @@ func (s *Server) stop() {
 	} else if s.ln != nil {
 		_ = s.ln.Close()
 	}
+	s.keyUses.close()
 	if s.seen != nil {
 		s.seen.close(ctx)
 	}
@@ -392,7 +394,11 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "POST /v1/workspaces", adminOnly, s.handleCreateWorkspace)
 	s.handle(mux, "GET /v1/workspaces/{ws}", inWorkspace, s.handleGetWorkspace)
 	s.handle(mux, "POST /v1/workspaces/{ws}/keys", adminOnly, s.handleCreateKey)
+	s.handle(mux, "GET /v1/workspaces/{ws}/keys", adminOnly, s.handleListKeys)
+	s.handle(mux, "DELETE /v1/workspaces/{ws}/keys/{id}", adminOnly, s.handleDeleteKey)
 	s.handle(mux, "POST /v1/workspaces/{ws}/enrollment-tokens", inWorkspace, s.handleCreateEnrollmentToken)
+	s.handle(mux, "GET /v1/workspaces/{ws}/enrollment-tokens", inWorkspace, s.handleListEnrollmentTokens)
+	s.handle(mux, "DELETE /v1/workspaces/{ws}/enrollment-tokens/{id}", inWorkspace, s.handleDeleteEnrollmentToken)
 
 	s.handle(mux, "GET /v1/workspaces/{ws}/agents", inWorkspace, s.handleListAgents)
 	s.handle(mux, "GET /v1/workspaces/{ws}/agents/{agent}", inWorkspace, s.handleGetAgent)
