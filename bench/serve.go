@@ -17,7 +17,7 @@ import (
 )
 
 // benchAdminToken is the admin token of control planes the bench starts.
-const benchAdminToken = "opadm_bench"
+const benchAdminToken = "opadm_bench-admin-token-0123456789"
 
 var (
 	binOnce sync.Once

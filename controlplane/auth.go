@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
@@ -41,7 +42,20 @@ var pathIDs = []string{"ws", "agent", "session"}
 // workspace (or on an admin call) 403, a workspace that does not exist 404.
 func (s *Server) handle(mux *http.ServeMux, pattern string, acc access, h handlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		// Until the caller is known its body must arrive in time; the
+		// deadline also bounds what net/http reads of an unread body after
+		// an error answer. decodeJSON lifts it once a body is in.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(unauthenticatedBodyTimeout))
 		r, err := s.authorize(r, acc)
+		switch {
+		case err != nil && r.ContentLength != 0:
+			// Answer at once and hang up rather than read the body of a
+			// caller turned away.
+			w.Header().Set("Connection", "close")
+		case err == nil && acc != public:
+			_ = rc.SetReadDeadline(time.Time{})
+		}
 		if err == nil {
 			err = h(w, r)
 		}
@@ -99,12 +113,15 @@ func (s *Server) authenticate(r *http.Request) (caller, error) {
 		return caller{admin: true}, nil
 	}
 	var k keyRecord
-	if _, err := getJSON(r.Context(), s.st.apiKeys, hashKey(hash), &k); err != nil {
+	kvKey := hashKey(hash)
+	rev, err := getJSON(r.Context(), s.st.apiKeys, kvKey, &k)
+	if err != nil {
 		if errors.Is(err, errNoRecord) {
 			return caller{}, wire.Errorf(wire.CodeUnauthenticated, "", "unknown token")
 		}
 		return caller{}, err
 	}
+	s.noteKeyUse(kvKey, k, rev)
 	return caller{workspace: k.Workspace}, nil
 }
 

@@ -51,11 +51,11 @@ func (s *Server) CreateEnrollmentToken(ctx context.Context, ws string, req clien
 		return nil, err
 	}
 	now := time.Now().UTC()
-	rec := tokenRecord{Workspace: ws, Agent: req.Agent, Pool: req.Pool, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	rec := tokenRecord{ID: newRecordID(tokenIDPrefix), Workspace: ws, Agent: req.Agent, Pool: req.Pool, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 	if err := createJSON(ctx, s.st.tokens, hashKey(hash), &rec); err != nil {
 		return nil, err
 	}
-	return &client.EnrollmentToken{Token: plain, ExpiresAt: rec.ExpiresAt}, nil
+	return &client.EnrollmentToken{ID: rec.ID, Token: plain, ExpiresAt: rec.ExpiresAt}, nil
 }
 
 func (s *Server) handleCreateEnrollmentToken(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"reflect"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -57,31 +61,36 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decodeJSON reads a JSON body of at most limit bytes into v. An empty body
 // leaves v as it is (every field optional); an oversized one is
-// payload_too_large, a malformed one invalid_argument.
+// payload_too_large, a malformed one, or one with a key that names no
+// field (see checkFields), invalid_argument.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if r.ContentLength > limit {
 		return wire.Errorf(wire.CodePayloadTooLarge, "", "request body is %d bytes, at most %d allowed", r.ContentLength, limit)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	err := dec.Decode(v)
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return bodyReadError(err, limit)
+	}
+	// The body is in: the rest of the call does not wait on the client
+	// (see unauthenticatedBodyTimeout).
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	dec := json.NewDecoder(bytes.NewReader(data))
+	err = dec.Decode(v)
 	if err == nil {
 		// Exactly one JSON value.
 		var extra json.RawMessage
 		if err = dec.Decode(&extra); err == io.EOF {
-			return nil
+			return checkFields(data, reflect.TypeOf(v))
 		}
 		if err == nil {
 			return wire.Errorf(wire.CodeInvalidArgument, "", "request body has data after the JSON object")
 		}
 	}
-	var tooBig *http.MaxBytesError
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, io.EOF):
 		return nil
-	case errors.As(err, &tooBig):
-		return wire.Errorf(wire.CodePayloadTooLarge, "", "request body is larger than %d bytes", limit)
 	case errors.As(err, &syn):
 		return wire.Errorf(wire.CodeInvalidArgument, "", "request body is not valid JSON: %v (at byte %d)", err, syn.Offset)
 	case errors.As(err, &typ):
@@ -90,6 +99,19 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 		return wire.Errorf(wire.CodeInvalidArgument, "", "request body is truncated JSON")
 	default:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "request body: %v", err)
+	}
+}
+
+// bodyReadError is the error of a request body that could not be read.
+func bodyReadError(err error, limit int64) error {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return wire.Errorf(wire.CodePayloadTooLarge, "", "request body is larger than %d bytes", limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return wire.Errorf(wire.CodeInvalidArgument, reasonBodyTimeout, "request body did not arrive within %s", unauthenticatedBodyTimeout)
+	default:
+		return wire.Errorf(wire.CodeInvalidArgument, "", "read request body: %v", err)
 	}
 }
 

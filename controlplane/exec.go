@@ -28,7 +28,7 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, t target) er
 	if err := decodeJSON(w, r, maxExecBody, &req); err != nil {
 		return err
 	}
-	body, err := execBody(&req)
+	body, err := execBody(&req, s.maxOutputCap())
 	if err != nil {
 		return err
 	}
@@ -43,8 +43,18 @@ func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, t target) er
 	return nil
 }
 
-// execBody turns the HTTP body into the wire body, with API.md's defaults.
-func execBody(req *client.ExecRequest) (*wire.ExecRequest, error) {
+// maxOutputCap is the largest outputCap one exec reply can carry: both
+// streams at the cap within the NATS max payload, less the reply's
+// envelope. A larger cap only makes the agent hold output it can never
+// send (a 400 MB cap grew an agent to 2 GiB).
+func (s *Server) maxOutputCap() int {
+	return max((int(s.nc.MaxPayload())-payloadReserve)/2, 0)
+}
+
+// execBody turns the HTTP body into the wire body, with API.md's defaults;
+// maxCap bounds outputCap (the default is lowered to it, a larger one
+// asked for is invalid_argument).
+func execBody(req *client.ExecRequest, maxCap int) (*wire.ExecRequest, error) {
 	body := &wire.ExecRequest{
 		Argv:      req.Argv,
 		Command:   req.Command,
@@ -68,8 +78,11 @@ func execBody(req *client.ExecRequest) (*wire.ExecRequest, error) {
 	if body.TimeoutMs == 0 {
 		body.TimeoutMs = wire.DefaultExecTimeoutMs
 	}
-	if body.OutputCap == 0 {
-		body.OutputCap = wire.DefaultOutputCap
+	switch {
+	case body.OutputCap == 0:
+		body.OutputCap = min(wire.DefaultOutputCap, maxCap)
+	case body.OutputCap > maxCap:
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "outputCap must be at most %d bytes (what one reply can carry: both streams within the NATS max payload)", maxCap)
 	}
 	if body.TimeoutMs > maxExecTimeoutMs {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "timeoutMs must be at most %d", maxExecTimeoutMs)

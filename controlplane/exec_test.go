@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +84,29 @@ func TestExec(t *testing.T) {
 			if _, ok := m[f]; !ok {
 				t.Errorf("field %q missing: %s", f, body)
 			}
+		}
+	})
+
+	t.Run("outputCap over what a reply carries is 400", func(t *testing.T) {
+		maxCap := (8<<20 - payloadReserve) / 2 // the embedded server's max payload, two streams
+		if got := s.maxOutputCap(); got != maxCap {
+			t.Fatalf("maxOutputCap = %d, want %d", got, maxCap)
+		}
+		for _, c := range []int{400 << 20, maxCap + 1} {
+			status, body := call(t, s, "POST", "/v1/workspaces/ws1/agents/e1/exec", s.AdminToken(), client.ExecRequest{Argv: []string{"true"}, OutputCap: c})
+			var eb client.ErrorBody
+			if err := json.Unmarshal(body, &eb); status != 400 || err != nil || eb.Error == nil {
+				t.Fatalf("outputCap %d: %d %s, want 400", c, status, body)
+			}
+			if eb.Error.Code != wire.CodeInvalidArgument || !strings.Contains(eb.Error.Message, "outputCap") || !strings.Contains(eb.Error.Message, strconv.Itoa(maxCap)) {
+				t.Fatalf("outputCap %d: error %+v, want invalid_argument naming outputCap and %d", c, eb.Error, maxCap)
+			}
+		}
+		if _, err := tgt.Exec(ctx, client.ExecRequest{Argv: []string{"true"}, OutputCap: maxCap}); err != nil {
+			t.Fatalf("outputCap at the maximum: %v", err)
+		}
+		if r := last(); r.OutputCap != maxCap {
+			t.Fatalf("request reached the agent with cap %d, want %d", r.OutputCap, maxCap)
 		}
 	})
 

@@ -76,7 +76,7 @@ func TestReplicaRefusesToInventState(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := stateDir(t)
 			tc.prepare(dir)
 			before := listFiles(t, dir)
 			s, err := New(Config{StateDir: dir, NATSURL: ns.ClientURL(), Listen: "127.0.0.1:0", Logger: testLogger()})

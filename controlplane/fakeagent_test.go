@@ -27,6 +27,28 @@ type fakeAgent struct {
 
 func startFakeAgent(t testing.TB, ta *testAgent, exec func(*wire.ExecRequest) (*wire.ExecResult, error)) *fakeAgent {
 	t.Helper()
+	return startFakeAgentOps(t, ta, map[string]fakeOp{wire.OpExec: func(req *wire.Request) []byte {
+		var body wire.ExecRequest
+		if err := req.DecodeBody(&body); err != nil {
+			return wire.EncodeError(req.ID, err)
+		}
+		res, err := exec(&body)
+		if err != nil {
+			return wire.EncodeError(req.ID, err)
+		}
+		reply, _ := wire.EncodeResult(req.ID, res)
+		return reply
+	}})
+}
+
+// fakeOp answers one op with an encoded reply; nil leaves the request
+// unanswered.
+type fakeOp func(req *wire.Request) []byte
+
+// startFakeAgentOps is a fake agent answering the ops of ops (any other
+// is unsupported).
+func startFakeAgentOps(t testing.TB, ta *testAgent, ops map[string]fakeOp) *fakeAgent {
+	t.Helper()
 	nc, err := ta.connect()
 	if err != nil {
 		t.Fatalf("agent connect: %v", err)
@@ -38,24 +60,14 @@ func startFakeAgent(t testing.TB, ta *testAgent, exec func(*wire.ExecRequest) (*
 			_ = m.Respond(wire.EncodeError("", err))
 			return
 		}
-		var reply []byte
-		switch req.Op {
-		case wire.OpExec:
-			var body wire.ExecRequest
-			if err := req.DecodeBody(&body); err != nil {
-				reply = wire.EncodeError(req.ID, err)
-				break
-			}
-			res, err := exec(&body)
-			if err != nil {
-				reply = wire.EncodeError(req.ID, err)
-				break
-			}
-			reply, _ = wire.EncodeResult(req.ID, res)
-		default:
-			reply = wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "op %q", req.Op))
+		op, ok := ops[req.Op]
+		if !ok {
+			_ = m.Respond(wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "op %q", req.Op)))
+			return
 		}
-		_ = m.Respond(reply)
+		if reply := op(req); reply != nil {
+			_ = m.Respond(reply)
+		}
 	})
 	if err != nil {
 		t.Fatalf("agent subscribe: %v", err)

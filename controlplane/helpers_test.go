@@ -32,10 +32,20 @@ func testConfig(t testing.TB) Config {
 	return Config{
 		Listen:         "127.0.0.1:0",
 		NATSListen:     "127.0.0.1:0",
-		StateDir:       t.TempDir(),
+		StateDir:       stateDir(t),
 		Logger:         testLogger(),
 		PresenceWindow: 3 * time.Second,
 	}
+}
+
+// stateDir is a new, owner-only directory (t.TempDir's let others in).
+func stateDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // testLogger discards logs unless OUTPOST_TEST_LOG is set.

@@ -18,14 +18,16 @@ const (
 	// eventsWait is each long-poll read's wait; an empty one becomes a
 	// keepalive comment, so a dead client is noticed.
 	eventsWait = 20 * time.Second
-	// eventsRetryMax is the longest pause between reads that found the
-	// agent unreachable; the stream keeps trying while the client listens.
-	eventsRetryMax = 2 * time.Second
 	// eventsBuffered is how many read results wait for the HTTP writer:
 	// one read is always in flight while the previous one is written, so
 	// the agent, NATS and the client's connection all stay busy.
 	eventsBuffered = 1
 )
+
+// eventsKeepalive is the longest silence on an events stream: a comment
+// line (": keepalive") then keeps proxies from closing an idle stream and
+// tells a dead client. A variable so that tests can shorten it.
+var eventsKeepalive = 15 * time.Second
 
 // readOutcome is one read of the events stream's fetcher.
 type readOutcome struct {
@@ -82,40 +84,31 @@ func (s *Server) handleProcessEvents(w http.ResponseWriter, r *http.Request, t t
 	defer func() { cancel(); <-fetched }()
 
 	sw := &sseWriter{bw: bufio.NewWriterSize(w, 256<<10), flusher: flusher, last: after}
-	res := first
-	for {
+	keepalive := time.NewTimer(eventsKeepalive)
+	defer keepalive.Stop()
+	for res := first; ; {
 		if sw.write(res) != nil || res.ClosedSeq != 0 {
 			return nil // the client left, or the stream is complete
 		}
-		select {
-		case out := <-results:
-			if out.err != nil {
-				sw.writeError(out.err)
-				return nil
-			}
-			res = out.res
-		case <-ctx.Done():
+		var err error
+		if res, err = sw.next(ctx, results, keepalive); err != nil {
+			sw.writeError(err)
 			return nil
+		}
+		if res == nil {
+			return nil // the client left
 		}
 	}
 }
 
-// fetchEvents reads from cursor after until closed, ctx ends or an error
-// that a retry cannot fix; unreachable agents are retried with backoff.
+// fetchEvents reads from cursor after until closed, ctx ends or a read
+// fails: the stream then ends with that error (an agent that cannot be
+// reached is 503 unavailable, and the client resumes with Last-Event-ID
+// when it is back), rather than fall silent while it is gone.
 func (s *Server) fetchEvents(ctx context.Context, r *http.Request, t target, id string, after uint64, out chan<- readOutcome) {
 	r = r.WithContext(ctx)
-	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		res, err := s.readProc(r, t, &wire.ProcReadRequest{ID: id, After: after, WaitMs: eventsWait.Milliseconds()})
-		if err != nil && wire.AsError(err).Retryable && ctx.Err() == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, eventsRetryMax)
-			continue
-		}
-		backoff = 100 * time.Millisecond
 		select {
 		case out <- readOutcome{res: res, err: err}:
 		case <-ctx.Done():
@@ -165,6 +158,27 @@ func (w *sseWriter) write(res *wire.ProcReadResult) error {
 	return w.flush()
 }
 
+// next waits for the fetcher's next read, writing a keepalive comment
+// whenever the stream has been silent for eventsKeepalive. It returns the
+// read's error, or nil and nil when the client left.
+func (w *sseWriter) next(ctx context.Context, results <-chan readOutcome, keepalive *time.Timer) (*wire.ProcReadResult, error) {
+	keepalive.Reset(eventsKeepalive)
+	for {
+		select {
+		case out := <-results:
+			return out.res, out.err
+		case <-keepalive.C:
+			w.bw.WriteString(": keepalive\n\n")
+			if w.flush() != nil {
+				return nil, nil
+			}
+			keepalive.Reset(eventsKeepalive)
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+}
+
 // output writes one output event; its data is the chunk's JSON, written
 // here rather than by encoding/json to keep bulk output cheap.
 func (w *sseWriter) output(c *wire.ProcChunk, dropped int64) {
@@ -198,9 +212,10 @@ func (w *sseWriter) exit(res *wire.ProcReadResult, kind string, seq uint64) {
 }
 
 // writeError ends the stream with an error event (no id: it is not one of
-// the process's events).
+// the process's events) whose data is the error's
+// {"code","reason","message","retryable"}.
 func (w *sseWriter) writeError(err error) {
-	data, _ := json.Marshal(client.NewErrorBody(err))
+	data, _ := json.Marshal(client.NewErrorBody(err).Error)
 	w.bw.WriteString("event: error\ndata: ")
 	w.bw.Write(data)
 	w.bw.WriteString("\n\n")

@@ -36,9 +36,33 @@ const (
 	DefaultPresenceWindow = 30 * time.Second
 	// adminTokenFile is where a generated admin token is kept, mode 0600.
 	adminTokenFile = "admin-token"
-	startTimeout   = 30 * time.Second
-	closeTimeout   = 5 * time.Second
+	// minAdminTokenLen is the shortest admin token accepted; a generated
+	// one has 32 characters, 130 random bits.
+	minAdminTokenLen = 32
+	// maxAdminTokenFile bounds what is read of the admin token file.
+	maxAdminTokenFile = 4 << 10
+	startTimeout      = 30 * time.Second
+	closeTimeout      = 5 * time.Second
 )
+
+// HTTP server timeouts; variables so that tests can shorten them.
+var (
+	// httpReadHeaderTimeout bounds the reading of a request's headers.
+	httpReadHeaderTimeout = 10 * time.Second
+	// httpIdleTimeout closes a keep-alive connection idle for this long.
+	httpIdleTimeout = 120 * time.Second
+	// unauthenticatedBodyTimeout bounds the reading of a request's body
+	// while its sender is unknown: the whole body of a call that takes no
+	// bearer token (POST /v1/enroll), and of any call whose token does not
+	// check out. A client trickling bytes cannot hold a connection and its
+	// goroutine longer. A known caller's body (an upload) takes the time it
+	// takes.
+	unauthenticatedBodyTimeout = 10 * time.Second
+)
+
+// reasonBodyTimeout: the request body did not arrive within
+// unauthenticatedBodyTimeout.
+const reasonBodyTimeout = "body_timeout"
 
 // Config configures a control plane. StateDir is required; every other zero
 // value means its default.
@@ -47,7 +71,8 @@ type Config struct {
 	// (see URL).
 	Listen string
 	// StateDir holds the NATS authority, the embedded server's JetStream
-	// store and the generated admin token. Required.
+	// store and the generated admin token. Required; made mode 0700 when
+	// missing, and refused when its group or others have access.
 	StateDir string
 	// NATSListen is the embedded server's host:port; default
 	// "127.0.0.1:4222". Port 0 picks one (see NATSURLs).
@@ -66,8 +91,9 @@ type Config struct {
 	// PublicNATSURLs is what POST /v1/enroll tells agents to connect to;
 	// default the embedded server's client URL (or NATSURL).
 	PublicNATSURLs []string
-	// AdminToken is the admin bearer token. When empty one is generated once
-	// into StateDir/admin-token (mode 0600) and reused after a restart.
+	// AdminToken is the admin bearer token, at least 32 characters. When
+	// empty one is generated once into StateDir/admin-token (mode 0600) and
+	// reused after a restart (see AdminTokenGenerated).
 	AdminToken string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -84,6 +110,8 @@ type Server struct {
 
 	adminToken string
 	adminHash  string
+	// adminTokenGenerated: this Start generated the admin token.
+	adminTokenGenerated bool
 
 	// Set by Start.
 	auth     *authority.Authority
@@ -101,6 +129,7 @@ type Server struct {
 	url      string
 	pushMu   sync.Mutex // serializes account JWT pushes
 	seen     *seenWriter
+	keyUses  keyUses
 
 	ready atomic.Bool // Start finished and Close not begun
 
@@ -164,6 +193,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("state dir: %w", err)
 	}
+	if err := checkStateDir(s.cfg.StateDir); err != nil {
+		return err
+	}
 	if err := s.loadAdminToken(); err != nil {
 		return err
 	}
@@ -210,7 +242,8 @@ func (s *Server) startHTTP() error {
 	s.url = "http://" + ln.Addr().String()
 	s.httpSrv = &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.serveWG.Add(1)
@@ -243,6 +276,13 @@ func (s *Server) NATSURLs() []string {
 
 // AdminToken is the admin bearer token (known after Start).
 func (s *Server) AdminToken() string { return s.adminToken }
+
+// AdminTokenGenerated reports whether Start generated the admin token (into
+// AdminTokenFile): the one time to show it.
+func (s *Server) AdminTokenGenerated() bool { return s.adminTokenGenerated }
+
+// AdminTokenFile is where the admin token is kept when none is configured.
+func (s *Server) AdminTokenFile() string { return filepath.Join(s.cfg.StateDir, adminTokenFile) }
 
 // Handler is the HTTP API, for serving it elsewhere (httptest) or in-process.
 // It needs a started server.
@@ -279,6 +319,7 @@ func (s *Server) stop() {
 	} else if s.ln != nil {
 		_ = s.ln.Close()
 	}
+	s.keyUses.close()
 	if s.seen != nil {
 		s.seen.close(ctx)
 	}
@@ -320,17 +361,24 @@ func drainAndWait(nc *nats.Conn, timeout time.Duration) {
 }
 
 // loadAdminToken sets the admin token: the configured one, else the one in
-// StateDir/admin-token, else a new one written there.
+// StateDir/admin-token (owner-only), else a new one written there. A token
+// shorter than minAdminTokenLen is refused.
 func (s *Server) loadAdminToken() error {
 	tok := s.cfg.AdminToken
+	if tok != "" && len(tok) < minAdminTokenLen {
+		return fmt.Errorf("the admin token (OUTPOST_ADMIN_TOKEN) has %d characters, at least %d are needed; set a longer one, or none to have one generated", len(tok), minAdminTokenLen)
+	}
 	if tok == "" {
-		path := filepath.Join(s.cfg.StateDir, adminTokenFile)
-		b, err := os.ReadFile(path)
+		path := s.AdminTokenFile()
+		b, err := readPrivateFile(path, maxAdminTokenFile)
 		switch {
 		case err == nil:
 			tok = strings.TrimSpace(string(b))
 			if tok == "" {
 				return fmt.Errorf("admin token file %s is empty", path)
+			}
+			if len(tok) < minAdminTokenLen {
+				return fmt.Errorf("admin token in %s has %d characters, at least %d are needed; write a longer one, or remove the file to have one generated", path, len(tok), minAdminTokenLen)
 			}
 		case errors.Is(err, os.ErrNotExist) && s.cfg.NATSURL != "":
 			// Replicas must share one token: generating one each would
@@ -341,8 +389,9 @@ func (s *Server) loadAdminToken() error {
 			if err := writeNewFile(path, []byte(tok+"\n"), 0o600); err != nil {
 				return fmt.Errorf("write admin token: %w", err)
 			}
+			s.adminTokenGenerated = true
 		default:
-			return fmt.Errorf("read admin token: %w", err)
+			return fmt.Errorf("admin token: %w", err)
 		}
 	}
 	s.adminToken = tok
@@ -379,7 +428,11 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "POST /v1/workspaces", adminOnly, s.handleCreateWorkspace)
 	s.handle(mux, "GET /v1/workspaces/{ws}", inWorkspace, s.handleGetWorkspace)
 	s.handle(mux, "POST /v1/workspaces/{ws}/keys", adminOnly, s.handleCreateKey)
+	s.handle(mux, "GET /v1/workspaces/{ws}/keys", adminOnly, s.handleListKeys)
+	s.handle(mux, "DELETE /v1/workspaces/{ws}/keys/{id}", adminOnly, s.handleDeleteKey)
 	s.handle(mux, "POST /v1/workspaces/{ws}/enrollment-tokens", inWorkspace, s.handleCreateEnrollmentToken)
+	s.handle(mux, "GET /v1/workspaces/{ws}/enrollment-tokens", inWorkspace, s.handleListEnrollmentTokens)
+	s.handle(mux, "DELETE /v1/workspaces/{ws}/enrollment-tokens/{id}", inWorkspace, s.handleDeleteEnrollmentToken)
 
 	s.handle(mux, "GET /v1/workspaces/{ws}/agents", inWorkspace, s.handleListAgents)
 	s.handle(mux, "GET /v1/workspaces/{ws}/agents/{agent}", inWorkspace, s.handleGetAgent)

@@ -152,9 +152,17 @@ func TestResultShapes(t *testing.T) {
 	_, body = call(t, s, "GET", "/v1/workspaces/w", adm, nil)
 	check(t, body, "id", "createdAt")
 	_, body = call(t, s, "POST", "/v1/workspaces/w/keys", adm, `{}`)
-	check(t, body, "token")
+	check(t, body, "id", "token")
+	_, body = call(t, s, "GET", "/v1/workspaces/w/keys", adm, nil)
+	if keys := check(t, body, "keys")["keys"].([]any); len(keys) != 1 {
+		t.Fatalf("keys: %s", body)
+	}
 	_, body = call(t, s, "POST", "/v1/workspaces/w/enrollment-tokens", adm, `{"pool":"cloud"}`)
-	tok := check(t, body, "token", "expiresAt")
+	tok := check(t, body, "id", "token", "expiresAt")
+	_, body = call(t, s, "GET", "/v1/workspaces/w/enrollment-tokens", adm, nil)
+	if toks := check(t, body, "tokens")["tokens"].([]any); len(toks) != 1 {
+		t.Fatalf("tokens: %s", body)
+	}
 	pub, _ := newKeys(t)
 	_, body = call(t, s, "POST", "/v1/enroll", "", map[string]string{"token": tok["token"].(string), "publicKey": pub})
 	en := check(t, body, "workspace", "agent", "pool", "jwt", "natsUrls")

@@ -200,21 +200,18 @@ func TestSessionNotFoundAndDelete(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name, method, path string
+		body               any
 		status             int
 	}{
-		{"get unknown", "GET", "/v1/workspaces/w1/sessions/nope", http.StatusNotFound},
-		{"exec unknown", "POST", "/v1/workspaces/w1/sessions/nope/exec", http.StatusNotFound},
-		{"capabilities unknown", "GET", "/v1/workspaces/w1/sessions/nope/capabilities", http.StatusNotFound},
-		{"swap unknown", "POST", "/v1/workspaces/w1/sessions/nope/swap", http.StatusNotFound},
-		{"bad id", "GET", "/v1/workspaces/w1/sessions/Bad.Id", http.StatusBadRequest},
+		{"get unknown", "GET", "/v1/workspaces/w1/sessions/nope", nil, http.StatusNotFound},
+		{"exec unknown", "POST", "/v1/workspaces/w1/sessions/nope/exec", `{"argv":["true"]}`, http.StatusNotFound},
+		{"capabilities unknown", "GET", "/v1/workspaces/w1/sessions/nope/capabilities", nil, http.StatusNotFound},
+		{"swap unknown", "POST", "/v1/workspaces/w1/sessions/nope/swap", `{"to":"cloud"}`, http.StatusNotFound},
+		{"bad id", "GET", "/v1/workspaces/w1/sessions/Bad.Id", nil, http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := any(nil)
-			if tt.method == "POST" {
-				body = map[string]any{"to": "cloud", "argv": []string{"true"}}
-			}
-			if status, b := call(t, e.s, tt.method, tt.path, e.s.AdminToken(), body); status != tt.status {
+			if status, b := call(t, e.s, tt.method, tt.path, e.s.AdminToken(), tt.body); status != tt.status {
 				t.Fatalf("%s %s: %d %s, want %d", tt.method, tt.path, status, b, tt.status)
 			}
 		})

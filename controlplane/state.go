@@ -41,11 +41,16 @@ type workspaceRecord struct {
 }
 
 type keyRecord struct {
+	// ID names the key in the API (see recordID); records made before ids
+	// have none.
+	ID        string    `json:"id,omitempty"`
 	Workspace string    `json:"workspace"`
 	CreatedAt time.Time `json:"createdAt"`
+	LastUsed  time.Time `json:"lastUsed,omitzero"`
 }
 
 type tokenRecord struct {
+	ID        string    `json:"id,omitempty"` // as keyRecord's
 	Workspace string    `json:"workspace"`
 	Agent     string    `json:"agent,omitempty"`
 	Pool      string    `json:"pool,omitempty"`

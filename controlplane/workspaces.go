@@ -42,21 +42,22 @@ func (s *Server) workspace(ctx context.Context, id string) (*client.Workspace, e
 	return &client.Workspace{ID: rec.ID, CreatedAt: rec.CreatedAt}, nil
 }
 
-// CreateKey makes a new API key of workspace ws and returns its token; only
-// its hash is kept.
-func (s *Server) CreateKey(ctx context.Context, ws string) (string, error) {
+// CreateKey makes a new API key of workspace ws and returns it with its
+// token, shown only this once; only the token's hash is kept.
+func (s *Server) CreateKey(ctx context.Context, ws string) (*client.Key, error) {
 	if _, err := s.workspace(ctx, ws); err != nil {
-		return "", err
+		return nil, err
 	}
 	plain, hash, err := enroll.NewAPIKey()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if err := createJSON(ctx, s.st.apiKeys, hashKey(hash), &keyRecord{Workspace: ws, CreatedAt: time.Now().UTC()}); err != nil {
-		return "", err
+	rec := keyRecord{ID: newRecordID(keyIDPrefix), Workspace: ws, CreatedAt: time.Now().UTC()}
+	if err := createJSON(ctx, s.st.apiKeys, hashKey(hash), &rec); err != nil {
+		return nil, err
 	}
-	s.log.Info("workspace key created", "ws", ws)
-	return plain, nil
+	s.log.Info("workspace key created", "ws", ws, "key", rec.ID)
+	return &client.Key{ID: rec.ID, Token: plain}, nil
 }
 
 func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request) error {
@@ -86,11 +87,11 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
 		return err
 	}
-	tok, err := s.CreateKey(r.Context(), r.PathValue("ws"))
+	key, err := s.CreateKey(r.Context(), r.PathValue("ws"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, client.Key{Token: tok})
+	writeJSON(w, http.StatusCreated, key)
 	return nil
 }
 

@@ -16,11 +16,16 @@ type clientFlags struct {
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.url, "url", envOr("OUTPOST_URL", "http://127.0.0.1:7070"), "control plane URL ($OUTPOST_URL)")
-	fs.StringVar(&c.token, "token", envOr("OUTPOST_TOKEN", ""), "admin token or workspace key ($OUTPOST_TOKEN)")
+	// The token's default is read after parsing, so that --help never
+	// prints it.
+	fs.StringVar(&c.token, "token", "", "admin token or workspace key (default $OUTPOST_TOKEN)")
 	fs.StringVar(&c.workspace, "workspace", envOr("OUTPOST_WORKSPACE", "default"), "workspace ($OUTPOST_WORKSPACE)")
 }
 
 func (c *clientFlags) client() (*client.Client, error) {
+	if c.token == "" {
+		c.token = envOr("OUTPOST_TOKEN", "")
+	}
 	if c.token == "" {
 		return nil, fmt.Errorf("no token: set OUTPOST_TOKEN or pass --token")
 	}

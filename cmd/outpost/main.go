@@ -33,7 +33,9 @@ func commands() map[string]command {
 	cmds := map[string]command{
 		"agent":  {"agent enroll | agent run", runAgent},
 		"exec":   {"run a command on an agent or session", runExec},
-		"agents": {"list the workspace's agents", runAgents},
+		"agents": {"agents [ls] | rm: the workspace's agents, revocation", runAgents},
+		"token":  {"token create | ls | rm: enrollment tokens", runToken},
+		"key":    {"key create | ls | rm: workspace keys (admin)", runKey},
 		"fs":     {"fs ls | get | put | rm: files on an agent or session", runFs},
 		"git":    {"git status | diff: a repository on an agent or session", runGit},
 		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {

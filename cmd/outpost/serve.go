@@ -53,9 +53,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	fmt.Fprintf(stdout, "outpost control plane listening on %s\nNATS: %s\n", srv.URL(), strings.Join(srv.NATSURLs(), ","))
-	if os.Getenv("OUTPOST_ADMIN_TOKEN") == "" {
-		fmt.Fprintf(stdout, "admin token: %s (stored in %s)\n", srv.AdminToken(), *stateDir)
-	}
+	printAdminToken(stdout, srv)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
 	return nil
@@ -69,4 +67,17 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// printAdminToken says where the admin token is. A generated one is printed
+// once, on the start that generates it; later starts name its file.
+func printAdminToken(w io.Writer, srv *controlplane.Server) {
+	switch {
+	case srv.AdminTokenGenerated():
+		fmt.Fprintf(w, "admin token (generated, shown only now; kept in %s):\n%s\n", srv.AdminTokenFile(), srv.AdminToken())
+	case os.Getenv("OUTPOST_ADMIN_TOKEN") != "":
+		fmt.Fprintln(w, "admin token: $OUTPOST_ADMIN_TOKEN")
+	default:
+		fmt.Fprintf(w, "admin token: in %s\n", srv.AdminTokenFile())
+	}
 }

@@ -53,19 +53,20 @@ func (c *Client) GetWorkspace(ctx context.Context, ws string) (*Workspace, error
 }
 
 // CreateKey calls POST /v1/workspaces/{ws}/keys (admin) and returns the new
-// workspace key's token, shown only this once.
+// workspace key's token, shown only this once. CreateKeyWithID returns its
+// id too.
 func (c *Client) CreateKey(ctx context.Context, ws string) (string, error) {
-	var out Key
-	if err := c.do(ctx, http.MethodPost, "/v1/workspaces/"+url.PathEscape(ws)+"/keys", CreateKeyRequest{}, &out); err != nil {
+	k, err := c.CreateKeyWithID(ctx, ws)
+	if err != nil {
 		return "", err
 	}
-	return out.Token, nil
+	return k.Token, nil
 }
 
 // CreateEnrollmentToken calls POST /v1/workspaces/{ws}/enrollment-tokens.
 func (c *Client) CreateEnrollmentToken(ctx context.Context, ws string, req EnrollmentTokenRequest) (*EnrollmentToken, error) {
 	var out EnrollmentToken
-	return &out, c.do(ctx, http.MethodPost, "/v1/workspaces/"+url.PathEscape(ws)+"/enrollment-tokens", req, &out)
+	return &out, c.do(ctx, http.MethodPost, tokensPath(ws), req, &out)
 }
 
 // ListAgents calls GET /v1/workspaces/{ws}/agents.

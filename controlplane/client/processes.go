@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/outposthq/outpost/wire"
 )
 
 // StartProcessRequest is the body of POST {target}/processes: Argv or
@@ -322,9 +324,8 @@ func dispatchEvent(ev *ProcessEvent, data []byte, f func(ProcessEvent) error) (d
 			return false, fmt.Errorf("events: %s: %w", ev.Kind, err)
 		}
 	case EventError:
-		var eb ErrorBody
-		if json.Unmarshal(data, &eb) == nil && eb.Error != nil {
-			return true, eb.Error.Err()
+		if err := eventError(data); err != nil {
+			return true, err
 		}
 		return true, fmt.Errorf("events: error: %s", strings.TrimSpace(string(data)))
 	}
@@ -332,6 +333,26 @@ func dispatchEvent(ev *ProcessEvent, data []byte, f func(ProcessEvent) error) (d
 		return true, err
 	}
 	return ev.Kind == EventClosed, nil
+}
+
+// eventError decodes an error event's data: {"code","reason","message",
+// "retryable"}, or the same wrapped as {"error":{...}} (older servers); nil
+// when it is neither.
+func eventError(data []byte) *wire.Error {
+	var eb struct {
+		ErrorDetail
+		Error *ErrorDetail `json:"error"`
+	}
+	if json.Unmarshal(data, &eb) != nil {
+		return nil
+	}
+	switch {
+	case eb.Error != nil && eb.Error.Code != "":
+		return eb.Error.Err()
+	case eb.Code != "":
+		return eb.ErrorDetail.Err()
+	}
+	return nil
 }
 
 // IsStreamEnded reports whether err means the events stream broke off

@@ -23,6 +23,12 @@ var sseTests = []struct {
 	{"broken off", "id: 1\nevent: output\ndata: {\"seq\":1,\"stream\":\"pty\",\"data\":\"\"}\n\n", "output", IsStreamEnded},
 	{"error event", "event: error\ndata: {\"error\":{\"code\":\"not_found\",\"reason\":\"\",\"message\":\"gone\",\"retryable\":false}}\n\n", "",
 		func(err error) bool { return errors.Is(err, wire.ErrNotFound) }},
+	{"error event, flat", "event: error\ndata: {\"code\":\"unavailable\",\"reason\":\"agent_offline\",\"message\":\"gone\",\"retryable\":true}\n\n", "",
+		func(err error) bool {
+			var we *wire.Error
+			return errors.As(err, &we) && we.Code == wire.CodeUnavailable && we.Reason == wire.ReasonAgentOffline && we.Retryable
+		}},
+	{"error event, unknown shape", "event: error\ndata: {\"what\":1}\n\n", "", func(err error) bool { return err != nil && !IsStreamEnded(err) }},
 	{"bad json", "id: 1\nevent: output\ndata: {\n\n", "", func(err error) bool { return err != nil && !IsStreamEnded(err) }},
 	{"split data", "id: 6\nevent: exit\ndata: {\"exitCode\":\ndata: 2}\n\nid: 7\nevent: closed\ndata: {\"exitCode\":2}\n\n", "exit,closed", nil},
 	{"two values", "id: 8\nevent: output\ndata: {\"seq\":8,\"stream\":\"stdout\",\"data\":\"\"}\ndata: {}\n\n", "", func(err error) bool { return err != nil && !IsStreamEnded(err) }},

@@ -29,10 +29,25 @@ type Workspace struct {
 // fields yet.
 type CreateKeyRequest struct{}
 
-// Key is a new workspace API key. The token is shown once; the control plane
-// keeps only its hash.
+// Key is a new workspace API key: its id (to list and delete it) and its
+// token, shown once; the control plane keeps only the token's hash.
 type Key struct {
+	ID    string `json:"id"`
 	Token string `json:"token"`
+}
+
+// KeyInfo is a workspace key as GET /v1/workspaces/{ws}/keys lists it,
+// never with its token. LastUsed (absent when never used) lags the last
+// call by up to a minute.
+type KeyInfo struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+	LastUsed  time.Time `json:"lastUsed,omitzero"`
+}
+
+// KeyList is the body of GET /v1/workspaces/{ws}/keys.
+type KeyList struct {
+	Keys []KeyInfo `json:"keys"`
 }
 
 // EnrollmentTokenRequest is the body of POST
@@ -45,10 +60,28 @@ type EnrollmentTokenRequest struct {
 	TTLSeconds int64  `json:"ttlSeconds,omitempty"`
 }
 
-// EnrollmentToken is a new single-use enrollment token, shown once.
+// EnrollmentToken is a new single-use enrollment token, shown once, with
+// its id (to list and delete it).
 type EnrollmentToken struct {
+	ID        string    `json:"id"`
 	Token     string    `json:"token"`
 	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// EnrollmentTokenInfo is an enrollment token that can still enroll, as GET
+// /v1/workspaces/{ws}/enrollment-tokens lists it, never with its token.
+type EnrollmentTokenInfo struct {
+	ID        string    `json:"id"`
+	Agent     string    `json:"agent,omitempty"`
+	Pool      string    `json:"pool,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// EnrollmentTokenList is the body of GET
+// /v1/workspaces/{ws}/enrollment-tokens.
+type EnrollmentTokenList struct {
+	Tokens []EnrollmentTokenInfo `json:"tokens"`
 }
 
 // Agent statuses.
@@ -82,7 +115,9 @@ type AgentList struct {
 // ExecRequest is the body of POST {target}/exec: Argv or Command (run by the
 // agent's shell), and optionally Cwd (relative to the agent's root), Env,
 // Stdin as text or StdinBase64 as exact bytes, TimeoutMs (default 60000) and
-// OutputCap in bytes per stream (default 1 MiB).
+// OutputCap in bytes per stream (default 1 MiB; at most what one reply can
+// carry, both streams within the NATS max payload: 4 MiB less 32 KiB on the
+// embedded server, else 400).
 type ExecRequest struct {
 	Argv        []string          `json:"argv,omitempty"`
 	Command     string            `json:"command,omitempty"`

@@ -107,7 +107,7 @@ func (c *natsCluster) serverOf(name string) int {
 // of the prepared state dir.
 func startReplica(t *testing.T, prepared string, urls []string) *controlPlane {
 	t.Helper()
-	dir := t.TempDir()
+	dir := privateDir(t)
 	copyDir(t, prepared, dir)
 	tok, err := os.ReadFile(filepath.Join(dir, "admin-token"))
 	if err != nil {

@@ -26,7 +26,8 @@ const (
 	pollEvery     = 20 * time.Millisecond
 )
 
-const adminToken = "opk_e2e-admin-token"
+// adminToken is the control plane's admin token (at least 32 characters).
+const adminToken = "opk_e2e-admin-token-0123456789abcdef"
 
 // proc is a running outpost process with its output captured.
 type proc struct {
@@ -90,6 +91,17 @@ func (p *proc) kill() {
 
 func (p *proc) signal(sig syscall.Signal) { _ = p.cmd.Process.Signal(sig) }
 
+// privateDir is a new directory only its owner may enter, as a state dir
+// must be (t.TempDir's let others in).
+func privateDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -112,7 +124,7 @@ type controlPlane struct {
 
 func startControlPlane(t testing.TB) *controlPlane {
 	t.Helper()
-	cp := &controlPlane{t: t, httpPort: freePort(t), natsPort: freePort(t), stateDir: t.TempDir()}
+	cp := &controlPlane{t: t, httpPort: freePort(t), natsPort: freePort(t), stateDir: privateDir(t)}
 	cp.url = "http://127.0.0.1:" + strconv.Itoa(cp.httpPort)
 	cp.cl = client.New(cp.url, adminToken)
 	cp.start()
