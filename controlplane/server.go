@@ -24,6 +24,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/secretfile"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/routing"
 	"github.com/outposthq/outpost/rpc"
@@ -370,7 +371,7 @@ func (s *Server) loadAdminToken() error {
 	}
 	if tok == "" {
 		path := s.AdminTokenFile()
-		b, err := readPrivateFile(path, maxAdminTokenFile)
+		b, err := secretfile.Read(path, maxAdminTokenFile)
 		switch {
 		case err == nil:
 			tok = strings.TrimSpace(string(b))
