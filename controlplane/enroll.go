@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -55,7 +56,27 @@ func (s *Server) CreateEnrollmentToken(ctx context.Context, ws string, req clien
 	if err := createJSON(ctx, s.st.tokens, hashKey(hash), &rec); err != nil {
 		return nil, err
 	}
-	return &client.EnrollmentToken{ID: rec.ID, Token: plain, ExpiresAt: rec.ExpiresAt}, nil
+	return &client.EnrollmentToken{ID: rec.ID, Token: plain, ExpiresAt: rec.ExpiresAt,
+		CASHA256: s.CASHA256(), EnrollCommand: s.enrollCommand(plain)}, nil
+}
+
+// enrollCommand is the line a user pastes on the machine to enroll it with
+// token: the public URL, the CA pin when there is one, and a config path.
+func (s *Server) enrollCommand(token string) string {
+	cmd := "outpost agent enroll --url " + shellQuote(s.PublicURL()) + " --token " + token
+	if pin := s.CASHA256(); pin != "" {
+		cmd += " --ca-sha256 " + pin
+	}
+	return cmd + " --config ~/.outpost/agent.json"
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe
+// characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/@%+=,[]") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (s *Server) handleCreateEnrollmentToken(w http.ResponseWriter, r *http.Request) error {

@@ -1,11 +1,13 @@
 package controlplane
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -54,6 +56,16 @@ func (s *Server) startEmbeddedNATS() error {
 		MaxPayload:   natsMaxPayload,
 		NoSigs:       true,
 	}
+	if s.tls != nil {
+		// The native port serves TLS with the API's certificate; agents
+		// come in over WebSocket on the API's port, passed to a listener
+		// only loopback can reach (TLS ends at the API).
+		opts.TLSConfig, opts.TLS, opts.TLSVerify = s.tls.config(), true, false
+		opts.TLSTimeout = 5
+		opts.Websocket = server.WebsocketOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoTLS: true}
+	} else if !isLoopback(s.cfg.NATSListen) && !s.cfg.InsecurePlaintext {
+		return fmt.Errorf("nats listen %s: an address other machines can reach needs TLS (--tls-cert/--tls-key or --tls-self-signed HOST); --insecure-plaintext serves in clear anyway", s.cfg.NATSListen)
+	}
 	if err := s.auth.ConfigureServer(opts, filepath.Join(s.cfg.StateDir, "jwt")); err != nil {
 		return fmt.Errorf("configure nats auth: %w", err)
 	}
@@ -81,7 +93,18 @@ func (s *Server) startEmbeddedNATS() error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		connHost = "127.0.0.1"
 	}
-	s.natsURL = "nats://" + net.JoinHostPort(connHost, strconv.Itoa(addr.Port))
+	scheme := "nats://"
+	if s.tls != nil {
+		scheme = "tls://"
+		ports := ns.PortsInfo(natsReadyWait)
+		if ports == nil || len(ports.WebSocket) == 0 {
+			ns.Shutdown()
+			ns.WaitForShutdown()
+			return errors.New("embedded nats: no WebSocket listener")
+		}
+		s.natsWS = strings.TrimPrefix(ports.WebSocket[0], "ws://")
+	}
+	s.natsURL = scheme + net.JoinHostPort(connHost, strconv.Itoa(addr.Port))
 	return nil
 }
 
@@ -117,6 +140,10 @@ func (s *Server) connectNATS() error {
 	svcCreds, err := s.serviceCreds()
 	if err != nil {
 		return err
+	}
+	if s.tls != nil && s.cfg.NATSURL == "" {
+		common = append(common, nats.Secure(s.tls.clientConfig()))
+		svc = append(svc, nats.Secure(s.tls.clientConfig()))
 	}
 	nc, err := nats.Connect(url, append(svc, svcCreds)...)
 	if err != nil {

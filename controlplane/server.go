@@ -5,6 +5,7 @@ package controlplane
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,6 +103,20 @@ type Config struct {
 	// PresenceWindow is how long a silent agent stays "reconnecting" before
 	// it is "offline"; default 30 s.
 	PresenceWindow time.Duration
+
+	// TLSCertFile and TLSKeyFile make the API (and the native NATS port)
+	// serve TLS with that certificate chain; see loadTLS for what is
+	// pinned. TLSSelfSigned instead makes a CA and a certificate for those
+	// host names and addresses under StateDir/tls. With TLS, agents reach
+	// NATS over WebSocket on the API's port, at NATSPath.
+	TLSCertFile, TLSKeyFile string
+	TLSSelfSigned           []string
+	// PublicURL is the URL users and agents reach the API at (behind a load
+	// balancer, say); default the listener's own. Enrollment hands it out.
+	PublicURL string
+	// InsecurePlaintext allows a Listen address that is not loopback
+	// without TLS: secrets and commands then cross the network in clear.
+	InsecurePlaintext bool
 }
 
 // Server is a control plane. New, then Start, then Close.
@@ -131,6 +147,9 @@ type Server struct {
 	pushMu   sync.Mutex // serializes account JWT pushes
 	seen     *seenWriter
 	keyUses  keyUses
+	tls      *serverTLS     // nil: plaintext
+	natsWS   string         // the embedded server's WebSocket listener, host:port
+	splices  sync.WaitGroup // NATS WebSocket connections passed through
 
 	ready atomic.Bool // Start finished and Close not begun
 
@@ -203,6 +222,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.loadAuthority(); err != nil {
 		return err
 	}
+	if err := s.loadTLS(); err != nil {
+		return err
+	}
 	if s.cfg.NATSURL == "" {
 		if err := s.startEmbeddedNATS(); err != nil {
 			return err
@@ -239,8 +261,12 @@ func (s *Server) startHTTP() error {
 	if err != nil {
 		return fmt.Errorf("http listen: %w", err)
 	}
+	scheme := "http"
+	if s.tls != nil {
+		ln, scheme = tls.NewListener(ln, s.tls.config()), "https"
+	}
 	s.ln = ln
-	s.url = "http://" + ln.Addr().String()
+	s.url = scheme + "://" + ln.Addr().String()
 	s.httpSrv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: httpReadHeaderTimeout,
@@ -254,17 +280,77 @@ func (s *Server) startHTTP() error {
 			s.log.Error("http server stopped", "err", err)
 		}
 	}()
-	s.log.Info("control plane listening", "url", s.url, "nats", s.NATSURLs())
+	s.log.Info("control plane listening", "url", s.url, "public", s.PublicURL(), "nats", s.NATSURLs())
 	return nil
 }
+
+// loadTLS sets the TLS identity from the config, and refuses to serve in
+// clear on an address other machines can reach unless told to.
+func (s *Server) loadTLS() error {
+	var err error
+	switch {
+	case s.cfg.TLSCertFile != "" || s.cfg.TLSKeyFile != "":
+		if s.cfg.TLSCertFile == "" || s.cfg.TLSKeyFile == "" || len(s.cfg.TLSSelfSigned) > 0 {
+			return errors.New("tls: give --tls-cert and --tls-key together, or --tls-self-signed alone")
+		}
+		s.tls, err = loadTLS(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+	case len(s.cfg.TLSSelfSigned) > 0:
+		s.tls, err = selfSignedTLS(s.cfg.StateDir, s.cfg.TLSSelfSigned)
+	case !isLoopback(s.cfg.Listen) && !s.cfg.InsecurePlaintext:
+		return fmt.Errorf("listen %s: an address other machines can reach needs TLS (--tls-cert/--tls-key or --tls-self-signed HOST); --insecure-plaintext serves in clear anyway", s.cfg.Listen)
+	}
+	return err
+}
+
+// isLoopback reports whether addr's host is a loopback address or localhost.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// PublicURL is the API's URL as users and agents reach it: Config.PublicURL,
+// else the listener's.
+func (s *Server) PublicURL() string {
+	if s.cfg.PublicURL != "" {
+		return strings.TrimRight(s.cfg.PublicURL, "/")
+	}
+	return s.url
+}
+
+// CAFile is where a CA made by TLSSelfSigned is kept (PEM), for clients to
+// trust (OUTPOST_CA_FILE); "" for any other TLS setup.
+func (s *Server) CAFile() string {
+	if len(s.cfg.TLSSelfSigned) == 0 {
+		return ""
+	}
+	return filepath.Join(s.cfg.StateDir, tlsDir, caCertFile)
+}
+
+// CASHA256 is the hex SHA-256 of the CA agents must pin ("" when the API is
+// plaintext or its chain is publicly trusted).
+func (s *Server) CASHA256() string { return s.tls.caSHA256() }
 
 // URL is the base URL the HTTP API listens on, e.g. "http://127.0.0.1:7070".
 func (s *Server) URL() string { return s.url }
 
-// NATSURLs is what enrolled agents are told to connect to.
+// NATSURLs is what enrolled agents are told to connect to: with TLS on the
+// embedded server, NATS over WebSocket on the API's own port
+// (wss://<public host>/v1/nats).
 func (s *Server) NATSURLs() []string {
 	if len(s.cfg.PublicNATSURLs) > 0 {
 		return append([]string(nil), s.cfg.PublicNATSURLs...)
+	}
+	if s.tls != nil && s.natsWS != "" {
+		if u, err := url.Parse(s.PublicURL()); err == nil && u.Host != "" {
+			return []string{"wss://" + u.Host + NATSPath}
+		}
 	}
 	if s.cfg.NATSURL != "" {
 		return strings.Split(s.cfg.NATSURL, ",")
@@ -345,6 +431,8 @@ func (s *Server) stop() {
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
 	}
+	s.splices.Wait() // they end with the server's connections
+
 }
 
 func drainAndWait(nc *nats.Conn, timeout time.Duration) {
@@ -450,5 +538,6 @@ func (s *Server) routes() http.Handler {
 	s.handleTarget(mux, "GET", "/capabilities", s.handleCapabilities)
 	s.routeProcesses(mux)
 	s.routeFiles(mux)
+	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
 	return errorMux{mux: mux, log: s.log}
 }

@@ -3,6 +3,7 @@ package enroll
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,14 +111,44 @@ func checkNATSURL(s string) error {
 // its code (wire.ErrUnauthenticated for an unknown, expired or used token).
 // Redirects are refused, so the token is only ever sent to baseURL.
 func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
-	base := strings.TrimRight(baseURL, "/")
+	return EnrollWith(ctx, Options{URL: baseURL, Token: token, Name: name})
+}
+
+// Options are what EnrollWith needs: URL and Token are required.
+type Options struct {
+	URL   string // the control plane's base URL, http(s)://host[:port]
+	Token string // the single-use enrollment token
+	Name  string // the agent's requested name; may be empty
+	// CASHA256 pins the control plane's CA: the hex SHA-256 of the CA
+	// certificate (DER), as enrollment-token responses give it. The served
+	// chain must hold that CA and verify against it before the token is
+	// sent; the CA is then kept in the Config, and the agent's connections
+	// trust only it. Empty: the system's roots.
+	CASHA256 string
+}
+
+// EnrollWith is Enroll with a CA pin (see Options).
+func EnrollWith(ctx context.Context, o Options) (*Config, error) {
+	base := strings.TrimRight(o.URL, "/")
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("enroll: bad url %q: want http(s)://host[:port]", baseURL)
+		return nil, fmt.Errorf("enroll: bad url %q: want http(s)://host[:port]", o.URL)
 	}
-	if token == "" {
+	if o.Token == "" {
 		return nil, errors.New("enroll: empty token")
 	}
+	client := httpClient
+	var p *pin
+	if o.CASHA256 != "" {
+		if u.Scheme != "https" {
+			return nil, fmt.Errorf("enroll: --ca-sha256 needs an https URL, not %s", u.Redacted())
+		}
+		if p, err = newPin(o.CASHA256); err != nil {
+			return nil, fmt.Errorf("enroll: %w", err)
+		}
+		client = pinnedClient(p.tlsConfig(u.Hostname()))
+	}
+	token, name := o.Token, o.Name
 	kp, err := nkeys.CreateUser()
 	if err != nil {
 		return nil, fmt.Errorf("enroll: make key pair: %w", err)
@@ -144,7 +175,7 @@ func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultEnrollTimeout)
 		defer cancel()
 	}
-	resp, err := post(ctx, base+EnrollPath, body)
+	resp, err := post(ctx, client, base+EnrollPath, body)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +199,9 @@ func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
 		JWT:       resp.JWT,
 		Seed:      string(seed),
 	}
+	if p != nil {
+		c.CA = caPEM(p.ca)
+	}
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("enroll: %w", err)
 	}
@@ -175,20 +209,29 @@ func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
 }
 
 // httpClient refuses redirects so the token is never replayed to another URL.
-var httpClient = &http.Client{
-	CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		return fmt.Errorf("redirected to %s; enroll with the final URL", req.URL.Redacted())
-	},
+var httpClient = pinnedClient(nil)
+
+// pinnedClient is an HTTP client with tc (nil: the defaults) that refuses
+// redirects.
+func pinnedClient(tc *tls.Config) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tc
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("redirected to %s; enroll with the final URL", req.URL.Redacted())
+		},
+	}
 }
 
-func post(ctx context.Context, endpoint string, body []byte) (*Response, error) {
+func post(ctx context.Context, client *http.Client, endpoint string, body []byte) (*Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("enroll: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	res, err := httpClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("enroll: POST %s: %w", endpoint, err)
 	}

@@ -31,6 +31,9 @@ type Config struct {
 	NATSURLs  []string `json:"natsUrls"`       // required, at least one
 	JWT       string   `json:"jwt"`            // user JWT issued for Seed's public key
 	Seed      string   `json:"seed"`           // nkey user seed ("SU...")
+	// CA is the control plane's CA (PEM), pinned at enrollment: the agent's
+	// TLS connections trust it and nothing else. Empty: the system's roots.
+	CA string `json:"ca,omitempty"`
 }
 
 // String describes c for logs without its credentials.
@@ -84,6 +87,9 @@ func (c *Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("config: jwt: %w", err)
 	}
+	if _, err := c.CAPool(); err != nil {
+		return err
+	}
 	if uc.Subject != pub {
 		return fmt.Errorf("config: jwt was issued to %s, not to this seed's key %s", uc.Subject, pub)
 	}
@@ -129,15 +135,24 @@ func LoadConfig(path string) (*Config, error) {
 // NATSServers is NATSURLs joined for nats.Connect.
 func (c *Config) NATSServers() string { return strings.Join(c.NATSURLs, ",") }
 
-// NATSOptions are the options that authenticate as this agent: its JWT, and a
-// callback signing the server's nonce with the seed held in memory. They add
-// nothing else (reconnect policy, name, handlers are the caller's). An invalid
+// NATSOptions are the options that authenticate as this agent: its JWT, a
+// callback signing the server's nonce with the seed held in memory, and,
+// when the config pins a CA, TLS that trusts only it. They add nothing else (reconnect policy, name, handlers are the caller's). An invalid
 // seed makes nats.Connect fail with the reason.
 func (c *Config) NATSOptions() []nats.Option {
-	opt, err := jwtAuth(c.JWT, c.Seed)
-	if err != nil {
-		err = fmt.Errorf("agent credentials: %w", err)
+	fail := func(err error) []nats.Option {
 		return []nats.Option{func(*nats.Options) error { return err }}
 	}
-	return []nats.Option{opt}
+	opt, err := jwtAuth(c.JWT, c.Seed)
+	if err != nil {
+		return fail(fmt.Errorf("agent credentials: %w", err))
+	}
+	tc, err := c.TLSConfig()
+	if err != nil {
+		return fail(err)
+	}
+	if tc == nil {
+		return []nats.Option{opt}
+	}
+	return []nats.Option{opt, nats.Secure(tc)}
 }

@@ -29,11 +29,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME]", stderr)
+	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME] [--ca-sha256 HEX]", stderr)
 	url := fs.String("url", envOr("OUTPOST_URL", ""), "control plane URL")
 	token := fs.String("token", "", "enrollment token (single use)")
 	config := fs.String("config", "", "where to write the agent config (mode 0600; missing directories are made 0700)")
 	name := fs.String("name", "", "agent name (used as its id when the token names none)")
+	caSHA := fs.String("ca-sha256", "", "the control plane's CA fingerprint (from the token's enrollCommand): checked before the token is sent, then the only CA trusted")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("%w (nothing was sent; the token is still unused)", err)
 	}
 	defer pending.Discard()
-	cfg, err := enroll.Enroll(ctx, *url, *token, *name)
+	cfg, err := enroll.EnrollWith(ctx, enroll.Options{URL: *url, Token: *token, Name: *name, CASHA256: *caSHA})
 	if err != nil {
 		return fmt.Errorf("enroll: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS] [--pprof ADDR]", stderr)
+	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--tls-cert FILE --tls-key FILE | --tls-self-signed HOSTS] [--public-url URL] [--insecure-plaintext] [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS] [--pprof ADDR]", stderr)
 	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
 	stateDir := fs.String("state-dir", "", "directory for state (required)")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
@@ -23,6 +23,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	publicNATS := fs.String("public-nats-url", "", "NATS URLs given to enrolling agents (comma-separated)")
 	kvReplicas := fs.Int("kv-replicas", 0, "replicas of the state buckets (default 3 on a cluster of 3 or more servers, else 1)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (/debug/pprof/) on this address; unauthenticated, keep it on loopback")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this certificate chain (PEM)")
+	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert (PEM)")
+	selfSigned := fs.String("tls-self-signed", "", "make a CA and a certificate for these host names/addresses (comma-separated) in the state dir, and serve HTTPS with it")
+	publicURL := fs.String("public-url", "", "the URL users and agents reach the API at (default the listener's)")
+	insecure := fs.Bool("insecure-plaintext", false, "allow a --listen address other machines can reach without TLS (everything crosses the network in clear)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,6 +44,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		KVReplicas:     *kvReplicas,
 		AdminToken:     os.Getenv("OUTPOST_ADMIN_TOKEN"),
 		Logger:         slog.New(slog.NewTextHandler(stderr, nil)),
+
+		TLSCertFile:       *tlsCert,
+		TLSKeyFile:        *tlsKey,
+		TLSSelfSigned:     splitList(*selfSigned),
+		PublicURL:         *publicURL,
+		InsecurePlaintext: *insecure,
 	})
 	if err != nil {
 		return err
@@ -52,7 +63,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "outpost control plane listening on %s\nNATS: %s\n", srv.URL(), strings.Join(srv.NATSURLs(), ","))
+	fmt.Fprintf(stdout, "outpost control plane listening on %s\nNATS for agents: %s\n", srv.PublicURL(), strings.Join(srv.NATSURLs(), ","))
+	if pin := srv.CASHA256(); pin != "" {
+		fmt.Fprintf(stdout, "CA fingerprint (agents pin it; enrollment tokens carry it): %s\nclients: export OUTPOST_URL=%s OUTPOST_CA_FILE=%s\n", pin, srv.PublicURL(), srv.CAFile())
+	}
 	printAdminToken(stdout, srv)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")

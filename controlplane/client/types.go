@@ -66,6 +66,11 @@ type EnrollmentToken struct {
 	ID        string    `json:"id"`
 	Token     string    `json:"token"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	// CASHA256 is the hex SHA-256 of the control plane's CA certificate
+	// (DER), for the agent to pin, when the CA is not publicly trusted.
+	CASHA256 string `json:"caSha256,omitempty"`
+	// EnrollCommand is the exact line to paste on the machine.
+	EnrollCommand string `json:"enrollCommand"`
 }
 
 // EnrollmentTokenInfo is an enrollment token that can still enroll, as GET

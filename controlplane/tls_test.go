@@ -1,0 +1,328 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+)
+
+// relay is a TCP relay that keeps every byte it carries, both ways: a
+// passive observer on the agent's link.
+type relay struct {
+	ln    net.Listener
+	to    string
+	mu    sync.Mutex
+	seen  bytes.Buffer
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func startRelay(t *testing.T, to string) *relay {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{ln: ln, to: to}
+	r.wg.Add(1)
+	go r.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		r.mu.Lock()
+		for _, c := range r.conns {
+			c.Close()
+		}
+		r.mu.Unlock()
+		r.wg.Wait()
+	})
+	return r
+}
+
+func (r *relay) accept() {
+	defer r.wg.Done()
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", r.to)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		r.mu.Lock()
+		r.conns = append(r.conns, c, up)
+		r.mu.Unlock()
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			splice(&tap{Conn: c, r: r}, up)
+		}()
+	}
+}
+
+// tap records what is read from and written to a connection.
+type tap struct {
+	net.Conn
+	r *relay
+}
+
+func (t *tap) Read(p []byte) (int, error)  { n, err := t.Conn.Read(p); t.r.keep(p[:n]); return n, err }
+func (t *tap) Write(p []byte) (int, error) { t.r.keep(p); return t.Conn.Write(p) }
+
+func (r *relay) keep(p []byte) {
+	r.mu.Lock()
+	r.seen.Write(p)
+	r.mu.Unlock()
+}
+
+func (r *relay) saw(marker string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return bytes.Contains(r.seen.Bytes(), []byte(marker))
+}
+
+func (r *relay) url(scheme string) string { return scheme + "://" + r.ln.Addr().String() }
+
+// tlsWorld is a control plane, an agent enrolled and running through a
+// relay, and a client calling the API through the same relay.
+type tlsWorld struct {
+	s         *Server
+	relay     *relay
+	natsRelay *relay // plaintext only: the native NATS port
+	cl        *client.Client
+}
+
+func startTLSWorld(t *testing.T, tlsOn bool) *tlsWorld {
+	t.Helper()
+	cfg := testConfig(t)
+	if tlsOn {
+		cfg.TLSSelfSigned = []string{"127.0.0.1", "localhost"}
+	}
+	s := startServer(t, cfg)
+	host := strings.TrimPrefix(strings.TrimPrefix(s.URL(), "https://"), "http://")
+	w := &tlsWorld{s: s, relay: startRelay(t, host)}
+	scheme := "http"
+	if tlsOn {
+		scheme = "https"
+	}
+	w.cl = client.New(w.relay.url(scheme), s.AdminToken())
+	if tlsOn {
+		w.cl.HTTP = trusting(t, s)
+	}
+	ctx := context.Background()
+	if _, err := w.cl.CreateWorkspace(ctx, "ws1"); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := w.cl.CreateEnrollmentToken(ctx, "ws1", client.EnrollmentTokenRequest{Agent: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident, err := enroll.EnrollWith(ctx, enroll.Options{URL: w.relay.url(scheme), Token: tok.Token, CASHA256: tok.CASHA256})
+	if err != nil {
+		t.Fatalf("enroll through the relay: %v", err)
+	}
+	if tlsOn {
+		// The agent's NATS goes to the same port as the API: through the relay.
+		for i, u := range ident.NATSURLs {
+			ident.NATSURLs[i] = strings.Replace(u, host, w.relay.ln.Addr().String(), 1)
+		}
+	} else {
+		// Plain NATS has its own port: relay it too.
+		nr := startRelay(t, strings.TrimPrefix(ident.NATSURLs[0], "nats://"))
+		ident.NATSURLs = []string{nr.url("nats")}
+		w.natsRelay = nr
+	}
+	if !strings.Contains(ident.NATSURLs[0], "127.0.0.1:") || strings.Contains(ident.NATSURLs[0], host) {
+		t.Fatalf("the agent would bypass the relay: %v", ident.NATSURLs)
+	}
+	runAgent(t, s, ident, t.TempDir())
+	return w
+}
+
+// trusting is an HTTP client that trusts only s's CA.
+func trusting(t *testing.T, s *Server) *http.Client {
+	t.Helper()
+	pemBytes, err := os.ReadFile(s.CAFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemBytes)
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+// runAgent runs a real agent with ident until the test ends.
+func runAgent(t *testing.T, s *Server, ident *enroll.Config, root string) {
+	t.Helper()
+	a, err := agent.New(agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(waitLong):
+			t.Errorf("agent did not stop")
+		}
+	})
+	waitFor(t, waitLong, "agent online", func() bool { return s.presence.Get(ident.AgentID()).Status == "online" })
+}
+
+// With TLS, a relay on the agent's and the user's links sees none of a
+// command's output; without it, the same relay does (so the check can
+// fail).
+func TestNothingInClearOnTheWire(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		tlsOn  bool
+		inView bool
+	}{
+		{"tls: agents over wss on the API's port", true, false},
+		{"plaintext: the relay sees it", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := startTLSWorld(t, tt.tlsOn)
+			marker := "marker-" + newRecordID("m")
+			res, err := w.cl.Agent("ws1", "laptop").Exec(context.Background(), client.ExecRequest{Argv: []string{"echo", marker}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(res.Stdout) != marker {
+				t.Fatalf("stdout %q, want %q", res.Stdout, marker)
+			}
+			seen := w.relay.saw(marker) || w.natsRelay != nil && w.natsRelay.saw(marker)
+			if got := seen; got != tt.inView {
+				t.Fatalf("the relay saw the command's output in clear: %v, want %v", got, tt.inView)
+			}
+			if tt.tlsOn {
+				if !strings.HasPrefix(w.s.NATSURLs()[0], "wss://") || !strings.HasSuffix(w.s.NATSURLs()[0], NATSPath) {
+					t.Fatalf("agents are told %v, want wss://...%s", w.s.NATSURLs(), NATSPath)
+				}
+			}
+		})
+	}
+}
+
+// A wrong pin is refused before anything is sent: the token still works.
+func TestEnrollPinsTheCA(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s := startServer(t, cfg)
+	cl := client.New(s.URL(), s.AdminToken())
+	cl.HTTP = trusting(t, s)
+	ctx := context.Background()
+	if _, err := cl.CreateWorkspace(ctx, "ws1"); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cl.CreateEnrollmentToken(ctx, "ws1", client.EnrollmentTokenRequest{Agent: "a1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tok.CASHA256) != 64 || !strings.Contains(tok.EnrollCommand, "--ca-sha256 "+tok.CASHA256) ||
+		!strings.Contains(tok.EnrollCommand, "--url "+s.PublicURL()) || !strings.Contains(tok.EnrollCommand, "--token "+tok.Token) {
+		t.Fatalf("token response: caSha256 %q, enrollCommand %q", tok.CASHA256, tok.EnrollCommand)
+	}
+	wrong := strings.Repeat("ab", 32)
+	for _, o := range []enroll.Options{
+		{URL: s.URL(), Token: tok.Token, CASHA256: wrong},
+		{URL: s.URL(), Token: tok.Token}, // the system's roots do not know this CA
+	} {
+		if _, err := enroll.EnrollWith(ctx, o); err == nil {
+			t.Fatalf("enroll with pin %q succeeded", o.CASHA256)
+		} else if o.CASHA256 != "" && !errors.Is(err, enroll.ErrCAMismatch) {
+			t.Fatalf("enroll with a wrong pin: %v, want ErrCAMismatch", err)
+		}
+	}
+	list, err := cl.ListEnrollmentTokens(ctx, "ws1")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("the token was spent by a refused enrollment: %v %v", list, err)
+	}
+	ident, err := enroll.EnrollWith(ctx, enroll.Options{URL: s.URL(), Token: tok.Token, CASHA256: tok.CASHA256})
+	if err != nil {
+		t.Fatalf("enroll with the right pin: %v", err)
+	}
+	if pool, err := ident.CAPool(); err != nil || pool == nil {
+		t.Fatalf("the config keeps no CA: %v", err)
+	}
+}
+
+func TestPlaintextOnlyOnLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		listen   string
+		insecure bool
+		wantErr  bool
+	}{
+		{"loopback", "127.0.0.1:0", false, false},
+		{"every interface", "0.0.0.0:0", false, true},
+		{"every interface, insecure allowed", "0.0.0.0:0", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.Listen, cfg.InsecurePlaintext = tt.listen, tt.insecure
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			err = s.Start(context.Background())
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Start: %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "--insecure-plaintext") {
+				t.Fatalf("error %q does not say how to go on", err)
+			}
+		})
+	}
+}
+
+// The self-signed CA is made once: a restart keeps the pin agents hold.
+func TestSelfSignedCAKept(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s1 := startServer(t, cfg)
+	pin := s1.CASHA256()
+	_ = s1.Close()
+	cfg.TLSSelfSigned = []string{"127.0.0.1", "outpost.example"} // a new name: a new server certificate, same CA
+	s2 := startServer(t, cfg)
+	if s2.CASHA256() != pin {
+		t.Fatalf("CA changed across a restart: %s -> %s", pin, s2.CASHA256())
+	}
+	resp, err := trusting(t, s2).Get(s2.URL() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	fi, err := os.Stat(filepath.Join(cfg.StateDir, tlsDir, caKeyFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("CA key mode %v (%v), want 0600", fi.Mode(), err)
+	}
+	// Plain HTTP to the TLS port gets no API.
+	if resp, err := http.Get("http://" + strings.TrimPrefix(s2.URL(), "https://") + "/healthz"); err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatalf("plain HTTP on the TLS port answered: %s", body)
+		}
+	}
+}
