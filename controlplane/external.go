@@ -36,6 +36,13 @@ type NATSConfig struct {
 	ClusterName   string
 	ClusterListen string   // default "0.0.0.0:6222" when ClusterName is set
 	Routes        []string // e.g. nats-route://nats-2:6222
+	// TLSCert and TLSKey, when set, make the client port (and the
+	// WebSocket listener) serve TLS: agents then connect with tls:// or
+	// wss:// URLs. Without them the config says where TLS goes.
+	TLSCert, TLSKey string
+	// WebsocketListen, when set, serves NATS over WebSocket there: agents
+	// behind networks that let only HTTPS out connect with wss://.
+	WebsocketListen string
 }
 
 // PrepareExternal readies stateDir for control-plane replicas on an
@@ -84,6 +91,22 @@ func renderNATSConfig(a *authority.Authority, c NATSConfig) (string, error) {
 	w("ping_interval: %s", strconv.Quote(natsPingInterval.String()))
 	w("ping_max: %d", natsMaxPingsOut)
 	w("jetstream { store_dir: %s }", strconv.Quote(c.StoreDir))
+	tlsBlock := ""
+	if c.TLSCert != "" {
+		tlsBlock = fmt.Sprintf("tls { cert_file: %s, key_file: %s }", strconv.Quote(c.TLSCert), strconv.Quote(c.TLSKey))
+		w("# Clients (agents, the control plane) reach this port over TLS.")
+		w("%s", tlsBlock)
+	} else {
+		w("# Agents across networks need TLS here: tls { cert_file: \"...\", key_file: \"...\" }")
+	}
+	if c.WebsocketListen != "" {
+		w("# NATS over WebSocket, for agents that may only reach HTTPS (wss://host:port).")
+		if tlsBlock != "" {
+			w("websocket { listen: %s, %s }", strconv.Quote(c.WebsocketListen), tlsBlock)
+		} else {
+			w("websocket { listen: %s, no_tls: true }  # put a TLS-terminating proxy in front", strconv.Quote(c.WebsocketListen))
+		}
+	}
 	if c.ClusterName != "" {
 		routes := make([]string, len(c.Routes))
 		for i, r := range c.Routes {

@@ -109,3 +109,48 @@ func listFiles(t *testing.T, dir string) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// The tls and websocket blocks nats-config prints load in nats-server and
+// configure what they say.
+func TestNATSConfigTLSAndWebsocket(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := selfSignedTLS(dir, []string{"nats.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key := filepath.Join(dir, tlsDir, serverCert), filepath.Join(dir, tlsDir, serverKeyFile)
+	for _, tt := range []struct {
+		name          string
+		c             NATSConfig
+		wantTLS, wsOn bool
+		wsTLS         bool
+	}{
+		{"plain", NATSConfig{}, false, false, false},
+		{"tls and websocket", NATSConfig{TLSCert: cert, TLSKey: key, WebsocketListen: "127.0.0.1:8443"}, true, true, true},
+		{"websocket behind a proxy", NATSConfig{WebsocketListen: "127.0.0.1:8443"}, false, true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conf, err := PrepareExternal(filepath.Join(t.TempDir(), "state"), tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "nats.conf")
+			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			opts, err := server.ProcessConfigFile(path)
+			if err != nil {
+				t.Fatalf("the printed config does not load: %v\n%s", err, conf)
+			}
+			if (opts.TLSConfig != nil) != tt.wantTLS {
+				t.Errorf("client TLS %v, want %v\n%s", opts.TLSConfig != nil, tt.wantTLS, conf)
+			}
+			if (opts.Websocket.Port != 0) != tt.wsOn || tt.wsOn && (opts.Websocket.TLSConfig != nil) != tt.wsTLS || tt.wsOn && opts.Websocket.NoTLS == tt.wsTLS {
+				t.Errorf("websocket %+v, want on %v tls %v\n%s", opts.Websocket, tt.wsOn, tt.wsTLS, conf)
+			}
+		})
+	}
+}

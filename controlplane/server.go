@@ -5,8 +5,8 @@ package controlplane
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
