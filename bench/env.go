@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,6 +21,7 @@ import (
 // env is one control plane with one agent, all in this process, on loopback.
 type env struct {
 	n       int
+	tls     bool // HTTPS, agents on wss:// through the API's port
 	dir     string
 	srv     *controlplane.Server
 	cl      *client.Client
@@ -27,20 +31,24 @@ type env struct {
 	agentCh chan error
 }
 
-func newEnv(ctx context.Context, n int) (*env, error) {
+func newEnv(ctx context.Context, n int, tlsOn bool) (*env, error) {
 	dir, err := os.MkdirTemp("", "outpost-bench")
 	if err != nil {
 		return nil, err
 	}
-	e := &env{n: n, dir: dir, ws: "bench", id: "a1", root: filepath.Join(dir, "root")}
+	e := &env{n: n, tls: tlsOn, dir: dir, ws: "bench", id: "a1", root: filepath.Join(dir, "root")}
 	if err := os.MkdirAll(e.root, 0o755); err != nil {
 		return nil, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e.srv, err = controlplane.New(controlplane.Config{
+	cfg := controlplane.Config{
 		Listen: "127.0.0.1:0", NATSListen: "127.0.0.1:0",
 		StateDir: filepath.Join(dir, "state"), Logger: quiet,
-	})
+	}
+	if tlsOn {
+		cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	}
+	e.srv, err = controlplane.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -48,14 +56,15 @@ func newEnv(ctx context.Context, n int) (*env, error) {
 		return nil, err
 	}
 	e.cl = client.New(e.srv.URL(), e.srv.AdminToken())
+	if tlsOn {
+		if e.cl.HTTP, err = e.httpClient(); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := e.cl.CreateWorkspace(ctx, e.ws); err != nil {
 		return nil, err
 	}
-	tok, err := e.cl.CreateEnrollmentToken(ctx, e.ws, client.EnrollmentTokenRequest{Agent: e.id})
-	if err != nil {
-		return nil, err
-	}
-	ident, err := enroll.Enroll(ctx, e.srv.URL(), tok.Token, "")
+	ident, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: e.id})
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +86,37 @@ func newEnv(ctx context.Context, n int) (*env, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// enroll makes a token for req and enrolls with it, pinning the CA when the
+// env serves TLS, as `outpost agent enroll` does.
+func (e *env) enroll(ctx context.Context, req client.EnrollmentTokenRequest) (*enroll.Config, error) {
+	tok, err := e.cl.CreateEnrollmentToken(ctx, e.ws, req)
+	if err != nil {
+		return nil, err
+	}
+	return enroll.EnrollWith(ctx, enroll.Options{URL: e.srv.URL(), Token: tok.Token, CASHA256: tok.CASHA256})
+}
+
+// httpClient trusts the env's CA, as OUTPOST_CA_FILE makes the CLI do.
+func (e *env) httpClient() (*http.Client, error) {
+	pemBytes, err := os.ReadFile(e.srv.CAFile())
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pemBytes)
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: pool}
+	return &http.Client{Transport: t}, nil
+}
+
+// transport names the env's transport in row names.
+func (e *env) transport() string {
+	if e.tls {
+		return " [TLS, wss]"
+	}
+	return ""
 }
 
 // Close stops the agent and the control plane and removes the temp dir.

@@ -50,6 +50,7 @@ func main() {
 	}
 	only := flag.String("rows", "", "comma-separated suites to run (default all)")
 	n := flag.Int("n", 300, "iterations per latency figure")
+	transports := flag.String("transport", "plain", "comma-separated: plain (HTTP, native NATS), tls (HTTPS, agents on wss:// through the API's port); rows of each, side by side")
 	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
@@ -65,12 +66,6 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	e, err := newEnv(ctx, *n)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: setup:", err)
-		os.Exit(1)
-	}
-	defer e.Close()
 	want := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
 		if s != "" {
@@ -78,18 +73,42 @@ func main() {
 		}
 	}
 	var rows []row
-	for _, s := range suites() {
-		if len(want) > 0 && !want[s.name] {
-			continue
-		}
-		rs, err := s.run(ctx, e)
+	for _, tr := range strings.Split(*transports, ",") {
+		rs, err := runSuites(ctx, *n, tr == "tls", want)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", s.name, err)
+			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
 		rows = append(rows, rs...)
 	}
 	printTable(rows)
+}
+
+// runSuites runs the wanted suites (all when want is empty) on one env.
+func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]row, error) {
+	e, err := newEnv(ctx, n, tlsOn)
+	if err != nil {
+		return nil, fmt.Errorf("setup: %w", err)
+	}
+	defer e.Close()
+	var rows []row
+	for _, s := range suites() {
+		if len(want) > 0 && !want[s.name] {
+			continue
+		}
+		if tlsOn && (s.name == "agents" || s.name == "cli") {
+			continue // they start their own control plane or binary, plaintext
+		}
+		rs, err := s.run(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("%s%s: %w", s.name, e.transport(), err)
+		}
+		for i := range rs {
+			rs[i].Name += e.transport()
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, nil
 }
 
 func printTable(rows []row) {

@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/controlplane/client"
-	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -21,11 +20,7 @@ import (
 // subject answered "no responders" by the same server.
 func benchOffline(ctx context.Context, e *env) ([]row, error) {
 	const id = "gone"
-	tok, err := e.cl.CreateEnrollmentToken(ctx, e.ws, client.EnrollmentTokenRequest{Agent: id})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := enroll.Enroll(ctx, e.srv.URL(), tok.Token, ""); err != nil {
+	if _, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: id}); err != nil {
 		return nil, err
 	}
 	target := e.cl.Agent(e.ws, id)

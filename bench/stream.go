@@ -130,11 +130,7 @@ type childAgent struct {
 // startChildAgent enrolls agent id and runs it in a child process (this
 // binary again), waiting until it is online.
 func startChildAgent(ctx context.Context, e *env, id string) (*childAgent, error) {
-	tok, err := e.cl.CreateEnrollmentToken(ctx, e.ws, client.EnrollmentTokenRequest{Agent: id})
-	if err != nil {
-		return nil, err
-	}
-	ident, err := enroll.Enroll(ctx, e.srv.URL(), tok.Token, "")
+	ident, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: id})
 	if err != nil {
 		return nil, err
 	}
@@ -174,13 +170,10 @@ func (c *childAgent) stop() { stopChild(c.cmd.Process, c.done) }
 // plane's server: n bytes in 1 MiB messages from one connection to another,
 // with a subscriber acknowledgement every 16 MiB so the publisher never
 // outruns the subscriber into a slow-consumer cut. Both connections use an
-// enrolled agent's credentials on that agent's own subjects.
+// enrolled agent's credentials on the one subject it may both publish
+// and subscribe to (its rpc subject).
 func rawNATS(ctx context.Context, e *env, n int64) (float64, error) {
-	tok, err := e.cl.CreateEnrollmentToken(ctx, e.ws, client.EnrollmentTokenRequest{Agent: "natsbench"})
-	if err != nil {
-		return 0, err
-	}
-	ident, err := enroll.Enroll(ctx, e.srv.URL(), tok.Token, "")
+	ident, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: "natsbench"})
 	if err != nil {
 		return 0, err
 	}
@@ -203,7 +196,7 @@ func rawNATS(ctx context.Context, e *env, n int64) (float64, error) {
 	all := make(chan struct{})
 	var got int64 // owned by the subscription's callback goroutine
 	var count int
-	s, err := sub.Subscribe(prefix+"data", func(m *nats.Msg) {
+	s, err := sub.Subscribe(prefix+"rpc", func(m *nats.Msg) {
 		got += int64(len(m.Data))
 		if count++; count%ackEvery == 0 {
 			acks <- struct{}{}
@@ -223,7 +216,7 @@ func rawNATS(ctx context.Context, e *env, n int64) (float64, error) {
 	start := time.Now()
 	sent := 0
 	for total := int64(0); total < n; total += msgSize {
-		if err := pub.Publish(prefix+"data", msg); err != nil {
+		if err := pub.Publish(prefix+"rpc", msg); err != nil {
 			return 0, err
 		}
 		if sent++; sent%ackEvery == 0 && sent > 2*ackEvery {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane/client"
-	"github.com/outposthq/outpost/enroll"
 )
 
 // swapReaders is how many clients read through the session while it swaps.
@@ -167,11 +166,7 @@ func (r *readers) stop() (reads, failed int64, lat latencies, firstErr error) {
 // startPoolAgent enrolls agent id into pool and runs it in this process
 // until the returned stop is called.
 func startPoolAgent(ctx context.Context, e *env, id, pool string) (stop func(), err error) {
-	tok, err := e.cl.CreateEnrollmentToken(ctx, e.ws, client.EnrollmentTokenRequest{Agent: id, Pool: pool})
-	if err != nil {
-		return nil, err
-	}
-	ident, err := enroll.Enroll(ctx, e.srv.URL(), tok.Token, "")
+	ident, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: id, Pool: pool})
 	if err != nil {
 		return nil, err
 	}

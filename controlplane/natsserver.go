@@ -57,13 +57,16 @@ func (s *Server) startEmbeddedNATS() error {
 		NoSigs:       true,
 	}
 	if s.tls != nil {
-		// The native port serves TLS with the API's certificate; agents
-		// come in over WebSocket on the API's port, passed to a listener
-		// only loopback can reach (TLS ends at the API).
+		// Agents come in over WebSocket on the API's port, passed to a
+		// listener only loopback can reach (TLS ends at the API).
+		opts.Websocket = server.WebsocketOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoTLS: true}
+	}
+	if s.nativeTLS() {
+		// A native port other machines can reach serves TLS with the API's
+		// certificate; on loopback it stays plain (our own connections).
 		opts.TLSConfig, opts.TLS, opts.TLSVerify = s.tls.config(), true, false
 		opts.TLSTimeout = 5
-		opts.Websocket = server.WebsocketOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoTLS: true}
-	} else if !isLoopback(s.cfg.NATSListen) && !s.cfg.InsecurePlaintext {
+	} else if s.tls == nil && !isLoopback(s.cfg.NATSListen) && !s.cfg.InsecurePlaintext {
 		return fmt.Errorf("nats listen %s: an address other machines can reach needs TLS (--tls-cert/--tls-key or --tls-self-signed HOST); --insecure-plaintext serves in clear anyway", s.cfg.NATSListen)
 	}
 	if err := s.auth.ConfigureServer(opts, filepath.Join(s.cfg.StateDir, "jwt")); err != nil {
@@ -94,8 +97,10 @@ func (s *Server) startEmbeddedNATS() error {
 		connHost = "127.0.0.1"
 	}
 	scheme := "nats://"
-	if s.tls != nil {
+	if s.nativeTLS() {
 		scheme = "tls://"
+	}
+	if s.tls != nil {
 		ports := ns.PortsInfo(natsReadyWait)
 		if ports == nil || len(ports.WebSocket) == 0 {
 			ns.Shutdown()
@@ -106,6 +111,12 @@ func (s *Server) startEmbeddedNATS() error {
 	}
 	s.natsURL = scheme + net.JoinHostPort(connHost, strconv.Itoa(addr.Port))
 	return nil
+}
+
+// nativeTLS reports whether the embedded server's native port serves TLS:
+// with TLS configured, when it listens where other machines can reach it.
+func (s *Server) nativeTLS() bool {
+	return s.tls != nil && s.cfg.NATSURL == "" && !isLoopback(s.cfg.NATSListen)
 }
 
 // connectNATS opens the control plane's three connections: the service
@@ -141,7 +152,7 @@ func (s *Server) connectNATS() error {
 	if err != nil {
 		return err
 	}
-	if s.tls != nil && s.cfg.NATSURL == "" {
+	if s.nativeTLS() {
 		common = append(common, nats.Secure(s.tls.clientConfig()))
 		svc = append(svc, nats.Secure(s.tls.clientConfig()))
 	}

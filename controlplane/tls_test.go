@@ -268,18 +268,23 @@ func TestEnrollPinsTheCA(t *testing.T) {
 
 func TestPlaintextOnlyOnLoopback(t *testing.T) {
 	for _, tt := range []struct {
-		name     string
-		listen   string
-		insecure bool
-		wantErr  bool
+		name               string
+		listen, natsListen string
+		tls, insecure      bool
+		wantErr            bool
 	}{
-		{"loopback", "127.0.0.1:0", false, false},
-		{"every interface", "0.0.0.0:0", false, true},
-		{"every interface, insecure allowed", "0.0.0.0:0", true, false},
+		{name: "loopback", listen: "127.0.0.1:0", natsListen: "127.0.0.1:0"},
+		{name: "every interface", listen: "0.0.0.0:0", natsListen: "127.0.0.1:0", wantErr: true},
+		{name: "every interface, insecure allowed", listen: "0.0.0.0:0", natsListen: "127.0.0.1:0", insecure: true},
+		{name: "nats on every interface", listen: "127.0.0.1:0", natsListen: "0.0.0.0:0", wantErr: true},
+		{name: "both on every interface, TLS", listen: "0.0.0.0:0", natsListen: "0.0.0.0:0", tls: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig(t)
-			cfg.Listen, cfg.InsecurePlaintext = tt.listen, tt.insecure
+			cfg.Listen, cfg.NATSListen, cfg.InsecurePlaintext = tt.listen, tt.natsListen, tt.insecure
+			if tt.tls {
+				cfg.TLSSelfSigned = []string{"127.0.0.1"}
+			}
 			s, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
