@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/outposthq/outpost/controlplane/client"
+)
+
+// A newcomer runs `serve --tls-self-signed`, pastes the enrollCommand a
+// token comes with on the machine, runs the agent and a command: every step
+// over TLS, the agent on wss:// through the API's one port, trusting only
+// the pinned CA.
+func TestNewcomerOverTLS(t *testing.T) {
+	port, natsPort, state := freePort(t), freePort(t), privateDir(t)
+	url := "https://127.0.0.1:" + strconv.Itoa(port)
+	serve := startProc(t, []string{"OUTPOST_ADMIN_TOKEN=" + adminToken}, "serve",
+		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--nats-listen", "127.0.0.1:"+strconv.Itoa(natsPort),
+		"--state-dir", state, "--tls-self-signed", "127.0.0.1,localhost")
+	caFile := filepath.Join(state, "tls", "ca.pem")
+	var hc *http.Client
+	waitFor(t, startTimeout, "serve over TLS", func() error {
+		if hc == nil {
+			pemBytes, err := os.ReadFile(caFile)
+			if err != nil {
+				return err
+			}
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(pemBytes)
+			hc = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		}
+		resp, err := hc.Get(url + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	if out := serve.output(); !strings.Contains(out, "CA fingerprint") || !strings.Contains(out, "OUTPOST_CA_FILE="+caFile) {
+		t.Fatalf("serve does not say how to trust it:\n%s", out)
+	}
+
+	cl := client.New(url, adminToken)
+	cl.HTTP = hc
+	if _, err := cl.CreateWorkspace(ctx(t), "default"); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cl.CreateEnrollmentToken(ctx(t), "default", client.EnrollmentTokenRequest{Agent: "laptop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Paste the line as given; only the program's path and the config's
+	// home-relative path are this test's own.
+	config := filepath.Join(t.TempDir(), "agent.json")
+	args := strings.Fields(tok.EnrollCommand)
+	if len(args) < 3 || args[0] != "outpost" || !strings.Contains(tok.EnrollCommand, "--ca-sha256 "+tok.CASHA256) {
+		t.Fatalf("enrollCommand %q", tok.EnrollCommand)
+	}
+	for i, a := range args {
+		if a == "~/.outpost/agent.json" {
+			args[i] = config
+		}
+	}
+	if out, err := exec.Command(outpostBin, args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", tok.EnrollCommand, err, out)
+	}
+	startAgent(t, config, t.TempDir())
+	waitFor(t, statusTimeout, "agent online over wss", func() error {
+		a, err := cl.GetAgent(ctx(t), "default", "laptop")
+		if err != nil {
+			return err
+		}
+		if a.Status != "online" {
+			return errStatus(a.Status)
+		}
+		return nil
+	})
+	cmd := exec.Command(outpostBin, "exec", "--agent", "laptop", "--", "echo", "over-tls")
+	cmd.Env = append(os.Environ(), "OUTPOST_URL="+url, "OUTPOST_TOKEN="+adminToken, "OUTPOST_CA_FILE="+caFile)
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "over-tls" {
+		t.Fatalf("outpost exec over TLS: %v\n%s", err, out)
+	}
+	// Without the CA the CLI refuses the control plane's certificate.
+	cmd = exec.Command(outpostBin, "exec", "--agent", "laptop", "--", "true")
+	cmd.Env = append(os.Environ(), "OUTPOST_URL="+url, "OUTPOST_TOKEN="+adminToken, "OUTPOST_CA_FILE=")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "certificate") {
+		t.Fatalf("exec trusting the system's roots only: %v\n%s", err, out)
+	}
+}
+
+type errStatus string
+
+func (e errStatus) Error() string { return "status " + string(e) }
