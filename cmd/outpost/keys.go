@@ -57,7 +57,7 @@ func tokenCreate(fs *flag.FlagSet) subcommandRun {
 		}
 		fmt.Fprintf(stdout, "enrollment token %s of workspace %s, single use, expires %s (in %s):\n%s\n",
 			tok.ID, ws, tok.ExpiresAt.Local().Format(time.DateTime), time.Until(tok.ExpiresAt).Round(time.Second), tok.Token)
-		_, err = fmt.Fprintf(stdout, "enroll a machine with: outpost agent enroll --url %s --token %s --config FILE\n", cl.BaseURL, tok.Token)
+		_, err = fmt.Fprintf(stdout, "on the machine, run:\n%s\n", tok.EnrollCommand)
 		return err
 	}
 }
