@@ -75,6 +75,9 @@ type sighting struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{stateDir: t.TempDir(), log: &syncBuffer{}, victims: map[subjects.Agent]*victim{}}
+	if err := os.Chmod(w.stateDir, 0o700); err != nil { // a state dir is its owner's only
+		t.Fatal(err)
+	}
 	cp, err := controlplane.New(controlplane.Config{
 		Listen: "127.0.0.1:0", NATSListen: "127.0.0.1:0", StateDir: w.stateDir,
 		Logger: slog.New(slog.NewTextHandler(w.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
