@@ -108,8 +108,10 @@ func checkNATSURL(s string) error {
 //
 // An error response from the control plane is returned as a *wire.Error with
 // its code (wire.ErrUnauthenticated for an unknown, expired or used token).
-// Redirects are refused, so the token is only ever sent to baseURL.
-func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
+// Redirects are refused, so the token is only ever sent to baseURL. The
+// control plane is reached through the proxy the environment names
+// (HTTPS_PROXY, NO_PROXY), or the one WithProxy picks.
+func Enroll(ctx context.Context, baseURL, token, name string, opts ...EnrollOption) (*Config, error) {
 	base := strings.TrimRight(baseURL, "/")
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -117,6 +119,10 @@ func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
 	}
 	if token == "" {
 		return nil, errors.New("enroll: empty token")
+	}
+	o, err := newEnrollOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	kp, err := nkeys.CreateUser()
 	if err != nil {
@@ -144,7 +150,9 @@ func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultEnrollTimeout)
 		defer cancel()
 	}
-	resp, err := post(ctx, base+EnrollPath, body)
+	hc := o.httpClient()
+	defer hc.CloseIdleConnections()
+	resp, err := post(ctx, hc, base+EnrollPath, body)
 	if err != nil {
 		return nil, err
 	}
@@ -174,21 +182,14 @@ func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
 	return c, nil
 }
 
-// httpClient refuses redirects so the token is never replayed to another URL.
-var httpClient = &http.Client{
-	CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		return fmt.Errorf("redirected to %s; enroll with the final URL", req.URL.Redacted())
-	},
-}
-
-func post(ctx context.Context, endpoint string, body []byte) (*Response, error) {
+func post(ctx context.Context, hc *http.Client, endpoint string, body []byte) (*Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("enroll: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	res, err := httpClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("enroll: POST %s: %w", endpoint, err)
 	}

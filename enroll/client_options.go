@@ -1,0 +1,57 @@
+package enroll
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/outposthq/outpost/proxy"
+)
+
+// EnrollOption configures Enroll.
+type EnrollOption func(*enrollOptions) error
+
+type enrollOptions struct {
+	proxy proxy.Func
+}
+
+// WithProxy makes Enroll reach the control plane through the HTTP proxy
+// pick chooses (nil: directly). Without it Enroll uses
+// proxy.FromEnvironment: HTTPS_PROXY, HTTP_PROXY and NO_PROXY, which never
+// proxy loopback.
+func WithProxy(pick proxy.Func) EnrollOption {
+	return func(o *enrollOptions) error {
+		if pick == nil {
+			pick = func(*http.Request) (*url.URL, error) { return nil, nil }
+		}
+		o.proxy = pick
+		return nil
+	}
+}
+
+func newEnrollOptions(opts []EnrollOption) (*enrollOptions, error) {
+	o := &enrollOptions{proxy: proxy.FromEnvironment}
+	for _, opt := range opts {
+		if err := opt(o); err != nil {
+			return nil, fmt.Errorf("enroll: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// httpClient is the client of one enrollment: net/http's defaults, with
+// the proxy o picks, and redirects refused so the token is never replayed
+// to another URL. Close its idle connections when done.
+func (o *enrollOptions) httpClient() *http.Client {
+	t := &http.Transport{}
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = dt.Clone()
+	}
+	t.Proxy = o.proxy
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("redirected to %s; enroll with the final URL", req.URL.Redacted())
+		},
+	}
+}
