@@ -12,19 +12,27 @@ import (
 	"github.com/outposthq/outpost/internal/tinyproxy"
 )
 
-// The binary's client commands and enrollment honour HTTP_PROXY and
-// NO_PROXY, read from the environment as in production. net/http never
-// proxies "localhost" or a loopback IP address, so the control plane is
-// named "127.1": the same address (tinyproxy's resolver reads it as
-// 127.0.0.1), but not a spelling net/http takes for loopback. (The agent's
-// NATS connection through a proxy is tested in test/proxied, where the
-// proxy can be named explicitly.)
-func TestCLIHonoursProxyEnvironment(t *testing.T) {
+// The binary honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY, read from the
+// environment as in production: its client commands, enrollment, and the
+// agent's NATS connection (a CONNECT tunnel). net/http never proxies
+// "localhost" or a loopback IP address, so the control plane and its NATS
+// are named "127.1": the same address (tinyproxy's resolver reads it as
+// 127.0.0.1), but not a spelling net/http takes for loopback.
+func TestBinaryHonoursProxyEnvironment(t *testing.T) {
 	p := tinyproxy.Start(t, tinyproxy.Options{})
-	cp := startControlPlane(t)
+	cp := &controlPlane{t: t, httpPort: freePort(t), natsPort: freePort(t), stateDir: privateDir(t)}
+	cp.url = "http://127.0.0.1:" + strconv.Itoa(cp.httpPort)
+	cp.cl = client.New(cp.url, adminToken)
+	natsViaName := "127.1:" + strconv.Itoa(cp.natsPort)
+	cp.proc = startProc(t, []string{"OUTPOST_ADMIN_TOKEN=" + adminToken}, "serve",
+		"--listen", "127.0.0.1:"+strconv.Itoa(cp.httpPort),
+		"--nats-listen", "127.0.0.1:"+strconv.Itoa(cp.natsPort),
+		"--public-nats-url", "nats://"+natsViaName,
+		"--state-dir", cp.stateDir)
+	waitHealthy(t, cp.proc, cp.url, startTimeout)
 	ws := cp.workspace("ws")
 	viaName := "http://127.1:" + strconv.Itoa(cp.httpPort)
-	viaProxy := []string{"HTTP_PROXY=" + p.URL.String(), "HTTPS_PROXY=" + p.URL.String(), "OUTPOST_TOKEN=" + adminToken}
+	viaProxy := []string{"HTTP_PROXY=" + p.URL.String(), "HTTPS_PROXY=" + p.URL.String(), "NO_PROXY=", "no_proxy=", "OUTPOST_TOKEN=" + adminToken}
 
 	mustRunWithEnv(t, viaProxy, "agents", "--url", viaName, "--workspace", ws)
 	if n := p.Count("GET", viaName+"/v1/workspaces/ws/agents"); n != 1 {
@@ -39,6 +47,16 @@ func TestCLIHonoursProxyEnvironment(t *testing.T) {
 	mustRunWithEnv(t, viaProxy, "agent", "enroll", "--url", viaName, "--token", tok.Token, "--config", cfg)
 	if n := p.Count("POST", viaName+"/v1/enroll"); n != 1 {
 		t.Fatalf("tinyproxy logged %d enrollments, want 1; requests %q", n, p.Requests())
+	}
+
+	startProc(t, viaProxy, "agent", "run", "--config", cfg, "--root", t.TempDir())
+	cp.waitStatus(ws, "laptop", "online")
+	res, err := cp.cl.Agent(ws, "laptop").Exec(ctx(t), client.ExecRequest{Argv: []string{"echo", "via-the-proxy"}})
+	if err != nil || res.Stdout != "via-the-proxy\n" {
+		t.Fatalf("exec: %+v %v", res, err)
+	}
+	if n := p.Count("CONNECT", natsViaName); n != 1 {
+		t.Fatalf("tinyproxy logged %d CONNECTs to %s, want the agent's one; requests %q", n, natsViaName, p.Requests())
 	}
 
 	// Around the proxy, the name goes to this machine's resolver, which may
