@@ -3,8 +3,16 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,8 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/internal/natstest"
 	"github.com/outposthq/outpost/internal/tinyproxy"
 	"github.com/outposthq/outpost/proxy"
 	"github.com/outposthq/outpost/rpc"
@@ -138,4 +148,86 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// nats.go speaks WebSocket, and TLS for wss://, inside the tunnel: the
+// agent's connection to the control plane's one HTTPS port through a proxy.
+func TestNATSOverWebSocketThroughProxy(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		name := "ws"
+		if secure {
+			name = "wss"
+		}
+		t.Run(name, func(t *testing.T) {
+			serverTLS, clientTLS := selfSignedTLS(t)
+			s := natstest.Start(t, func(o *server.Options) {
+				o.JetStream = false
+				o.Websocket = server.WebsocketOpts{Host: "127.0.0.1", Port: -1, NoTLS: !secure}
+				if secure {
+					o.Websocket.TLSConfig = serverTLS
+				}
+			})
+			wsURL := s.WebsocketURL()
+			if !strings.HasPrefix(wsURL, name+"://") || strings.HasSuffix(wsURL, ":-1") {
+				t.Fatalf("websocket url %q", wsURL)
+			}
+			p := tinyproxy.Start(t, tinyproxy.Options{})
+			opts := []nats.Option{agent.NATSProxy(proxy.Fixed(p.URL, ""), []string{wsURL}), nats.NoReconnect()}
+			if secure {
+				opts = append(opts, nats.Secure(clientTLS))
+			}
+			nc, err := nats.Connect(wsURL, opts...)
+			if err != nil {
+				t.Fatalf("connect to %s through the proxy: %v", wsURL, err)
+			}
+			defer nc.Close()
+			if _, err := nc.Subscribe("echo", func(m *nats.Msg) { _ = m.Respond(m.Data) }); err != nil {
+				t.Fatal(err)
+			}
+			msg, err := nc.Request("echo", []byte("over "+name), 5*time.Second)
+			if err != nil || string(msg.Data) != "over "+name {
+				t.Fatalf("request: %v %v", msg, err)
+			}
+			if _, err := nc.TLSConnectionState(); (err == nil) != secure {
+				t.Errorf("TLS state: %v, want TLS %v", err, secure)
+			}
+			wsAddr := strings.TrimPrefix(wsURL, name+"://")
+			if n := p.Count("CONNECT", wsAddr); n != 1 {
+				t.Errorf("tinyproxy logged %d CONNECTs to %s, want 1; requests %q", n, wsAddr, p.Requests())
+			}
+		})
+	}
+}
+
+// selfSignedTLS is a server certificate for 127.0.0.1 and a client config
+// that trusts only it.
+func selfSignedTLS(t *testing.T) (serverTLS, clientTLS *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "outpost test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12},
+		&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
