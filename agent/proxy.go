@@ -49,13 +49,13 @@ func NATSProxy(pick proxy.Func, servers []string) nats.Option {
 // proxyScheme is the scheme a proxy is chosen for: "http" when every server
 // is plain WebSocket (ws://), else "https": a CONNECT tunnel, as for TLS.
 func proxyScheme(servers []string) string {
+	if len(servers) == 0 {
+		return "https"
+	}
 	for _, s := range servers {
 		if u, err := url.Parse(s); err != nil || u.Scheme != "ws" {
 			return "https"
 		}
-	}
-	if len(servers) == 0 {
-		return "https"
 	}
 	return "http"
 }

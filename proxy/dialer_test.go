@@ -367,6 +367,8 @@ func TestFixedNoProxy(t *testing.T) {
 		{"10.0.0.0/8", "https://11.0.0.1:1", false},
 		{"::1", "https://[::1]:443", true},
 		{"[::1]:443", "https://[::1]:443", true},
+		{"[::1]", "https://[::1]:443", true},
+		{"::1", "https://[::2]:443", false},
 		{"example.com", "https://example.com", true},
 		{"example.com", "https://cp.example.com", true},
 		{"example.com", "https://notexample.com", false},

@@ -88,12 +88,8 @@ func parseNoProxy(s string) *noProxy {
 		if h, p, err := net.SplitHostPort(e); err == nil {
 			host, port = h, p
 		}
-		if ip := net.ParseIP(host); ip != nil {
+		if ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); ip != nil {
 			m.ips = append(m.ips, hostPort{ip: ip, port: port})
-			continue
-		}
-		if ip := net.ParseIP(e); ip != nil { // a bare IPv6 address
-			m.ips = append(m.ips, hostPort{ip: ip})
 			continue
 		}
 		host = strings.TrimPrefix(host, "*")
