@@ -95,7 +95,7 @@ func (e *env) enroll(ctx context.Context, req client.EnrollmentTokenRequest) (*e
 	if err != nil {
 		return nil, err
 	}
-	return enroll.EnrollWith(ctx, enroll.Options{URL: e.srv.URL(), Token: tok.Token, CASHA256: tok.CASHA256})
+	return enroll.Enroll(ctx, e.srv.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
 }
 
 // httpClient trusts the env's CA, as OUTPOST_CA_FILE makes the CLI do.

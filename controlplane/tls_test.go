@@ -133,7 +133,7 @@ func startTLSWorld(t *testing.T, tlsOn bool) *tlsWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ident, err := enroll.EnrollWith(ctx, enroll.Options{URL: w.relay.url(scheme), Token: tok.Token, CASHA256: tok.CASHA256})
+	ident, err := enroll.Enroll(ctx, w.relay.url(scheme), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
 	if err != nil {
 		t.Fatalf("enroll through the relay: %v", err)
 	}
@@ -243,13 +243,10 @@ func TestEnrollPinsTheCA(t *testing.T) {
 		t.Fatalf("token response: caSha256 %q, enrollCommand %q", tok.CASHA256, tok.EnrollCommand)
 	}
 	wrong := strings.Repeat("ab", 32)
-	for _, o := range []enroll.Options{
-		{URL: s.URL(), Token: tok.Token, CASHA256: wrong},
-		{URL: s.URL(), Token: tok.Token}, // the system's roots do not know this CA
-	} {
-		if _, err := enroll.EnrollWith(ctx, o); err == nil {
-			t.Fatalf("enroll with pin %q succeeded", o.CASHA256)
-		} else if o.CASHA256 != "" && !errors.Is(err, enroll.ErrCAMismatch) {
+	for _, pin := range []string{wrong, ""} { // "": the system's roots do not know this CA
+		if _, err := enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(pin)); err == nil {
+			t.Fatalf("enroll with pin %q succeeded", pin)
+		} else if pin != "" && !errors.Is(err, enroll.ErrCAMismatch) {
 			t.Fatalf("enroll with a wrong pin: %v, want ErrCAMismatch", err)
 		}
 	}
@@ -257,7 +254,7 @@ func TestEnrollPinsTheCA(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("the token was spent by a refused enrollment: %v %v", list, err)
 	}
-	ident, err := enroll.EnrollWith(ctx, enroll.Options{URL: s.URL(), Token: tok.Token, CASHA256: tok.CASHA256})
+	ident, err := enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
 	if err != nil {
 		t.Fatalf("enroll with the right pin: %v", err)
 	}

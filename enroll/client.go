@@ -109,46 +109,33 @@ func checkNATSURL(s string) error {
 //
 // An error response from the control plane is returned as a *wire.Error with
 // its code (wire.ErrUnauthenticated for an unknown, expired or used token).
-// Redirects are refused, so the token is only ever sent to baseURL.
-func Enroll(ctx context.Context, baseURL, token, name string) (*Config, error) {
-	return EnrollWith(ctx, Options{URL: baseURL, Token: token, Name: name})
-}
-
-// Options are what EnrollWith needs: URL and Token are required.
-type Options struct {
-	URL   string // the control plane's base URL, http(s)://host[:port]
-	Token string // the single-use enrollment token
-	Name  string // the agent's requested name; may be empty
-	// CASHA256 pins the control plane's CA: the hex SHA-256 of the CA
-	// certificate (DER), as enrollment-token responses give it. The served
-	// chain must hold that CA and verify against it before the token is
-	// sent; the CA is then kept in the Config, and the agent's connections
-	// trust only it. Empty: the system's roots.
-	CASHA256 string
-}
-
-// EnrollWith is Enroll with a CA pin (see Options).
-func EnrollWith(ctx context.Context, o Options) (*Config, error) {
-	base := strings.TrimRight(o.URL, "/")
+// Redirects are refused, so the token is only ever sent to baseURL. The
+// control plane is reached through the proxy the environment names
+// (HTTPS_PROXY, NO_PROXY), or the one WithProxy picks. WithCAPin pins its CA.
+func Enroll(ctx context.Context, baseURL, token, name string, opts ...EnrollOption) (*Config, error) {
+	base := strings.TrimRight(baseURL, "/")
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("enroll: bad url %q: want http(s)://host[:port]", o.URL)
+		return nil, fmt.Errorf("enroll: bad url %q: want http(s)://host[:port]", baseURL)
 	}
-	if o.Token == "" {
+	if token == "" {
 		return nil, errors.New("enroll: empty token")
 	}
-	client := httpClient
+	o, err := newEnrollOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	var p *pin
-	if o.CASHA256 != "" {
+	var tc *tls.Config
+	if o.caSHA256 != "" {
 		if u.Scheme != "https" {
 			return nil, fmt.Errorf("enroll: --ca-sha256 needs an https URL, not %s", u.Redacted())
 		}
-		if p, err = newPin(o.CASHA256); err != nil {
+		if p, err = newPin(o.caSHA256); err != nil {
 			return nil, fmt.Errorf("enroll: %w", err)
 		}
-		client = pinnedClient(p.tlsConfig(u.Hostname()))
+		tc = p.tlsConfig(u.Hostname())
 	}
-	token, name := o.Token, o.Name
 	kp, err := nkeys.CreateUser()
 	if err != nil {
 		return nil, fmt.Errorf("enroll: make key pair: %w", err)
@@ -175,7 +162,9 @@ func EnrollWith(ctx context.Context, o Options) (*Config, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultEnrollTimeout)
 		defer cancel()
 	}
-	resp, err := post(ctx, client, base+EnrollPath, body)
+	hc := o.httpClient(tc)
+	defer hc.CloseIdleConnections()
+	resp, err := post(ctx, hc, base+EnrollPath, body)
 	if err != nil {
 		return nil, err
 	}
@@ -208,30 +197,14 @@ func EnrollWith(ctx context.Context, o Options) (*Config, error) {
 	return c, nil
 }
 
-// httpClient refuses redirects so the token is never replayed to another URL.
-var httpClient = pinnedClient(nil)
-
-// pinnedClient is an HTTP client with tc (nil: the defaults) that refuses
-// redirects.
-func pinnedClient(tc *tls.Config) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = tc
-	return &http.Client{
-		Transport: t,
-		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			return fmt.Errorf("redirected to %s; enroll with the final URL", req.URL.Redacted())
-		},
-	}
-}
-
-func post(ctx context.Context, client *http.Client, endpoint string, body []byte) (*Response, error) {
+func post(ctx context.Context, hc *http.Client, endpoint string, body []byte) (*Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("enroll: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	res, err := client.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("enroll: POST %s: %w", endpoint, err)
 	}

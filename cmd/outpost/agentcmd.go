@@ -49,7 +49,7 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("%w (nothing was sent; the token is still unused)", err)
 	}
 	defer pending.Discard()
-	cfg, err := enroll.EnrollWith(ctx, enroll.Options{URL: *url, Token: *token, Name: *name, CASHA256: *caSHA})
+	cfg, err := enroll.Enroll(ctx, *url, *token, *name, enroll.WithCAPin(*caSHA))
 	if err != nil {
 		return fmt.Errorf("enroll: %w", err)
 	}

@@ -20,7 +20,10 @@ import (
 )
 
 // Client calls one control plane with one token (the admin token or a
-// workspace key). The zero HTTP uses http.DefaultClient.
+// workspace key). The zero HTTP uses http.DefaultClient, which goes through
+// the HTTP proxy the environment names (HTTPS_PROXY, HTTP_PROXY, NO_PROXY;
+// never for loopback). An HTTP of its own keeps that when its transport has
+// Proxy set, as http.DefaultTransport's Clone has.
 type Client struct {
 	BaseURL string
 	Token   string

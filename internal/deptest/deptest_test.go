@@ -60,6 +60,15 @@ func TestProtocolPackagesStayLean(t *testing.T) {
 	}
 }
 
+// proxy is linked by the agent and the SDK alike: the standard library only.
+func TestProxyImportsOnlyTheStandardLibrary(t *testing.T) {
+	for _, d := range goList(t, "linux", "../../proxy") {
+		if strings.Contains(strings.SplitN(d, "/", 2)[0], ".") && d != "github.com/outposthq/outpost/proxy" {
+			t.Errorf("proxy imports %s", d)
+		}
+	}
+}
+
 // forbidden returns the entry of list that pkg is, or is under.
 func forbidden(pkg string, list []string) string {
 	for _, f := range list {
