@@ -76,3 +76,16 @@ func TestFileAndGitErrorsOnTheWire(t *testing.T) {
 		})
 	}
 }
+
+// TestNoGitIsUnsupported: on a machine without git every git op is 501
+// unsupported/executable_not_found (API.md).
+func TestNoGitIsUnsupported(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no git to find
+	w := newWorld(t)
+	r := w.start(t, agent.Config{})
+	w.waitOnline(t, r.a.Instance())
+	err := w.calls.Call(tctx(t), laptop, wire.OpGitStatus, &wire.GitStatusRequest{}, nil, rpc.CallOptions{})
+	if we := wire.AsError(err); we == nil || we.Code != wire.CodeUnsupported || we.Reason != wire.ReasonExecutableNotFound || we.HTTPStatus() != 501 {
+		t.Fatalf("git.status without git = %v, want unsupported/executable_not_found", err)
+	}
+}
