@@ -14,7 +14,7 @@ const gitProbeTimeout = 5 * time.Second
 // repoDir is the host directory of the repository path p under the root.
 func (fo *fileOps) repoDir(p string) (string, error) {
 	if fo.gitVer == "" {
-		return "", wire.Errorf(wire.CodeUnsupported, "", "git is not installed on this agent's machine")
+		return "", wire.Errorf(wire.CodeUnsupported, wire.ReasonExecutableNotFound, "git is not installed on this agent's machine")
 	}
 	return fo.fs.HostDir(p)
 }

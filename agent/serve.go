@@ -165,7 +165,7 @@ func (a *Agent) handle(base context.Context, data []byte) []byte {
 		defer cancel()
 		res, err := h(ctx, req)
 		if err != nil {
-			return wire.EncodeError(req.ID, err)
+			return wire.EncodeError(req.ID, wireError(err))
 		}
 		b, err := wire.EncodeResult(req.ID, res)
 		if r, ok := res.(releaser); ok {

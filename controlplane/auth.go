@@ -69,7 +69,7 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, acc access, h handle
 // context.
 func (s *Server) authorize(r *http.Request, acc access) (*http.Request, error) {
 	if !s.ready.Load() {
-		return r, wire.Errorf(wire.CodeUnavailable, "starting", "the control plane is not started")
+		return r, wire.Errorf(wire.CodeUnavailable, wire.ReasonStarting, "the control plane is not started")
 	}
 	if acc == public {
 		return r, validatePathIDs(r)
@@ -132,7 +132,7 @@ func validatePathIDs(r *http.Request) error {
 			continue
 		}
 		if err := subjects.ValidateID(v); err != nil {
-			return wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "%s: %v", name, err)
+			return wire.Errorf(wire.CodeInvalidArgument, wire.ReasonInvalidID, "%s: %v", name, err)
 		}
 	}
 	return nil

@@ -124,6 +124,9 @@ func TestCheckFields(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), `"`+tt.wantField+`"`) {
 				t.Fatalf("err = %v, want one naming %q", err, tt.wantField)
 			}
+			if we := wire.AsError(err); we.Code != wire.CodeInvalidArgument || we.Reason != wire.ReasonUnknownField {
+				t.Fatalf("err = %v, want invalid_argument/unknown_field", err)
+			}
 		})
 	}
 }

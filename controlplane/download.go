@@ -113,7 +113,7 @@ func parseRange(hdr string, size int64) (from, to int64, partial bool, err error
 // body (code invalid_argument, reason range_not_satisfiable).
 func rangeNotSatisfiable(w http.ResponseWriter, size int64, err error) error {
 	w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
-	writeJSON(w, http.StatusRequestedRangeNotSatisfiable, client.NewErrorBody(
-		wire.Errorf(wire.CodeInvalidArgument, "range_not_satisfiable", "%v: the file has %d bytes", err, size)))
+	we := wire.Errorf(wire.CodeInvalidArgument, wire.ReasonRangeNotSatisfiable, "%v: the file has %d bytes", err, size)
+	writeJSON(w, we.HTTPStatus(), client.NewErrorBody(we)) // 416, from the table
 	return nil
 }

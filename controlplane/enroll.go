@@ -27,12 +27,12 @@ const DefaultTokenTTL = 900 * time.Second
 func (s *Server) CreateEnrollmentToken(ctx context.Context, ws string, req client.EnrollmentTokenRequest) (*client.EnrollmentToken, error) {
 	if req.Agent != "" {
 		if err := subjects.ValidateID(req.Agent); err != nil {
-			return nil, wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "agent: %v", err)
+			return nil, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonInvalidID, "agent: %v", err)
 		}
 	}
 	if req.Pool != "" {
 		if err := subjects.ValidateID(req.Pool); err != nil {
-			return nil, wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "pool: %v", err)
+			return nil, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonInvalidID, "pool: %v", err)
 		}
 	}
 	ttl := DefaultTokenTTL

@@ -39,7 +39,7 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 		err = u
 	}
 	body := client.NewErrorBody(err)
-	status := wire.HTTPStatus(body.Error.Code)
+	status := body.Error.Err().HTTPStatus()
 	if status >= 500 && body.Error.Code != wire.CodeUnavailable && log != nil {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -109,7 +109,7 @@ func bodyReadError(err error, limit int64) error {
 	case errors.As(err, &tooBig):
 		return wire.Errorf(wire.CodePayloadTooLarge, "", "request body is larger than %d bytes", limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return wire.Errorf(wire.CodeInvalidArgument, reasonBodyTimeout, "request body did not arrive within %s", unauthenticatedBodyTimeout)
+		return wire.Errorf(wire.CodeInvalidArgument, wire.ReasonBodyTimeout, "request body did not arrive within %s", unauthenticatedBodyTimeout)
 	default:
 		return wire.Errorf(wire.CodeInvalidArgument, "", "read request body: %v", err)
 	}
@@ -136,16 +136,17 @@ func (m errorMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow := rec.header.Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
-		// 405 keeps its HTTP meaning; the body is the usual error shape.
-		writeJSON(w, http.StatusMethodNotAllowed, client.NewErrorBody(wire.Errorf(wire.CodeInvalidArgument,
-			"method_not_allowed", "%s is not allowed on %s", r.Method, r.URL.Path)))
+		// 405 keeps its HTTP meaning (the table gives the reason its own
+		// status); the body is the usual error shape.
+		writeError(m.log, w, r, wire.Errorf(wire.CodeInvalidArgument,
+			wire.ReasonMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		for k, v := range rec.header {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(rec.status)
 	default:
-		writeError(m.log, w, r, wire.Errorf(wire.CodeNotFound, "no_route", "no route for %s %s", r.Method, r.URL.Path))
+		writeError(m.log, w, r, wire.Errorf(wire.CodeNotFound, wire.ReasonNoRoute, "no route for %s %s", r.Method, r.URL.Path))
 	}
 }
 
@@ -167,11 +168,6 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// reasonStateUnavailable: the control plane's state (JetStream KV) cannot be
-// reached now, e.g. while a NATS cluster elects a new leader after losing a
-// server. Worth retrying.
-const reasonStateUnavailable = "state_unavailable"
-
 // stateUnavailable turns a failure to reach NATS or JetStream, which is
 // not the caller's fault and passes, into 503 unavailable; nil for any other
 // error (those already carrying a wire code keep it).
@@ -190,5 +186,5 @@ func stateUnavailable(err error) error {
 	default:
 		return nil
 	}
-	return wire.Errorf(wire.CodeUnavailable, reasonStateUnavailable, "control plane state is unavailable, retry: %v", err)
+	return wire.Errorf(wire.CodeUnavailable, wire.ReasonStateUnavailable, "control plane state is unavailable, retry: %v", err)
 }

@@ -86,12 +86,12 @@ func unknownField(path, key string, fields map[string]reflect.Type) error {
 	names := make([]string, 0, len(fields))
 	for name := range fields {
 		if strings.EqualFold(name, key) {
-			return wire.Errorf(wire.CodeInvalidArgument, "unknown_field", "request body: unknown field %q (did you mean %q?)", path, name)
+			return wire.Errorf(wire.CodeInvalidArgument, wire.ReasonUnknownField, "request body: unknown field %q (did you mean %q?)", path, name)
 		}
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	return wire.Errorf(wire.CodeInvalidArgument, "unknown_field", "request body: unknown field %q (known: %s)", path, strings.Join(names, ", "))
+	return wire.Errorf(wire.CodeInvalidArgument, wire.ReasonUnknownField, "request body: unknown field %q (known: %s)", path, strings.Join(names, ", "))
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

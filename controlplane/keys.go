@@ -46,7 +46,7 @@ func recordID(prefix, id, kvKey string) string {
 func pathRecordID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if err := subjects.ValidateID(id); err != nil {
-		return "", wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "id: %v", err)
+		return "", wire.Errorf(wire.CodeInvalidArgument, wire.ReasonInvalidID, "id: %v", err)
 	}
 	return id, nil
 }

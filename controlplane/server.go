@@ -63,10 +63,6 @@ var (
 	unauthenticatedBodyTimeout = 10 * time.Second
 )
 
-// reasonBodyTimeout: the request body did not arrive within
-// unauthenticatedBodyTimeout.
-const reasonBodyTimeout = "body_timeout"
-
 // Config configures a control plane. StateDir is required; every other zero
 // value means its default.
 type Config struct {

@@ -62,7 +62,7 @@ func readChunk(r io.Reader, buf []byte) (n int, done bool, err error) {
 			return n, true, nil
 		}
 		if err != nil {
-			return n, false, wire.Errorf(wire.CodeInvalidArgument, "body_incomplete", "reading the request body: %v", err)
+			return n, false, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonBodyIncomplete, "reading the request body: %v", err)
 		}
 	}
 	return n, false, nil

@@ -17,7 +17,7 @@ import (
 // conflict/already_exists.
 func (s *Server) CreateWorkspace(ctx context.Context, id string) (*client.Workspace, error) {
 	if err := subjects.ValidateID(id); err != nil {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "invalid_id", "workspace id: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonInvalidID, "workspace id: %v", err)
 	}
 	rec := workspaceRecord{ID: id, CreatedAt: time.Now().UTC()}
 	if err := createJSON(ctx, s.st.workspaces, id, &rec); err != nil {

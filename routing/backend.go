@@ -61,20 +61,10 @@ func (b *rpcBackend) Ready(ctx context.Context) error {
 		return err
 	}
 	if errors.Is(err, wire.ErrDeadlineExceeded) && ctx.Err() == nil {
-		return wire.Errorf(wire.CodeUnavailable, ReasonNotResponding, "agent %s did not answer a ping within %s", b.ag, b.readyTimeout)
+		return wire.Errorf(wire.CodeUnavailable, wire.ReasonNotResponding, "agent %s did not answer a ping within %s", b.ag, b.readyTimeout)
 	}
-	return wire.Errorf(wire.CodeUnavailable, ReasonNotResponding, "agent %s cannot serve: %v", b.ag, err)
+	return wire.Errorf(wire.CodeUnavailable, wire.ReasonNotResponding, "agent %s cannot serve: %v", b.ag, err)
 }
-
-// Reasons of routing's own errors; callers may switch on them.
-const (
-	// ReasonPoolExhausted: no agent of the pool is online and free.
-	ReasonPoolExhausted = "pool_exhausted"
-	// ReasonNotResponding: the agent is connected but did not answer a ping.
-	ReasonNotResponding = "not_responding"
-	// ReasonSessionMoving: a read chased a pointer that kept moving.
-	ReasonSessionMoving = "session_moving"
-)
 
 // notRun reports whether err proves the agent did not run the request:
 // nobody received it (no responders), or the agent refused it before

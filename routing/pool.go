@@ -121,7 +121,7 @@ func (r *Router) claim(ctx context.Context, st *State, name, pool string) (*clai
 		}
 		held++
 	}
-	return nil, wire.Errorf(wire.CodeUnavailable, ReasonPoolExhausted,
+	return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonPoolExhausted,
 		"pool %q has no free agent: %d enrolled, %d online, %d of those held by other sessions",
 		pool, len(ids), online, held)
 }

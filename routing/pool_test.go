@@ -178,11 +178,11 @@ func TestPoolClaimsAreExclusive(t *testing.T) {
 	f.agent("p1", "cloud")
 	s1 := f.laptopAndCloud("s1", "cloud")
 	_, err := f.router.Create(ctx(t), ws, CreateRequest{ID: "s2", Active: "cloud", Backends: map[string]Spec{"cloud": {Kind: KindPool, Pool: "cloud"}}})
-	wantErr(t, err, wire.CodeUnavailable, ReasonPoolExhausted)
+	wantErr(t, err, wire.CodeUnavailable, wire.ReasonPoolExhausted)
 
 	s2 := f.laptopAndCloud("s2", "laptop")
 	_, err = s2.Swap(ctx(t), "cloud", 0)
-	wantErr(t, err, wire.CodeUnavailable, ReasonPoolExhausted)
+	wantErr(t, err, wire.CodeUnavailable, wire.ReasonPoolExhausted)
 
 	if err := s1.Delete(ctx(t)); err != nil {
 		t.Fatalf("delete: %v", err)

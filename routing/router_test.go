@@ -26,7 +26,7 @@ func TestCreateRejects(t *testing.T) {
 		{"agent with pool", CreateRequest{Active: "x", Backends: map[string]Spec{"x": {Kind: KindAgent, Agent: "a1", Pool: "p"}}}, wire.CodeInvalidArgument, ""},
 		{"pool with agent", CreateRequest{Active: "x", Backends: map[string]Spec{"x": {Kind: KindPool, Pool: "p", Agent: "a1"}}}, wire.CodeInvalidArgument, ""},
 		{"agent not enrolled", CreateRequest{Active: "x", Backends: map[string]Spec{"x": {Kind: KindAgent, Agent: "ghost"}}}, wire.CodeNotFound, ""},
-		{"active pool empty", CreateRequest{Active: "x", Backends: map[string]Spec{"x": {Kind: KindPool, Pool: "p"}}}, wire.CodeUnavailable, ReasonPoolExhausted},
+		{"active pool empty", CreateRequest{Active: "x", Backends: map[string]Spec{"x": {Kind: KindPool, Pool: "p"}}}, wire.CodeUnavailable, wire.ReasonPoolExhausted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

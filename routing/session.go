@@ -68,7 +68,7 @@ func (s *Session) Call(ctx context.Context, op string, body, out any, opts rpc.C
 		}
 		// The pointer moved and the result is void: try the new backend.
 	}
-	return route, wire.Errorf(wire.CodeUnavailable, ReasonSessionMoving,
+	return route, wire.Errorf(wire.CodeUnavailable, wire.ReasonSessionMoving,
 		"session %s moved %d times while %s ran; retry", s.id, s.r.cfg.MaxAttempts, op)
 }
 

@@ -253,8 +253,8 @@ func TestSwapRefusals(t *testing.T) {
 		{"unknown backend", "nope", wire.CodeInvalidArgument, ""},
 		{"offline agent", "desk", wire.CodeUnavailable, wire.ReasonAgentOffline},
 		{"never connected", "asleep", wire.CodeUnavailable, wire.ReasonAgentOffline},
-		{"frozen agent", "frozen", wire.CodeUnavailable, ReasonNotResponding},
-		{"empty pool", "cloud", wire.CodeUnavailable, ReasonPoolExhausted},
+		{"frozen agent", "frozen", wire.CodeUnavailable, wire.ReasonNotResponding},
+		{"empty pool", "cloud", wire.CodeUnavailable, wire.ReasonPoolExhausted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -126,7 +126,7 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 		return err
 	}
 	if resp.ID != req.ID && resp.ID != "" {
-		return wire.Errorf(wire.CodeInternal, "bad_reply", "reply to request %q answered %q", req.ID, resp.ID)
+		return wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "reply to request %q answered %q", req.ID, resp.ID)
 	}
 	return resp.Into(out)
 }
@@ -215,7 +215,7 @@ func (c *Client) classify(ctx context.Context, ag subjects.Agent, err error) err
 	case errors.Is(err, nats.ErrMaxPayload):
 		return wire.Errorf(wire.CodePayloadTooLarge, "", "request exceeds the NATS max payload")
 	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return ambiguous(wire.Errorf(wire.CodeUnavailable, "canceled", "call to agent %s canceled: %v", ag, context.Cause(ctx)))
+		return ambiguous(wire.Errorf(wire.CodeUnavailable, wire.ReasonCanceled, "call to agent %s canceled: %v", ag, context.Cause(ctx)))
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
 		if e.Status != presence.Online {
 			return ambiguous(unavailable(ag, e, "did not answer"))
@@ -223,7 +223,7 @@ func (c *Client) classify(ctx context.Context, ag subjects.Agent, err error) err
 		return ambiguous(wire.Errorf(wire.CodeDeadlineExceeded, "", "agent %s did not answer in time", ag))
 	case errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionDraining) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected):
-		return ambiguous(wire.Errorf(wire.CodeUnavailable, "nats_disconnected", "control plane is not connected to NATS: %v", err))
+		return ambiguous(wire.Errorf(wire.CodeUnavailable, wire.ReasonNATSDisconnected, "control plane is not connected to NATS: %v", err))
 	}
 	return ambiguous(wire.Errorf(wire.CodeUnavailable, "", "call agent %s: %v", ag, err))
 }

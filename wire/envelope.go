@@ -206,7 +206,7 @@ func DecodeResponse(data []byte) (*Response, error) {
 		err = Unmarshal(rest, &r)
 	}
 	if err != nil {
-		return nil, Errorf(CodeInternal, "bad_reply", "decode reply: %v", err)
+		return nil, Errorf(CodeInternal, ReasonBadReply, "decode reply: %v", err)
 	}
 	if result != nil {
 		r.Result = decodedRaw(result)
@@ -226,7 +226,7 @@ func (r *Response) Into(v any) error {
 		return nil
 	}
 	if err := Unmarshal(r.Result, v); err != nil {
-		return Errorf(CodeInternal, "bad_reply", "decode result: %v", err)
+		return Errorf(CodeInternal, ReasonBadReply, "decode result: %v", err)
 	}
 	return nil
 }

@@ -6,47 +6,13 @@ import (
 	"net/http"
 )
 
-// Code is the class of an error; one Code maps to one HTTP status.
+//go:generate go run ./internal/errgen
+
+// Code is the class of an error; one Code maps to one HTTP status. The codes
+// and the reasons that refine them are in reasons.json, the one table of
+// errors: `go generate ./wire` makes their constants (errors_generated.go)
+// and the error tables of PROTOCOL.md and docs/API.md from it.
 type Code string
-
-// The error codes of DESIGN.md. Every error that crosses a boundary (agent →
-// control plane → HTTP) carries one of these.
-const (
-	CodeInvalidArgument  Code = "invalid_argument"
-	CodeUnauthenticated  Code = "unauthenticated"
-	CodePermissionDenied Code = "permission_denied"
-	CodeNotFound         Code = "not_found"
-	CodeConflict         Code = "conflict"
-	CodePayloadTooLarge  Code = "payload_too_large"
-	// CodeInsufficientStorage: the agent's disk (or a quota) is full; the
-	// operation wrote nothing that stays.
-	CodeInsufficientStorage Code = "insufficient_storage"
-	CodeUnsupported         Code = "unsupported"
-	CodeUnavailable         Code = "unavailable"
-	CodeDeadlineExceeded    Code = "deadline_exceeded"
-	CodeInternal            Code = "internal"
-)
-
-// Reasons used across packages. A reason refines a code; callers may switch on
-// it, so keep these stable.
-const (
-	ReasonAgentOffline       = "agent_offline"
-	ReasonAgentReconnecting  = "agent_reconnecting"
-	ReasonNotRunning         = "not_running"
-	ReasonOutcomeUnknown     = "outcome_unknown"
-	ReasonOutsideRoot        = "outside_root"
-	ReasonExecutableNotFound = "executable_not_found"
-	ReasonAlreadyExists      = "already_exists"
-	ReasonEpochMismatch      = "epoch_mismatch"
-	ReasonFenced             = "fenced"
-	ReasonDeadlinePassed     = "deadline_passed"
-	ReasonNotEmpty           = "not_empty"
-	ReasonNotATTY            = "not_a_tty"
-	ReasonUnknownOp          = "unknown_op"
-	ReasonVersion            = "protocol_version"
-	ReasonBusy               = "busy"
-	ReasonKeyInUse           = "key_in_use"
-)
 
 // Error is the one error type that travels on the wire and over HTTP.
 type Error struct {
@@ -80,36 +46,19 @@ func (e *Error) Is(target error) bool {
 	return t.Code == e.Code && (t.Reason == "" || t.Reason == e.Reason)
 }
 
-// HTTPStatus is the status the code maps to.
-func (e *Error) HTTPStatus() int { return HTTPStatus(e.Code) }
+// HTTPStatus is the status e maps to: its code's, unless the table gives its
+// reason another (405 method_not_allowed, 416 range_not_satisfiable).
+func (e *Error) HTTPStatus() int {
+	if s, ok := reasonStatus[codeReason{e.Code, e.Reason}]; ok {
+		return s
+	}
+	return HTTPStatus(e.Code)
+}
 
-// Sentinels to compare with errors.Is; they match any error of their code.
-var (
-	ErrInvalidArgument     = &Error{Code: CodeInvalidArgument}
-	ErrUnauthenticated     = &Error{Code: CodeUnauthenticated}
-	ErrPermissionDenied    = &Error{Code: CodePermissionDenied}
-	ErrNotFound            = &Error{Code: CodeNotFound}
-	ErrConflict            = &Error{Code: CodeConflict}
-	ErrPayloadTooLarge     = &Error{Code: CodePayloadTooLarge}
-	ErrInsufficientStorage = &Error{Code: CodeInsufficientStorage}
-	ErrUnsupported         = &Error{Code: CodeUnsupported}
-	ErrUnavailable         = &Error{Code: CodeUnavailable}
-	ErrDeadlineExceeded    = &Error{Code: CodeDeadlineExceeded}
-	ErrInternal            = &Error{Code: CodeInternal}
-)
-
-var statusOf = map[Code]int{
-	CodeInvalidArgument:     http.StatusBadRequest,
-	CodeUnauthenticated:     http.StatusUnauthorized,
-	CodePermissionDenied:    http.StatusForbidden,
-	CodeNotFound:            http.StatusNotFound,
-	CodeConflict:            http.StatusConflict,
-	CodePayloadTooLarge:     http.StatusRequestEntityTooLarge,
-	CodeInsufficientStorage: http.StatusInsufficientStorage,
-	CodeUnsupported:         http.StatusNotImplemented,
-	CodeUnavailable:         http.StatusServiceUnavailable,
-	CodeDeadlineExceeded:    http.StatusGatewayTimeout,
-	CodeInternal:            http.StatusInternalServerError,
+// codeReason keys the reasons whose HTTP status is not their code's.
+type codeReason struct {
+	code   Code
+	reason string
 }
 
 // HTTPStatus maps a code to its HTTP status; an unknown code is 500.

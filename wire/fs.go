@@ -279,10 +279,6 @@ type FsRemoveRequest struct {
 // Validate checks the path.
 func (r *FsRemoveRequest) Validate() error { return validPath("path", r.Path) }
 
-// ReasonChecksumMismatch is the reason of a commit whose content does not
-// match the size or SHA-256 the sender computed.
-const ReasonChecksumMismatch = "checksum_mismatch"
-
 // validPath checks a path field's length; what it names is the agent's to
 // judge (outside_root and so on).
 func validPath(field, p string) error {

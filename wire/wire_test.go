@@ -40,6 +40,30 @@ func TestHTTPStatus(t *testing.T) {
 	}
 }
 
+// TestErrorHTTPStatus: a reason the table gives its own status has it; every
+// other error has its code's.
+func TestErrorHTTPStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *Error
+		want int
+	}{
+		{"method_not_allowed", &Error{Code: CodeInvalidArgument, Reason: ReasonMethodNotAllowed}, http.StatusMethodNotAllowed},
+		{"range_not_satisfiable", &Error{Code: CodeInvalidArgument, Reason: ReasonRangeNotSatisfiable}, http.StatusRequestedRangeNotSatisfiable},
+		{"invalid_id", &Error{Code: CodeInvalidArgument, Reason: ReasonInvalidID}, http.StatusBadRequest},
+		{"no reason", &Error{Code: CodeInvalidArgument}, http.StatusBadRequest},
+		{"reason under another code", &Error{Code: CodeInternal, Reason: ReasonMethodNotAllowed}, http.StatusInternalServerError},
+		{"agent_offline", &Error{Code: CodeUnavailable, Reason: ReasonAgentOffline}, http.StatusServiceUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.err.HTTPStatus(); got != tt.want {
+				t.Fatalf("%v.HTTPStatus() = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestErrorIsAfterRoundTrip(t *testing.T) {
 	orig := Errorf(CodeUnavailable, ReasonAgentOffline, "agent %s is offline", "a1")
 	if !orig.Retryable {

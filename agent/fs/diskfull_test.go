@@ -23,7 +23,7 @@ func fullDisk(t *testing.T) *fixture {
 }
 
 // TestWriteDiskFull fills the disk with a write and with an upload: each
-// fails with insufficient_storage, the old file keeps its content, and no
+// fails with ErrDiskFull, the old file keeps its content, and no
 // temporary file stays, not even before the upload is aborted.
 func TestWriteDiskFull(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 2<<20)
@@ -49,11 +49,11 @@ func TestWriteDiskFull(t *testing.T) {
 			if tmp := tempFiles(t, fx.root); len(tmp) > 0 {
 				t.Errorf("temporary files after the failed chunk, before abort: %v", tmp)
 			}
-			if _, cerr := u.WriteAt([]byte("y"), 0); codeOf(cerr) != "insufficient_storage" {
-				t.Errorf("chunk after the failure = %v, want insufficient_storage", cerr)
+			if _, cerr := u.WriteAt([]byte("y"), 0); kindOf(cerr) != "disk_full" {
+				t.Errorf("chunk after the failure = %v, want disk_full", cerr)
 			}
-			if _, cerr := u.Commit(); codeOf(cerr) != "insufficient_storage" {
-				t.Errorf("Commit after the failure = %v, want insufficient_storage", cerr)
+			if _, cerr := u.Commit(); kindOf(cerr) != "disk_full" {
+				t.Errorf("Commit after the failure = %v, want disk_full", cerr)
 			}
 			if aerr := u.Abort(); aerr != nil {
 				t.Errorf("Abort after the failure = %v", aerr)
@@ -64,8 +64,8 @@ func TestWriteDiskFull(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := fullDisk(t)
-			if err := tc.write(fx); codeOf(err) != "insufficient_storage" {
-				t.Fatalf("error = %v, want insufficient_storage", err)
+			if err := tc.write(fx); kindOf(err) != "disk_full" {
+				t.Fatalf("error = %v, want disk_full", err)
 			}
 			if got := contentAt(t, fx, "full/f.txt"); got != "old" {
 				t.Errorf("content = %.40q, want the old content", got)

@@ -5,8 +5,9 @@
 // root itself and a leading "/" is stripped (API.md: "a leading / means the
 // root"). A path that leaves the root lexically (".."), through a symbolic link,
 // by naming a volume or device, or that holds a NUL byte fails with
-// permission_denied/outside_root, and nothing outside the root is read or
-// written. Errors are *wire.Error values.
+// ErrOutsideRoot, and nothing outside the root is read or written. Errors are
+// domain errors, classified with errors.Is (see ErrOutsideRoot): this package
+// knows nothing of the wire; the agent maps its errors at its dispatch.
 package fs
 
 import (
@@ -18,12 +19,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // MaxPathLen bounds the length of a path argument; longer ones are
-// invalid_argument before any file system call is made.
+// ErrInvalid before any file system call is made.
 const MaxPathLen = 4096
 
 // Entry types, as in the API's "type" field.
@@ -90,15 +89,15 @@ func (f *FS) Close() error {
 func (f *FS) Root() string { return f.root.Name() }
 
 // Clean validates p and returns it as a clean slash path relative to the root
-// ("." for the root). It reports outside_root for paths that leave the root
-// lexically and invalid_argument for over-long paths; symbolic links are
+// ("." for the root). It reports ErrOutsideRoot for paths that leave the root
+// lexically and ErrInvalid for over-long paths; symbolic links are
 // checked only when the path is used.
 func Clean(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", wire.Errorf(wire.CodePermissionDenied, wire.ReasonOutsideRoot, "path %q holds a NUL byte", p)
+		return "", errorf(ErrOutsideRoot, "path %q holds a NUL byte", p)
 	}
 	if len(p) > MaxPathLen {
-		return "", wire.Errorf(wire.CodeInvalidArgument, "", "path longer than %d bytes", MaxPathLen)
+		return "", errorf(iofs.ErrInvalid, "path longer than %d bytes", MaxPathLen)
 	}
 	if runtime.GOOS == "windows" {
 		if filepath.VolumeName(p) != "" {
@@ -127,16 +126,16 @@ func isTemp(c string) bool {
 // tempNotFound is what an operation reading a temporary file's name gets:
 // to it, the file does not exist.
 func tempNotFound(op, c string) error {
-	return wire.Errorf(wire.CodeNotFound, "", "%s %s: no such file or directory", op, c)
+	return errorf(iofs.ErrNotExist, "%s %s: no such file or directory", op, c)
 }
 
 // tempReserved is what an operation making a temporary file's name gets.
 func tempReserved(op, c string) error {
-	return wire.Errorf(wire.CodeInvalidArgument, "", "%s %s: names starting with %s are reserved for the agent's temporary files", op, c, TempPrefix)
+	return errorf(iofs.ErrInvalid, "%s %s: names starting with %s are reserved for the agent's temporary files", op, c, TempPrefix)
 }
 
 func outside(p string) error {
-	return wire.Errorf(wire.CodePermissionDenied, wire.ReasonOutsideRoot, "path %q is outside the root", p)
+	return errorf(ErrOutsideRoot, "path %q is outside the root", p)
 }
 
 // native turns a clean slash path into the name os.Root expects.

@@ -28,7 +28,7 @@ func TestClean(t *testing.T) {
 		{"inner escape", "a/../../b", "", outsideRoot},
 		{"dotdot name", "..a/b", "..a/b", ""},
 		{"nul", "a\x00b", "", outsideRoot},
-		{"too long", strings.Repeat("a", MaxPathLen+1), "", "invalid_argument"},
+		{"too long", strings.Repeat("a", MaxPathLen+1), "", "invalid"},
 	}
 	if runtime.GOOS == "windows" {
 		tests = append(tests, []struct{ name, in, want, code string }{
@@ -42,7 +42,7 @@ func TestClean(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Clean(tc.in)
-			if got != tc.want || codeOf(err) != tc.code {
+			if got != tc.want || kindOf(err) != tc.code {
 				t.Errorf("Clean(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.code)
 			}
 		})
@@ -61,13 +61,13 @@ func TestStat(t *testing.T) {
 		{"leading slash", "/dir/b.txt", Entry{Name: "b.txt", Path: "dir/b.txt", Type: TypeFile, Size: 3, Mode: 0o644}, ""},
 		{"link", "inlink", Entry{Name: "inlink", Path: "inlink", Type: TypeSymlink, LinkTarget: "dir/b.txt"}, ""},
 		{"link out is described", "toetc", Entry{Name: "toetc", Path: "toetc", Type: TypeSymlink, LinkTarget: "/etc"}, ""},
-		{"missing", "nope", Entry{}, "not_found"},
-		{"under a file", "a.txt/x", Entry{}, "not_found"},
+		{"missing", "nope", Entry{}, "not_exist"},
+		{"under a file", "a.txt/x", Entry{}, "not_exist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := fx.fs.Stat(tc.path)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Stat(%q) error = %v, want %q", tc.path, err, tc.code)
 			}
 			got.ModTime = tc.want.ModTime
@@ -113,13 +113,13 @@ func TestList(t *testing.T) {
 		{"file", "a.txt", true, 0, []string{"a.txt"}, ""},
 		{"link not followed", "dir/out", true, 0, []string{"dir/out"}, ""},
 		{"within limit", "dir", false, 3, []string{"dir/b.txt", "dir/out", "dir/sub"}, ""},
-		{"over limit", "", true, 3, nil, "payload_too_large"},
-		{"missing", "nope", false, 0, nil, "not_found"},
+		{"over limit", "", true, 3, nil, "too_many_entries"},
+		{"missing", "nope", false, 0, nil, "not_exist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := fx.fs.List(tc.path, tc.recursive, tc.limit)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("List error = %v, want %q", err, tc.code)
 			}
 			if !slices.Equal(paths(got), tc.want) {
@@ -144,16 +144,16 @@ func TestRead(t *testing.T) {
 		{"length past end", "a.txt", 6, 100, "world", ""},
 		{"zero length", "a.txt", 3, 0, "", ""},
 		{"offset at end", "a.txt", 11, -1, "", ""},
-		{"offset past end", "a.txt", 12, -1, "", "invalid_argument"},
-		{"negative offset", "a.txt", -1, -1, "", "invalid_argument"},
+		{"offset past end", "a.txt", 12, -1, "", "invalid"},
+		{"negative offset", "a.txt", -1, -1, "", "invalid"},
 		{"link inside followed", "inlink", 0, -1, "bee", ""},
-		{"directory", "dir", 0, -1, "", "invalid_argument"},
-		{"missing", "nope.txt", 0, -1, "", "not_found"},
+		{"directory", "dir", 0, -1, "", "invalid"},
+		{"missing", "nope.txt", 0, -1, "", "not_exist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r, e, err := fx.fs.Read(tc.path, tc.offset, tc.length)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Read error = %v, want %q", err, tc.code)
 			}
 			if err != nil {
@@ -179,8 +179,8 @@ func TestReadFIFODoesNotBlock(t *testing.T) {
 	if err := mkfifo(filepath.Join(fx.root, "fifo")); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	if _, _, err := fx.fs.Read("fifo", 0, -1); codeOf(err) != "invalid_argument" {
-		t.Errorf("Read(fifo) = %v, want invalid_argument", err)
+	if _, _, err := fx.fs.Read("fifo", 0, -1); kindOf(err) != "invalid" {
+		t.Errorf("Read(fifo) = %v, want invalid", err)
 	}
 }
 
@@ -199,8 +199,8 @@ func TestClosed(t *testing.T) {
 
 func TestNewMissing(t *testing.T) {
 	_, err := New(filepath.Join(t.TempDir(), "nope"))
-	if codeOf(err) != "not_found" {
-		t.Errorf("New(missing) = %v, want not_found", err)
+	if kindOf(err) != "not_exist" {
+		t.Errorf("New(missing) = %v, want not_exist", err)
 	}
 	if _, err := os.Stat(filepath.Join(t.TempDir(), "nope")); err == nil {
 		t.Error("New created the root")

@@ -1,14 +1,13 @@
 package fs
 
 import (
+	"errors"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // fixture is a root with a sentinel tree beside it:
@@ -149,16 +148,35 @@ func diffSnapshots(before, after map[string]string) []string {
 	return d
 }
 
-// codeOf is the wire code and reason of err, "" for nil.
-func codeOf(err error) string {
+// kindNames name the kinds of error (see ErrOutsideRoot) in test tables.
+var kindNames = map[error]string{
+	ErrOutsideRoot:      "outside_root",
+	iofs.ErrNotExist:    "not_exist",
+	iofs.ErrExist:       "exist",
+	iofs.ErrPermission:  "permission",
+	iofs.ErrInvalid:     "invalid",
+	iofs.ErrClosed:      "closed",
+	ErrNotEmpty:         "not_empty",
+	ErrDiskFull:         "disk_full",
+	ErrTooManyEntries:   "too_many_entries",
+	ErrChecksumMismatch: "checksum_mismatch",
+	ErrUploadDone:       "upload_done",
+}
+
+// kindOf names the kind of err: "" for nil, "no kind" for an error of none
+// (which the agent reports as internal).
+func kindOf(err error) string {
 	if err == nil {
 		return ""
 	}
-	we := wire.AsError(err)
-	if we.Reason != "" {
-		return string(we.Code) + "/" + we.Reason
+	var ke *kindError
+	if !errors.As(err, &ke) || ke.kind == nil {
+		return "no kind"
 	}
-	return string(we.Code)
+	if n, ok := kindNames[ke.kind]; ok {
+		return n
+	}
+	return "unknown kind: " + ke.kind.Error()
 }
 
 // tempFiles lists the temporary files left anywhere under dir.
@@ -174,4 +192,4 @@ func tempFiles(t testing.TB, dir string) []string {
 	return out
 }
 
-const outsideRoot = "permission_denied/outside_root"
+const outsideRoot = "outside_root"

@@ -142,22 +142,22 @@ func TestTempFilesHidden(t *testing.T) {
 		op   func() error
 		code string
 	}{
-		{"stat", func() error { _, err := fx.fs.Stat(tmp); return err }, "not_found"},
-		{"list", func() error { _, err := fx.fs.List(tmp, false, 0); return err }, "not_found"},
-		{"read", func() error { _, _, err := fx.fs.Read(tmp, 0, -1); return err }, "not_found"},
-		{"open", func() error { _, _, err := fx.fs.Open(tmp); return err }, "not_found"},
-		{"remove", func() error { return fx.fs.Remove(tmp, false) }, "not_found"},
-		{"move from", func() error { return fx.fs.Move(tmp, "stolen.txt", false) }, "not_found"},
-		{"move to", func() error { return fx.fs.Move("a.txt", "dir/"+TempPrefix+"x", false) }, "invalid_argument"},
+		{"stat", func() error { _, err := fx.fs.Stat(tmp); return err }, "not_exist"},
+		{"list", func() error { _, err := fx.fs.List(tmp, false, 0); return err }, "not_exist"},
+		{"read", func() error { _, _, err := fx.fs.Read(tmp, 0, -1); return err }, "not_exist"},
+		{"open", func() error { _, _, err := fx.fs.Open(tmp); return err }, "not_exist"},
+		{"remove", func() error { return fx.fs.Remove(tmp, false) }, "not_exist"},
+		{"move from", func() error { return fx.fs.Move(tmp, "stolen.txt", false) }, "not_exist"},
+		{"move to", func() error { return fx.fs.Move("a.txt", "dir/"+TempPrefix+"x", false) }, "invalid"},
 		{"write", func() error {
 			_, err := fx.fs.Write(TempPrefix+"x", strings.NewReader("x"), WriteOptions{})
 			return err
-		}, "invalid_argument"},
-		{"mkdir", func() error { return fx.fs.Mkdir(TempPrefix+"d/sub", true) }, "invalid_argument"},
+		}, "invalid"},
+		{"mkdir", func() error { return fx.fs.Mkdir(TempPrefix+"d/sub", true) }, "invalid"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.op(); codeOf(err) != tc.code {
+			if err := tc.op(); kindOf(err) != tc.code {
 				t.Fatalf("error = %v, want %s", err, tc.code)
 			}
 		})

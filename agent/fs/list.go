@@ -3,11 +3,10 @@ package fs
 import (
 	"errors"
 	"io"
+	iofs "io/fs"
 	"path"
 	"sort"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // Stat describes p. A final symbolic link is described, not followed; a link
@@ -27,7 +26,7 @@ func (f *FS) Stat(p string) (Entry, error) {
 // descends into subdirectories but never through symbolic links. Temporary
 // files of writes in progress (TempPrefix) are left out. A limit > 0
 // bounds the number of entries: a listing that would exceed it fails with
-// payload_too_large rather than being cut short silently. If p is not a
+// ErrTooManyEntries rather than being cut short silently. If p is not a
 // directory, List returns its own Entry.
 func (f *FS) List(p string, recursive bool, limit int) ([]Entry, error) {
 	c, err := Clean(p)
@@ -108,14 +107,14 @@ func (w *walker) walk(c string) error {
 // into. An entry that vanished since the directory was read is skipped.
 func (w *walker) add(c string) (bool, error) {
 	e, err := w.fs.lstatEntry("list", c)
-	if errors.Is(err, wire.ErrNotFound) {
+	if errors.Is(err, iofs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
 	if w.limit > 0 && len(w.out) >= w.limit {
-		return false, wire.Errorf(wire.CodePayloadTooLarge, "", "list: more than %d entries", w.limit)
+		return false, errorf(ErrTooManyEntries, "list: more than %d entries", w.limit)
 	}
 	w.out = append(w.out, e)
 	return e.Type == TypeDir, nil

@@ -1,11 +1,10 @@
 package fs
 
 import (
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // Open opens regular file p for reading at any offset, following symbolic
@@ -35,8 +34,7 @@ func (f *FS) Open(p string) (*os.File, Entry, error) {
 // HostDir returns the host path of directory p under the root, with
 // symbolic links evaluated, for programs that must run in it (git). A path
 // that leaves the root, lexically or through a link, is
-// permission_denied/outside_root; a missing one not_found; a file
-// invalid_argument. The answer is only as good as the moment it was
+// ErrOutsideRoot; a missing one ErrNotExist; a file ErrInvalid. The answer is only as good as the moment it was
 // computed: a link swapped in afterwards is not seen.
 func (f *FS) HostDir(p string) (string, error) {
 	c, err := Clean(p)
@@ -53,7 +51,7 @@ func (f *FS) HostDir(p string) (string, error) {
 		return "", mapErr("open directory", c, err)
 	}
 	if !fi.IsDir() {
-		return "", wire.Errorf(wire.CodeInvalidArgument, "", "%s is not a directory", c)
+		return "", errorf(iofs.ErrInvalid, "%s is not a directory", c)
 	}
 	root, err := f.RealRoot()
 	if err != nil {

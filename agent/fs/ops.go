@@ -3,15 +3,14 @@ package fs
 import (
 	"errors"
 	"io"
+	iofs "io/fs"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // Mkdir creates directory p. Without parents, p's parent must exist and p must
 // not; with parents, missing parents are created and an existing directory is
 // not an error (mkdir -p). Anything else already at p is
-// conflict/already_exists.
+// ErrExist.
 func (f *FS) Mkdir(p string, parents bool) error {
 	c, err := Clean(p)
 	if err != nil {
@@ -29,15 +28,15 @@ func (f *FS) Mkdir(p string, parents bool) error {
 		return nil
 	}
 	if e, serr := f.lstatEntry("mkdir", c); serr == nil && e.Type != TypeDir {
-		return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "mkdir %s: a %s exists", c, e.Type)
+		return errorf(iofs.ErrExist, "mkdir %s: a %s exists", c, e.Type)
 	}
 	return mapErr("mkdir", c, err)
 }
 
 // Move renames from to to. A symbolic link is moved itself. An existing
-// target without overwrite is conflict/already_exists; with overwrite a
+// target without overwrite is ErrExist; with overwrite a
 // non-directory replaces a non-directory, but a directory is never replaced
-// (conflict/already_exists). The target's parent must exist.
+// (ErrExist). The target's parent must exist.
 func (f *FS) Move(from, to string, overwrite bool) error {
 	src, err := Clean(from)
 	if err != nil {
@@ -48,7 +47,7 @@ func (f *FS) Move(from, to string, overwrite bool) error {
 		return err
 	}
 	if src == "." || dst == "." {
-		return wire.Errorf(wire.CodeInvalidArgument, "", "move %s to %s: cannot move the root", src, dst)
+		return errorf(iofs.ErrInvalid, "move %s to %s: cannot move the root", src, dst)
 	}
 	if isTemp(src) {
 		return tempNotFound("move", src)
@@ -64,7 +63,7 @@ func (f *FS) Move(from, to string, overwrite bool) error {
 		return nil
 	}
 	if strings.HasPrefix(dst, src+"/") {
-		return wire.Errorf(wire.CodeInvalidArgument, "", "move %s to %s: target inside source", src, dst)
+		return errorf(iofs.ErrInvalid, "move %s to %s: target inside source", src, dst)
 	}
 	if err := f.checkMoveTarget(dst, srcE.Type == TypeDir, overwrite); err != nil {
 		return err
@@ -80,20 +79,20 @@ func (f *FS) Move(from, to string, overwrite bool) error {
 func (f *FS) checkMoveTarget(dst string, srcIsDir, overwrite bool) error {
 	e, err := f.lstatEntry("move", dst)
 	switch {
-	case errors.Is(err, wire.ErrNotFound):
+	case errors.Is(err, iofs.ErrNotExist):
 		return nil
 	case err != nil:
 		return err
 	case !overwrite:
-		return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "move to %s: already exists", dst)
+		return errorf(iofs.ErrExist, "move to %s: already exists", dst)
 	case srcIsDir || e.Type == TypeDir:
-		return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "move to %s: cannot replace a %s", dst, e.Type)
+		return errorf(iofs.ErrExist, "move to %s: cannot replace a %s", dst, e.Type)
 	}
 	return nil
 }
 
 // Remove deletes p. A non-empty directory needs recursive, else it is
-// conflict/not_empty. A symbolic link is removed itself, never its target.
+// ErrNotEmpty. A symbolic link is removed itself, never its target.
 // The root cannot be removed.
 func (f *FS) Remove(p string, recursive bool) error {
 	c, err := Clean(p)
@@ -101,7 +100,7 @@ func (f *FS) Remove(p string, recursive bool) error {
 		return err
 	}
 	if c == "." {
-		return wire.Errorf(wire.CodeInvalidArgument, "", "remove: cannot remove the root")
+		return errorf(iofs.ErrInvalid, "remove: cannot remove the root")
 	}
 	if isTemp(c) {
 		return tempNotFound("remove", c)
@@ -115,7 +114,7 @@ func (f *FS) Remove(p string, recursive bool) error {
 	}
 	err = f.root.Remove(native(c))
 	if err != nil && e.Type == TypeDir && f.nonEmpty(c) {
-		return wire.Errorf(wire.CodeConflict, wire.ReasonNotEmpty, "remove %s: directory not empty", c)
+		return errorf(ErrNotEmpty, "remove %s: directory not empty", c)
 	}
 	return mapErr("remove", c, err)
 }

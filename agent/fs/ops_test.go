@@ -13,20 +13,20 @@ func TestMkdir(t *testing.T) {
 		code    string
 	}{
 		{"new", "new", false, ""},
-		{"nested without parents", "x/y", false, "not_found"},
+		{"nested without parents", "x/y", false, "not_exist"},
 		{"nested with parents", "x/y", true, ""},
-		{"existing dir", "dir", false, "conflict/already_exists"},
+		{"existing dir", "dir", false, "exist"},
 		{"existing dir with parents", "dir", true, ""},
-		{"existing file", "a.txt", false, "conflict/already_exists"},
-		{"existing file with parents", "a.txt", true, "conflict/already_exists"},
-		{"root", "/", false, "conflict/already_exists"},
-		{"under a file", "a.txt/x", true, "not_found"},
+		{"existing file", "a.txt", false, "exist"},
+		{"existing file with parents", "a.txt", true, "exist"},
+		{"root", "/", false, "exist"},
+		{"under a file", "a.txt/x", true, "not_exist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t)
 			err := fx.fs.Mkdir(tc.path, tc.parents)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Mkdir(%q, %v) = %v, want %q", tc.path, tc.parents, err, tc.code)
 			}
 			if e, err := fx.fs.Stat(tc.path); err == nil && tc.code == "" && e.Type != TypeDir {
@@ -48,21 +48,21 @@ func TestMove(t *testing.T) {
 		{"into dir", "a.txt", "dir/sub/a.txt", false, "", "hello world"},
 		{"dir", "dir", "moved", false, "", "<dir>"},
 		{"same path", "a.txt", "/a.txt", false, "", "hello world"},
-		{"missing source", "nope", "c.txt", false, "not_found", "<missing>"},
-		{"missing target parent", "a.txt", "x/c.txt", false, "not_found", "<missing>"},
-		{"exists", "a.txt", "dir/b.txt", false, "conflict/already_exists", "bee"},
+		{"missing source", "nope", "c.txt", false, "not_exist", "<missing>"},
+		{"missing target parent", "a.txt", "x/c.txt", false, "not_exist", "<missing>"},
+		{"exists", "a.txt", "dir/b.txt", false, "exist", "bee"},
 		{"overwrite", "a.txt", "dir/b.txt", true, "", "hello world"},
-		{"dir over file", "dir/sub", "a.txt", true, "conflict/already_exists", "hello world"},
-		{"file over dir", "a.txt", "dir/sub", true, "conflict/already_exists", "<dir>"},
-		{"dir over dir", "dir/sub", "dir", true, "conflict/already_exists", "<dir>"},
-		{"into itself", "dir", "dir/sub/x", false, "invalid_argument", "<missing>"},
-		{"root", "/", "x", false, "invalid_argument", "<missing>"},
+		{"dir over file", "dir/sub", "a.txt", true, "exist", "hello world"},
+		{"file over dir", "a.txt", "dir/sub", true, "exist", "<dir>"},
+		{"dir over dir", "dir/sub", "dir", true, "exist", "<dir>"},
+		{"into itself", "dir", "dir/sub/x", false, "invalid", "<missing>"},
+		{"root", "/", "x", false, "invalid", "<missing>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t)
 			err := fx.fs.Move(tc.from, tc.to, tc.overwrite)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Move = %v, want %q", err, tc.code)
 			}
 			if got := contentAt(t, fx, tc.to); got != tc.moved {
@@ -82,23 +82,23 @@ func TestRemove(t *testing.T) {
 		{"file", "a.txt", false, ""},
 		{"dot file", "dir/sub/.keep", false, ""},
 		{"link", "inlink", false, ""},
-		{"non-empty dir", "dir", false, "conflict/not_empty"},
+		{"non-empty dir", "dir", false, "not_empty"},
 		{"non-empty dir recursive", "dir", true, ""},
-		{"missing", "nope", false, "not_found"},
-		{"missing recursive", "nope", true, "not_found"},
-		{"root", "", true, "invalid_argument"},
-		{"root slash", "/", true, "invalid_argument"},
+		{"missing", "nope", false, "not_exist"},
+		{"missing recursive", "nope", true, "not_exist"},
+		{"root", "", true, "invalid"},
+		{"root slash", "/", true, "invalid"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t)
 			mustSymlink(t, "dir", filepath.Join(fx.root, "inlink"))
 			err := fx.fs.Remove(tc.path, tc.recursive)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Remove = %v, want %q", err, tc.code)
 			}
 			_, serr := fx.fs.Stat(tc.path)
-			if gone := codeOf(serr) == "not_found"; gone != (tc.code == "" || tc.code == "not_found") {
+			if gone := kindOf(serr) == "not_exist"; gone != (tc.code == "" || tc.code == "not_exist") {
 				t.Errorf("after Remove: Stat = %v", serr)
 			}
 		})

@@ -2,15 +2,14 @@ package fs
 
 import (
 	"io"
+	iofs "io/fs"
 	"os"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // Read opens file p for reading length bytes from offset; a negative length
 // reads to the end. Symbolic links are followed while they stay inside the
 // root. The Entry describes the opened file, with p's path. An offset past the
-// end is invalid_argument; a range past the end is shortened. The caller closes
+// end is ErrInvalid; a range past the end is shortened. The caller closes
 // the reader.
 func (f *FS) Read(p string, offset, length int64) (io.ReadCloser, Entry, error) {
 	c, err := Clean(p)
@@ -21,7 +20,7 @@ func (f *FS) Read(p string, offset, length int64) (io.ReadCloser, Entry, error) 
 		return nil, Entry{}, tempNotFound("read", c)
 	}
 	if offset < 0 {
-		return nil, Entry{}, wire.Errorf(wire.CodeInvalidArgument, "", "read %s: negative offset %d", c, offset)
+		return nil, Entry{}, errorf(iofs.ErrInvalid, "read %s: negative offset %d", c, offset)
 	}
 	file, err := f.root.OpenFile(native(c), readFlags, 0)
 	if err != nil {
@@ -48,10 +47,10 @@ func openedEntry(file *os.File, c string, offset int64) (Entry, error) {
 	}
 	e := entryOf(c, fi, "")
 	if e.Type != TypeFile {
-		return Entry{}, wire.Errorf(wire.CodeInvalidArgument, "", "read %s: not a regular file (%s)", c, e.Type)
+		return Entry{}, errorf(iofs.ErrInvalid, "read %s: not a regular file (%s)", c, e.Type)
 	}
 	if offset > e.Size {
-		return Entry{}, wire.Errorf(wire.CodeInvalidArgument, "", "read %s: offset %d past end (%d bytes)", c, offset, e.Size)
+		return Entry{}, errorf(iofs.ErrInvalid, "read %s: offset %d past end (%d bytes)", c, offset, e.Size)
 	}
 	return e, nil
 }

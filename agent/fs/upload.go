@@ -13,8 +13,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // Upload is a write that arrives in pieces, for content sent in chunks. Bytes
@@ -42,20 +40,20 @@ type Upload struct {
 
 // BeginWrite starts writing file p. It checks p and opts, creates missing
 // parents when asked, and creates the temporary file. An existing p without
-// opts.Overwrite is conflict/already_exists now and again at Commit.
+// opts.Overwrite is ErrExist now and again at Commit.
 func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 	c, err := Clean(p)
 	if err != nil {
 		return nil, err
 	}
 	if c == "." {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write: the root is a directory")
+		return nil, errorf(iofs.ErrInvalid, "write: the root is a directory")
 	}
 	if isTemp(c) {
 		return nil, tempReserved("write", c)
 	}
 	if opts.Mode&^os.ModePerm != 0 {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: mode %v has bits beyond 0777", c, opts.Mode)
+		return nil, errorf(iofs.ErrInvalid, "write %s: mode %v has bits beyond 0777", c, opts.Mode)
 	}
 	if opts.MkdirParents {
 		if err := f.root.MkdirAll(native(path.Dir(c)), dirMode); err != nil {
@@ -116,7 +114,7 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	if off < 0 {
-		return 0, wire.Errorf(wire.CodeInvalidArgument, "", "write %s: negative offset %d", u.path, off)
+		return 0, errorf(iofs.ErrInvalid, "write %s: negative offset %d", u.path, off)
 	}
 	n, err := u.file.WriteAt(p, off)
 	u.track(p[:n], off)
@@ -127,7 +125,7 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 	}
 	if err != nil {
 		err = mapErr("write", u.path, err)
-		if errors.Is(err, wire.ErrInsufficientStorage) {
+		if errors.Is(err, ErrDiskFull) {
 			u.done, u.failed = true, err
 			u.discard()
 		}
@@ -137,13 +135,13 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 }
 
 // finished is the error for a call after the upload ended: the disk-full
-// error that ended it, or a conflict.
+// error that ended it, or ErrUploadDone.
 func (u *Upload) finished() error {
 	switch {
 	case u.failed != nil:
 		return u.failed
 	case u.done:
-		return wire.Errorf(wire.CodeConflict, "", "write %s: upload already finished", u.path)
+		return errorf(ErrUploadDone, "write %s: upload already finished", u.path)
 	}
 	return nil
 }
@@ -202,7 +200,7 @@ func (u *Upload) catchUp() {
 }
 
 // Commit syncs the content and renames it into place. Without Overwrite, a
-// file created at the path since BeginWrite is conflict/already_exists. On
+// file created at the path since BeginWrite is ErrExist. On
 // any error the temporary file is removed and the target left as it was.
 func (u *Upload) Commit() (WriteResult, error) {
 	return u.CommitVerified(-1, "")
@@ -210,7 +208,7 @@ func (u *Upload) Commit() (WriteResult, error) {
 
 // CommitVerified is Commit that first checks the content: its size when
 // size >= 0 and its hex SHA-256 when sha256 is set. A mismatch is
-// invalid_argument/checksum_mismatch, and the upload is discarded.
+// ErrChecksumMismatch, and the upload is discarded.
 func (u *Upload) CommitVerified(size int64, sha256 string) (WriteResult, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -229,7 +227,7 @@ func (u *Upload) CommitVerified(size int64, sha256 string) (WriteResult, error) 
 // commit does Commit's work with u.mu held.
 func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	if size >= 0 && size != u.size {
-		return WriteResult{}, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonChecksumMismatch,
+		return WriteResult{}, errorf(ErrChecksumMismatch,
 			"write %s: received %d bytes, sender sent %d", u.path, u.size, size)
 	}
 	sum, err := u.sum()
@@ -237,7 +235,7 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 		return WriteResult{}, mapErr("write", u.path, err)
 	}
 	if want != "" && !strings.EqualFold(want, sum) {
-		return WriteResult{}, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonChecksumMismatch,
+		return WriteResult{}, errorf(ErrChecksumMismatch,
 			"write %s: sha256 of what was written is %s, sender's is %s", u.path, sum, want)
 	}
 	mode := u.fs.modeFor(u.path, u.opts.Mode)
@@ -284,7 +282,7 @@ func (u *Upload) place() error {
 		u.fs.root.Remove(src)
 		return nil
 	case errors.Is(err, iofs.ErrExist):
-		return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "write %s: already exists", u.path)
+		return errorf(iofs.ErrExist, "write %s: already exists", u.path)
 	case isEscape(err), errors.Is(err, iofs.ErrNotExist):
 		return mapErr("write", u.path, err)
 	}

@@ -6,8 +6,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // TempPrefix starts the name of every temporary file a write creates next to
@@ -15,7 +13,7 @@ import (
 // a crash, until the journal's sweep at the next start; see OpenJournal).
 // The names are the agent's own: List leaves them out, Stat, Read, Open,
 // Move and Remove find nothing there, and Write, Mkdir and Move refuse to
-// make one (invalid_argument).
+// make one (ErrInvalid).
 const TempPrefix = ".outpost-tmp-"
 
 // DefaultFileMode is the mode of a new file when WriteOptions.Mode is zero.
@@ -30,7 +28,7 @@ type WriteOptions struct {
 	// existing file's mode, or uses DefaultFileMode for a new file.
 	Mode os.FileMode
 	// Overwrite allows replacing an existing file; without it an existing
-	// path is conflict/already_exists.
+	// path is ErrExist.
 	Overwrite bool
 	// MkdirParents creates missing parent directories.
 	MkdirParents bool
@@ -96,9 +94,9 @@ func (f *FS) checkTarget(c string, overwrite bool) error {
 	case err != nil:
 		return mapErr("write", c, err)
 	case fi.IsDir():
-		return wire.Errorf(wire.CodeInvalidArgument, "", "write %s: is a directory", c)
+		return errorf(iofs.ErrInvalid, "write %s: is a directory", c)
 	case !overwrite:
-		return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "write %s: already exists", c)
+		return errorf(iofs.ErrExist, "write %s: already exists", c)
 	}
 	return nil
 }

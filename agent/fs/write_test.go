@@ -43,20 +43,20 @@ func TestWrite(t *testing.T) {
 		{"big", "big.txt", strings.NewReader(big), WriteOptions{}, "", big},
 		{"empty", "empty.txt", strings.NewReader(""), WriteOptions{}, "", ""},
 		{"overwrite", "a.txt", strings.NewReader("replaced"), WriteOptions{Overwrite: true}, "", "replaced"},
-		{"no overwrite", "a.txt", strings.NewReader("replaced"), WriteOptions{}, "conflict/already_exists", "hello world"},
+		{"no overwrite", "a.txt", strings.NewReader("replaced"), WriteOptions{}, "exist", "hello world"},
 		{"parents", "x/y/z.txt", strings.NewReader("deep"), WriteOptions{MkdirParents: true}, "", "deep"},
-		{"no parents", "x/y/z.txt", strings.NewReader("deep"), WriteOptions{}, "not_found", "<missing>"},
-		{"parent is a file", "a.txt/z.txt", strings.NewReader("deep"), WriteOptions{MkdirParents: true}, "conflict/already_exists", "<missing>"},
-		{"directory", "dir", strings.NewReader("x"), WriteOptions{Overwrite: true}, "invalid_argument", "<dir>"},
-		{"root", "/", strings.NewReader("x"), WriteOptions{Overwrite: true}, "invalid_argument", "<dir>"},
-		{"bad mode", "m.txt", strings.NewReader("x"), WriteOptions{Mode: os.ModeSetuid | 0o755}, "invalid_argument", "<missing>"},
-		{"reader fails", "a.txt", &failingReader{strings.NewReader(big)}, WriteOptions{Overwrite: true}, "internal", "hello world"},
+		{"no parents", "x/y/z.txt", strings.NewReader("deep"), WriteOptions{}, "not_exist", "<missing>"},
+		{"parent is a file", "a.txt/z.txt", strings.NewReader("deep"), WriteOptions{MkdirParents: true}, "exist", "<missing>"},
+		{"directory", "dir", strings.NewReader("x"), WriteOptions{Overwrite: true}, "invalid", "<dir>"},
+		{"root", "/", strings.NewReader("x"), WriteOptions{Overwrite: true}, "invalid", "<dir>"},
+		{"bad mode", "m.txt", strings.NewReader("x"), WriteOptions{Mode: os.ModeSetuid | 0o755}, "invalid", "<missing>"},
+		{"reader fails", "a.txt", &failingReader{strings.NewReader(big)}, WriteOptions{Overwrite: true}, "no kind", "hello world"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t)
 			res, err := fx.fs.Write(tc.path, tc.body, tc.opts)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Write error = %v, want %q", err, tc.code)
 			}
 			if got := contentAt(t, fx, tc.path); got != tc.want {
@@ -153,11 +153,11 @@ func TestUploadChunks(t *testing.T) {
 	if got := contentAt(t, fx, "up/load.bin"); got != want {
 		t.Errorf("content = %q, want %q", got, want)
 	}
-	if _, err := u.Commit(); codeOf(err) != "conflict" {
-		t.Errorf("second Commit = %v, want conflict", err)
+	if _, err := u.Commit(); kindOf(err) != "upload_done" {
+		t.Errorf("second Commit = %v, want upload_done", err)
 	}
-	if _, err := u.Write([]byte("x")); codeOf(err) != "conflict" {
-		t.Errorf("Write after Commit = %v, want conflict", err)
+	if _, err := u.Write([]byte("x")); kindOf(err) != "upload_done" {
+		t.Errorf("Write after Commit = %v, want upload_done", err)
 	}
 	if tmp := tempFiles(t, fx.base); len(tmp) > 0 {
 		t.Errorf("temporary files left: %v", tmp)
@@ -206,8 +206,8 @@ func TestUploadRace(t *testing.T) {
 	if _, err := us[0].Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := us[1].Commit(); codeOf(err) != "conflict/already_exists" {
-		t.Errorf("second Commit = %v, want conflict/already_exists", err)
+	if _, err := us[1].Commit(); kindOf(err) != "exist" {
+		t.Errorf("second Commit = %v, want exist", err)
 	}
 	if got := contentAt(t, fx, "race.txt"); got != "first" {
 		t.Errorf("content = %q, want first", got)

@@ -2,8 +2,7 @@ package git
 
 import (
 	"context"
-
-	"github.com/outposthq/outpost/wire"
+	"os"
 )
 
 // ApplyOptions control Apply.
@@ -11,19 +10,19 @@ type ApplyOptions struct {
 	// Check only reports whether the patch applies; nothing changes.
 	Check bool
 	// ThreeWay falls back to a three-way merge when the context does not
-	// match, leaving conflict markers (and a conflict error) if it fails.
+	// match, leaving conflict markers (and ErrPatchFailed) if it fails.
 	ThreeWay bool
 	// Index applies to the index as well as the work tree.
 	Index bool
 }
 
 // Apply applies a unified diff with `git apply`, reading the patch from stdin.
-// dir must be in a work tree (else not_found). A patch that does not apply, or
-// that git cannot read, is conflict with git's message; an empty patch is
-// invalid_argument.
+// dir must be in a work tree (else ErrNotRepository). A patch that does not
+// apply, or that git cannot read, is ErrPatchFailed with git's message; an
+// empty patch is os.ErrInvalid.
 func (g *Git) Apply(ctx context.Context, dir string, patch []byte, opts ApplyOptions) error {
 	if len(patch) == 0 {
-		return wire.Errorf(wire.CodeInvalidArgument, "", "git apply: empty patch")
+		return errorf(os.ErrInvalid, "git apply: empty patch")
 	}
 	if err := g.requireRepo(ctx, dir); err != nil {
 		return err
@@ -44,7 +43,7 @@ func (g *Git) Apply(ctx context.Context, dir string, patch []byte, opts ApplyOpt
 		return err
 	}
 	if res.code != 0 {
-		return gitErr(wire.CodeConflict, args, res)
+		return gitErr(ErrPatchFailed, args, res)
 	}
 	return nil
 }

@@ -21,9 +21,9 @@ func TestApply(t *testing.T) {
 		{"check only", func(p string) string { return p }, ApplyOptions{Check: true}, "", lines("one", "two", "three"), ""},
 		{"index", func(p string) string { return p }, ApplyOptions{Index: true}, "", lines("one", "2", "three"), ""},
 		{"does not apply", func(p string) string { return strings.ReplaceAll(p, "-two", "-zwei") }, ApplyOptions{},
-			"conflict", lines("one", "two", "three"), "patch does not apply"},
-		{"garbage", func(string) string { return "not a patch\n" }, ApplyOptions{}, "conflict", lines("one", "two", "three"), ""},
-		{"empty", func(string) string { return "" }, ApplyOptions{}, "invalid_argument", lines("one", "two", "three"), ""},
+			"patch_failed", lines("one", "two", "three"), "patch does not apply"},
+		{"garbage", func(string) string { return "not a patch\n" }, ApplyOptions{}, "patch_failed", lines("one", "two", "three"), ""},
+		{"empty", func(string) string { return "" }, ApplyOptions{}, "invalid", lines("one", "two", "three"), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,7 +37,7 @@ func TestApply(t *testing.T) {
 			}
 			mustGit(t, ctx, g, dir, "checkout", "--", "a.txt")
 			err = g.Apply(ctx, dir, []byte(tc.patch(d.Patch)), tc.opts)
-			if codeOf(err) != tc.code || err != nil && !strings.Contains(err.Error(), tc.message) {
+			if kindOf(err) != tc.code || err != nil && !strings.Contains(err.Error(), tc.message) {
 				t.Fatalf("Apply = %v, want %q with %q", err, tc.code, tc.message)
 			}
 			if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != tc.want {
@@ -65,8 +65,8 @@ func TestApplyThreeWay(t *testing.T) {
 	}
 	mustGit(t, ctx, g, dir, "checkout", "--", "a.txt")
 	commitFiles(t, ctx, g, dir, "moved", map[string]string{"a.txt": strings.Replace(base, "5\n", "five\n", 1)})
-	if err := g.Apply(ctx, dir, []byte(d.Patch), ApplyOptions{}); codeOf(err) != "conflict" {
-		t.Fatalf("plain Apply = %v, want conflict", err)
+	if err := g.Apply(ctx, dir, []byte(d.Patch), ApplyOptions{}); kindOf(err) != "patch_failed" {
+		t.Fatalf("plain Apply = %v, want patch_failed", err)
 	}
 	if err := g.Apply(ctx, dir, []byte(d.Patch), ApplyOptions{ThreeWay: true}); err != nil {
 		t.Fatalf("three-way Apply = %v", err)
@@ -82,8 +82,8 @@ func TestApplyNotRepo(t *testing.T) {
 	dir := t.TempDir()
 	g.Ceiling = dir
 	patch := "--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+x\n"
-	if err := g.Apply(ctx, dir, []byte(patch), ApplyOptions{}); codeOf(err) != "not_found" {
-		t.Errorf("Apply outside a repository = %v, want not_found", err)
+	if err := g.Apply(ctx, dir, []byte(patch), ApplyOptions{}); kindOf(err) != "not_repository" {
+		t.Errorf("Apply outside a repository = %v, want not_repository", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
 		t.Error("Apply created a file outside a repository")
@@ -107,8 +107,8 @@ func TestApplyStaysInRepo(t *testing.T) {
 	for _, target := range []string{"../escaped.txt", "up/escaped.txt", abs, "sub/../../escaped.txt"} {
 		patch := "diff --git a/" + target + " b/" + target + "\nnew file mode 100644\n--- /dev/null\n+++ b/" + target +
 			"\n@@ -0,0 +1 @@\n+pwned\n"
-		if err := g.Apply(ctx, dir, []byte(patch), ApplyOptions{}); codeOf(err) != "conflict" {
-			t.Errorf("Apply creating %s = %v, want conflict", target, err)
+		if err := g.Apply(ctx, dir, []byte(patch), ApplyOptions{}); kindOf(err) != "patch_failed" {
+			t.Errorf("Apply creating %s = %v, want patch_failed", target, err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(base, "escaped.txt")); err == nil {

@@ -2,9 +2,8 @@ package git
 
 import (
 	"context"
+	"os"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // CommitOptions describe a commit.
@@ -29,9 +28,10 @@ type CommitResult struct {
 }
 
 // Commit records the index (with All, also tracked changes in the work tree)
-// as a new commit. dir must be in a work tree (else not_found). Nothing to
-// commit, unresolved merge conflicts, or git refusing (a hook, no identity)
-// are conflict with git's message.
+// as a new commit. dir must be in a work tree (else ErrNotRepository).
+// Nothing to commit is ErrNothingToCommit, unresolved merge conflicts
+// ErrUnmerged, git refusing (a hook, no identity) ErrCommitRefused with git's
+// message, a blank message or a bad author os.ErrInvalid.
 func (g *Git) Commit(ctx context.Context, dir string, opts CommitOptions) (*CommitResult, error) {
 	env, err := commitEnv(opts)
 	if err != nil {
@@ -42,7 +42,7 @@ func (g *Git) Commit(ctx context.Context, dir string, opts CommitOptions) (*Comm
 		return nil, err
 	}
 	if !st.IsRepo {
-		return nil, wire.Errorf(wire.CodeNotFound, "", "git commit: not in a git work tree")
+		return nil, errorf(ErrNotRepository, "git commit: not in a git work tree")
 	}
 	if err := committable(st, opts.All); err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (g *Git) Commit(ctx context.Context, dir string, opts CommitOptions) (*Comm
 		return nil, err
 	}
 	if res.code != 0 {
-		return nil, gitErr(wire.CodeConflict, args, res)
+		return nil, gitErr(ErrCommitRefused, args, res)
 	}
 	return g.headSummary(ctx, dir)
 }
@@ -64,10 +64,10 @@ func (g *Git) Commit(ctx context.Context, dir string, opts CommitOptions) (*Comm
 // commitEnv checks opts and returns the identity variables to set.
 func commitEnv(opts CommitOptions) ([]string, error) {
 	if strings.TrimSpace(opts.Message) == "" {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "git commit: empty message")
+		return nil, errorf(os.ErrInvalid, "git commit: empty message")
 	}
 	if strings.IndexByte(opts.Message, 0) >= 0 {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "git commit: message holds a NUL byte")
+		return nil, errorf(os.ErrInvalid, "git commit: message holds a NUL byte")
 	}
 	var env []string
 	for _, v := range []struct{ value, name string }{
@@ -77,7 +77,7 @@ func commitEnv(opts CommitOptions) ([]string, error) {
 			continue
 		}
 		if strings.ContainsAny(v.value, "<>\x00\n\r") {
-			return nil, wire.Errorf(wire.CodeInvalidArgument, "", "git commit: author %s %q holds <, >, NUL or a newline", strings.ToLower(v.name), v.value)
+			return nil, errorf(os.ErrInvalid, "git commit: author %s %q holds <, >, NUL or a newline", strings.ToLower(v.name), v.value)
 		}
 		env = append(env, "GIT_AUTHOR_"+v.name+"="+v.value, "GIT_COMMITTER_"+v.name+"="+v.value)
 	}
@@ -91,27 +91,27 @@ func committable(st *Status, all bool) error {
 	for _, e := range st.Entries {
 		switch {
 		case e.Kind == KindUnmerged:
-			return wire.Errorf(wire.CodeConflict, "", "git commit: unmerged path %s", e.Path)
+			return errorf(ErrUnmerged, "git commit: unmerged path %s", e.Path)
 		case e.Kind != KindChanged && e.Kind != KindRenamed:
 		case e.Index != "." || all && e.Worktree != ".":
 			staged = true
 		}
 	}
 	if !staged {
-		return wire.Errorf(wire.CodeConflict, "", "git commit: nothing to commit")
+		return errorf(ErrNothingToCommit, "git commit: nothing to commit")
 	}
 	return nil
 }
 
 // headSummary describes the commit at HEAD.
 func (g *Git) headSummary(ctx context.Context, dir string) (*CommitResult, error) {
-	out, err := g.output(ctx, dir, wire.CodeInternal, "show", "-s", "--no-show-signature", "--format=%H%x00%s", "HEAD")
+	out, err := g.output(ctx, dir, nil, "show", "-s", "--no-show-signature", "--format=%H%x00%s", "HEAD")
 	if err != nil {
 		return nil, err
 	}
 	oid, subject, ok := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\x00")
 	if !ok {
-		return nil, wire.Errorf(wire.CodeInternal, "", "git show: unexpected output %q", out)
+		return nil, errorf(nil, "git show: unexpected output %q", out)
 	}
 	return &CommitResult{OID: oid, Summary: subject}, nil
 }

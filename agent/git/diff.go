@@ -3,10 +3,9 @@ package git
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // DiffOptions select what Diff compares.
@@ -43,8 +42,9 @@ type DiffFile struct {
 }
 
 // Diff runs `git diff --numstat -z` and `git diff` with the same arguments.
-// Renames are detected. dir must be in a work tree (else not_found); an
-// unknown Ref is not_found.
+// Renames are detected. dir must be in a work tree (else ErrNotRepository);
+// an unknown Ref is ErrUnknownRevision; git refusing the arguments is
+// os.ErrInvalid.
 func (g *Git) Diff(ctx context.Context, dir string, opts DiffOptions) (*Diff, error) {
 	if err := checkPaths(opts.Paths); err != nil {
 		return nil, err
@@ -61,15 +61,15 @@ func (g *Git) Diff(ctx context.Context, dir string, opts DiffOptions) (*Diff, er
 		base = append(base, "--cached")
 	}
 	tail := append(append(revs, "--"), opts.Paths...)
-	out, err := g.output(ctx, dir, wire.CodeInvalidArgument, concat(base, []string{"--numstat", "-z"}, tail)...)
+	out, err := g.output(ctx, dir, os.ErrInvalid, concat(base, []string{"--numstat", "-z"}, tail)...)
 	if err != nil {
 		return nil, err
 	}
 	files, err := ParseNumstat(out)
 	if err != nil {
-		return nil, wire.Errorf(wire.CodeInternal, "", "git diff: %v", err)
+		return nil, errorf(nil, "git diff: %v", err)
 	}
-	patch, err := g.output(ctx, dir, wire.CodeInvalidArgument, concat(base, []string{"--src-prefix=a/", "--dst-prefix=b/"}, tail)...)
+	patch, err := g.output(ctx, dir, os.ErrInvalid, concat(base, []string{"--src-prefix=a/", "--dst-prefix=b/"}, tail)...)
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +103,12 @@ func (g *Git) diffRevs(ctx context.Context, dir string, opts DiffOptions) ([]str
 	return []string{tree}, nil
 }
 
-// notFoundRef is err, or not_found for an unknown ref when err is nil.
+// notFoundRef is err, or ErrUnknownRevision when err is nil.
 func notFoundRef(ref string, err error) error {
 	if err != nil {
 		return err
 	}
-	return wire.Errorf(wire.CodeNotFound, "", "unknown revision %q", ref)
+	return errorf(ErrUnknownRevision, "unknown revision %q", ref)
 }
 
 // concat joins argument lists into a new slice.

@@ -40,16 +40,16 @@ func TestDiff(t *testing.T) {
 			[]DiffFile{{Path: "a.txt", Added: 2, Deleted: 1}, {Path: "c.txt", Added: 1}}, []string{"new file mode"}, ""},
 		{"range", DiffOptions{Ref: "HEAD~1..HEAD"}, []DiffFile{{Path: "c.txt", Added: 1}}, []string{"+c\n"}, ""},
 		{"paths literal", DiffOptions{Paths: []string{"*.txt"}}, nil, nil, ""},
-		{"unknown ref", DiffOptions{Ref: "nope"}, nil, nil, "not_found"},
-		{"option as ref", DiffOptions{Ref: "--output=/tmp/x"}, nil, nil, "invalid_argument"},
-		{"space in ref", DiffOptions{Ref: "HEAD --output"}, nil, nil, "invalid_argument"},
-		{"nul in path", DiffOptions{Paths: []string{"a\x00b"}}, nil, nil, "invalid_argument"},
-		{"path outside repository", DiffOptions{Paths: []string{"/etc/passwd"}}, nil, nil, "invalid_argument"},
+		{"unknown ref", DiffOptions{Ref: "nope"}, nil, nil, "unknown_revision"},
+		{"option as ref", DiffOptions{Ref: "--output=/tmp/x"}, nil, nil, "invalid"},
+		{"space in ref", DiffOptions{Ref: "HEAD --output"}, nil, nil, "invalid"},
+		{"nul in path", DiffOptions{Paths: []string{"a\x00b"}}, nil, nil, "invalid"},
+		{"path outside repository", DiffOptions{Paths: []string{"/etc/passwd"}}, nil, nil, "invalid"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := diff(tc.opts)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Diff error = %v, want %q", err, tc.code)
 			}
 			if err != nil {
@@ -85,7 +85,7 @@ func TestDiffUnborn(t *testing.T) {
 	if d, err := g.Diff(ctx, dir, DiffOptions{}); err != nil || len(d.Files) != 0 {
 		t.Errorf("work tree diff = %+v, %v; want empty", d, err)
 	}
-	if _, err := g.Diff(ctx, dir, DiffOptions{Ref: "HEAD"}); codeOf(err) != "not_found" {
-		t.Errorf("Diff HEAD = %v, want not_found", err)
+	if _, err := g.Diff(ctx, dir, DiffOptions{Ref: "HEAD"}); kindOf(err) != "unknown_revision" {
+		t.Errorf("Diff HEAD = %v, want unknown_revision", err)
 	}
 }

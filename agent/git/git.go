@@ -4,8 +4,10 @@
 // directory the caller has already confined, with an environment that cannot
 // prompt, page or be redirected to another repository. Output that git prints
 // for machines (porcelain v2, numstat, log formats, all NUL-separated) is parsed
-// by pure functions. Errors are *wire.Error values: a patch that does not apply
-// or a commit with nothing to commit is conflict, carrying git's message.
+// by pure functions. Errors are domain errors classified with errors.Is (see
+// ErrNotRepository): a patch that does not apply is ErrPatchFailed, carrying
+// git's message. This package knows nothing of the wire; the agent maps its
+// errors at its dispatch.
 package git
 
 import (
@@ -17,8 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // Git runs one git executable. The zero value runs "git" from PATH with no
@@ -36,7 +36,7 @@ type Git struct {
 }
 
 // MaxOutput bounds what one git command may print; a command that prints more
-// fails with payload_too_large.
+// fails with ErrOutputTooLarge.
 const MaxOutput = 64 << 20
 
 // waitDelay bounds the wait for output pipes after git exits or is killed (a
@@ -129,7 +129,7 @@ func (g *Git) run(ctx context.Context, c call) (result, error) {
 		return res, runErr(c, err)
 	}
 	if stdout.over {
-		return res, wire.Errorf(wire.CodePayloadTooLarge, "", "git %s: output over %d bytes", verb(c.args), MaxOutput)
+		return res, errorf(ErrOutputTooLarge, "git %s: output over %d bytes", verb(c.args), MaxOutput)
 	}
 	return res, nil
 }
@@ -144,12 +144,10 @@ func verb(args []string) string {
 	return strings.Join(args, " ")
 }
 
-// ctxErr reports a command stopped by its context.
+// ctxErr reports a command stopped by its context: of the context's error's
+// kind (context.DeadlineExceeded or context.Canceled).
 func ctxErr(ctx context.Context, args []string) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return wire.Errorf(wire.CodeDeadlineExceeded, "", "git %s: %v", verb(args), ctx.Err())
-	}
-	return wire.Errorf(wire.CodeUnavailable, "", "git %s: %v", verb(args), ctx.Err())
+	return errorf(ctx.Err(), "git %s: %v", verb(args), ctx.Err())
 }
 
 // checkDir fails unless c.dir is empty (the current directory) or an
@@ -161,11 +159,11 @@ func checkDir(c call) error {
 	fi, err := os.Stat(c.dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return wire.Errorf(wire.CodeNotFound, "", "git %s: no directory %s", verb(c.args), filepath.Base(c.dir))
+		return errorf(os.ErrNotExist, "git %s: no directory %s", verb(c.args), filepath.Base(c.dir))
 	case err != nil:
-		return wire.Errorf(wire.CodeInternal, "", "git %s: %v", verb(c.args), err)
+		return errorf(nil, "git %s: %v", verb(c.args), err)
 	case !fi.IsDir():
-		return wire.Errorf(wire.CodeInvalidArgument, "", "git %s: %s is not a directory", verb(c.args), filepath.Base(c.dir))
+		return errorf(os.ErrInvalid, "git %s: %s is not a directory", verb(c.args), filepath.Base(c.dir))
 	}
 	return nil
 }
@@ -173,29 +171,30 @@ func checkDir(c call) error {
 // runErr reports git failing to start.
 func runErr(c call, err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		return wire.Errorf(wire.CodeUnsupported, wire.ReasonExecutableNotFound, "git: %v", err)
+		return errorf(ErrNoGit, "git: %v", err)
 	}
-	return wire.Errorf(wire.CodeInternal, "", "git %s: %v", verb(c.args), err)
+	return errorf(nil, "git %s: %v", verb(c.args), err)
 }
 
-// gitErr reports a command that exited non-zero with git's own message.
-func gitErr(code wire.Code, args []string, res result) error {
+// gitErr reports a command that exited non-zero: an error of kind (nil for
+// none) with git's own message.
+func gitErr(kind error, args []string, res result) error {
 	msg := strings.TrimSpace(string(res.stderr))
 	if msg == "" {
 		msg = strings.TrimSpace(string(res.stdout))
 	}
-	return wire.Errorf(code, "", "git %s: exit %d: %s", verb(args), res.code, msg)
+	return errorf(kind, "git %s: exit %d: %s", verb(args), res.code, msg)
 }
 
-// output runs args in dir and returns stdout; a non-zero exit is an error with
-// the given code.
-func (g *Git) output(ctx context.Context, dir string, code wire.Code, args ...string) ([]byte, error) {
+// output runs args in dir and returns stdout; a non-zero exit is an error of
+// kind (nil for none).
+func (g *Git) output(ctx context.Context, dir string, kind error, args ...string) ([]byte, error) {
 	res, err := g.run(ctx, call{dir: dir, args: args})
 	if err != nil {
 		return nil, err
 	}
 	if res.code != 0 {
-		return nil, gitErr(code, args, res)
+		return nil, gitErr(kind, args, res)
 	}
 	return res.stdout, nil
 }
@@ -219,7 +218,7 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 
 // Version is the version of git, such as "2.43.0".
 func (g *Git) Version(ctx context.Context) (string, error) {
-	out, err := g.output(ctx, "", wire.CodeInternal, "version")
+	out, err := g.output(ctx, "", nil, "version")
 	if err != nil {
 		return "", err
 	}

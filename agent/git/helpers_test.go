@@ -2,14 +2,13 @@ package git
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // testTimeout bounds each git test.
@@ -76,12 +75,36 @@ func commitFiles(t testing.TB, ctx context.Context, g *Git, dir, msg string, fil
 	mustGit(t, ctx, g, dir, "commit", "-q", "-m", msg)
 }
 
-// codeOf is err's wire code, "" for nil.
-func codeOf(err error) string {
+// kindNames name the kinds of error (see ErrNotRepository) in test tables.
+var kindNames = map[error]string{
+	ErrNoGit:                 "no_git",
+	ErrNotRepository:         "not_repository",
+	ErrUnknownRevision:       "unknown_revision",
+	ErrPatchFailed:           "patch_failed",
+	ErrNothingToCommit:       "nothing_to_commit",
+	ErrUnmerged:              "unmerged",
+	ErrCommitRefused:         "commit_refused",
+	ErrOutputTooLarge:        "output_too_large",
+	os.ErrInvalid:            "invalid",
+	os.ErrNotExist:           "not_exist",
+	context.DeadlineExceeded: "deadline_exceeded",
+	context.Canceled:         "canceled",
+}
+
+// kindOf names the kind of err: "" for nil, "no kind" for an error of none
+// (which the agent reports as internal).
+func kindOf(err error) string {
 	if err == nil {
 		return ""
 	}
-	return string(wire.AsError(err).Code)
+	var ke *kindError
+	if !errors.As(err, &ke) || ke.kind == nil {
+		return "no kind"
+	}
+	if n, ok := kindNames[ke.kind]; ok {
+		return n
+	}
+	return "unknown kind: " + ke.kind.Error()
 }
 
 // lines is a multi-line text file.

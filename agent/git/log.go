@@ -3,11 +3,10 @@ package git
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // DefaultLogMax is how many commits Log returns when LogOptions.Max is zero.
@@ -38,13 +37,13 @@ type Commit struct {
 const logFormat = "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s"
 
 // Log lists commits newest first with `git log -z`. Before the first commit
-// (an unborn HEAD) it is empty; an unknown Ref is not_found; dir must be in a
-// work tree (else not_found).
+// (an unborn HEAD) it is empty; an unknown Ref is ErrUnknownRevision; dir
+// must be in a work tree (else ErrNotRepository).
 func (g *Git) Log(ctx context.Context, dir string, opts LogOptions) ([]Commit, error) {
 	n := opts.Max
 	switch {
 	case n < 0:
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "git log: negative max %d", n)
+		return nil, errorf(os.ErrInvalid, "git log: negative max %d", n)
 	case n == 0:
 		n = DefaultLogMax
 	}
@@ -69,13 +68,13 @@ func (g *Git) Log(ctx context.Context, dir string, opts LogOptions) ([]Commit, e
 		}
 	}
 	args := []string{"log", "-z", "--no-color", "--no-show-signature", logFormat, "-n", strconv.Itoa(n), or(rev, "HEAD"), "--"}
-	out, err := g.output(ctx, dir, wire.CodeInvalidArgument, args...)
+	out, err := g.output(ctx, dir, os.ErrInvalid, args...)
 	if err != nil {
 		return nil, err
 	}
 	commits, err := ParseLog(out)
 	if err != nil {
-		return nil, wire.Errorf(wire.CodeInternal, "", "git log: %v", err)
+		return nil, errorf(nil, "git log: %v", err)
 	}
 	return commits, nil
 }

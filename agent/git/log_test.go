@@ -27,14 +27,14 @@ func TestLog(t *testing.T) {
 		{"max", LogOptions{Max: 2}, []string{"third: with | odd\tchars", "second"}, ""},
 		{"ref", LogOptions{Ref: "HEAD~1"}, []string{"second", "first"}, ""},
 		{"range", LogOptions{Ref: "HEAD~2..HEAD~1"}, []string{"second"}, ""},
-		{"unknown ref", LogOptions{Ref: "nope"}, nil, "not_found"},
-		{"option as ref", LogOptions{Ref: "-p"}, nil, "invalid_argument"},
-		{"negative max", LogOptions{Max: -1}, nil, "invalid_argument"},
+		{"unknown ref", LogOptions{Ref: "nope"}, nil, "unknown_revision"},
+		{"option as ref", LogOptions{Ref: "-p"}, nil, "invalid"},
+		{"negative max", LogOptions{Max: -1}, nil, "invalid"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := g.Log(ctx, dir, tc.opts)
-			if codeOf(err) != tc.code {
+			if kindOf(err) != tc.code {
 				t.Fatalf("Log = %v, want %q", err, tc.code)
 			}
 			var subjects []string
@@ -61,19 +61,19 @@ func TestVersion(t *testing.T) {
 
 func TestMissingDir(t *testing.T) {
 	ctx, g := newGit(t)
-	if _, err := g.Status(ctx, filepath.Join(t.TempDir(), "nope"), StatusOptions{}); codeOf(err) != "not_found" {
-		t.Errorf("Status of a missing directory = %v, want not_found", err)
+	if _, err := g.Status(ctx, filepath.Join(t.TempDir(), "nope"), StatusOptions{}); kindOf(err) != "not_exist" {
+		t.Errorf("Status of a missing directory = %v, want not_exist", err)
 	}
 }
 
 func TestMissingBinary(t *testing.T) {
 	ctx, g := newGit(t)
 	g.Path = "/nonexistent/git"
-	if _, err := g.Status(ctx, t.TempDir(), StatusOptions{}); codeOf(err) != "unsupported" {
-		t.Errorf("Status with no git = %v, want unsupported", err)
+	if _, err := g.Status(ctx, t.TempDir(), StatusOptions{}); kindOf(err) != "no_git" {
+		t.Errorf("Status with no git = %v, want no_git", err)
 	}
 	g.Path = "outpost-no-such-git"
-	if _, err := g.Status(ctx, t.TempDir(), StatusOptions{}); codeOf(err) != "unsupported" {
-		t.Errorf("Status with no git = %v, want unsupported", err)
+	if _, err := g.Status(ctx, t.TempDir(), StatusOptions{}); kindOf(err) != "no_git" {
+		t.Errorf("Status with no git = %v, want no_git", err)
 	}
 }

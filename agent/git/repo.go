@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // inWorkTree reports whether dir is inside a git work tree. A directory with
@@ -25,7 +23,7 @@ func (g *Git) inWorkTree(ctx context.Context, dir string) (bool, error) {
 	if !g.hasGitDir(dir) {
 		return false, nil
 	}
-	return false, gitErr(wire.CodeInternal, args, res)
+	return false, gitErr(nil, args, res)
 }
 
 // hasGitDir reports whether dir or a parent up to the ceiling holds a .git
@@ -52,7 +50,7 @@ func (g *Git) hasGitDir(dir string) bool {
 	}
 }
 
-// requireRepo fails with not_found unless dir is in a work tree. Commands such
+// requireRepo fails with ErrNotRepository unless dir is in a work tree. Commands such
 // as diff and apply act on plain files outside a repository; this keeps them
 // from doing so.
 func (g *Git) requireRepo(ctx context.Context, dir string) error {
@@ -61,7 +59,7 @@ func (g *Git) requireRepo(ctx context.Context, dir string) error {
 		return err
 	}
 	if !ok {
-		return wire.Errorf(wire.CodeNotFound, "", "%s is not in a git work tree", filepath.Base(dir))
+		return errorf(ErrNotRepository, "%s is not in a git work tree", filepath.Base(dir))
 	}
 	return nil
 }
@@ -77,7 +75,7 @@ func (g *Git) resolve(ctx context.Context, dir, rev string) (oid string, ok bool
 	case res.code == 1:
 		return "", false, nil
 	case res.code != 0:
-		return "", false, gitErr(wire.CodeInternal, args, res)
+		return "", false, gitErr(nil, args, res)
 	}
 	return strings.TrimSpace(string(res.stdout)), true, nil
 }
@@ -91,7 +89,7 @@ func (g *Git) emptyTree(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	if res.code != 0 {
-		return "", gitErr(wire.CodeInternal, args, res)
+		return "", gitErr(nil, args, res)
 	}
 	return strings.TrimSpace(string(res.stdout)), nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // Entry kinds, as in the API's "kind" field.
@@ -86,13 +84,13 @@ func (g *Git) Status(ctx context.Context, dir string, opts StatusOptions) (*Stat
 	if opts.Ignored {
 		args = append(args, "--ignored")
 	}
-	out, err := g.output(ctx, dir, wire.CodeInternal, args...)
+	out, err := g.output(ctx, dir, nil, args...)
 	if err != nil {
 		return nil, err
 	}
 	st, err := ParseStatus(out)
 	if err != nil {
-		return nil, wire.Errorf(wire.CodeInternal, "", "git status: %v", err)
+		return nil, errorf(nil, "git status: %v", err)
 	}
 	return st, nil
 }

@@ -32,8 +32,8 @@ func TestStatusCeiling(t *testing.T) {
 	if st, err := g.Status(ctx, filepath.Join(root, "sub"), StatusOptions{}); err != nil || st.IsRepo {
 		t.Fatalf("with ceiling: %+v, %v; want IsRepo false", st, err)
 	}
-	if _, err := g.Diff(ctx, root, DiffOptions{Paths: []string{"../../etc/passwd", "sub/f.txt"}}); codeOf(err) != "not_found" {
-		t.Errorf("Diff outside a repository = %v, want not_found", err)
+	if _, err := g.Diff(ctx, root, DiffOptions{Paths: []string{"../../etc/passwd", "sub/f.txt"}}); kindOf(err) != "not_repository" {
+		t.Errorf("Diff outside a repository = %v, want not_repository", err)
 	}
 	mustGit(t, ctx, g, root, "init", "-q")
 	if st, err := g.Status(ctx, filepath.Join(root, "sub"), StatusOptions{}); err != nil || !st.IsRepo {

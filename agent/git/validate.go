@@ -1,9 +1,8 @@
 package git
 
 import (
+	"os"
 	"strings"
-
-	"github.com/outposthq/outpost/wire"
 )
 
 // maxArgLen bounds a ref or path argument.
@@ -14,13 +13,13 @@ const maxArgLen = 4096
 func checkRef(ref string) error {
 	switch {
 	case ref == "":
-		return wire.Errorf(wire.CodeInvalidArgument, "", "empty ref")
+		return errorf(os.ErrInvalid, "empty ref")
 	case len(ref) > maxArgLen:
-		return wire.Errorf(wire.CodeInvalidArgument, "", "ref longer than %d bytes", maxArgLen)
+		return errorf(os.ErrInvalid, "ref longer than %d bytes", maxArgLen)
 	case strings.HasPrefix(ref, "-"):
-		return wire.Errorf(wire.CodeInvalidArgument, "", "ref %q starts with '-'", ref)
+		return errorf(os.ErrInvalid, "ref %q starts with '-'", ref)
 	case strings.ContainsFunc(ref, isControlOrSpace):
-		return wire.Errorf(wire.CodeInvalidArgument, "", "ref %q holds a space or control character", ref)
+		return errorf(os.ErrInvalid, "ref %q holds a space or control character", ref)
 	}
 	return nil
 }
@@ -34,11 +33,11 @@ func checkPaths(paths []string) error {
 	for _, p := range paths {
 		switch {
 		case p == "":
-			return wire.Errorf(wire.CodeInvalidArgument, "", "empty path")
+			return errorf(os.ErrInvalid, "empty path")
 		case len(p) > maxArgLen:
-			return wire.Errorf(wire.CodeInvalidArgument, "", "path longer than %d bytes", maxArgLen)
+			return errorf(os.ErrInvalid, "path longer than %d bytes", maxArgLen)
 		case strings.IndexByte(p, 0) >= 0:
-			return wire.Errorf(wire.CodeInvalidArgument, "", "path %q holds a NUL byte", p)
+			return errorf(os.ErrInvalid, "path %q holds a NUL byte", p)
 		}
 	}
 	return nil

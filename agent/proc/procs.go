@@ -142,7 +142,7 @@ func (m *Manager) Write(ctx context.Context, id, writeID string, data []byte, eo
 		return err
 	}
 	if p.in == nil {
-		return wire.Errorf(wire.CodeConflict, "no_stdin", "process %s was started without stdin", id)
+		return wire.Errorf(wire.CodeConflict, wire.ReasonNoStdin, "process %s was started without stdin", id)
 	}
 	if !p.running() {
 		return notRunning(id)

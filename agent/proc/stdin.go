@@ -78,7 +78,7 @@ func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, e
 	case s.shut:
 		return nil, notRunning(id)
 	case s.eof:
-		return nil, wire.Errorf(wire.CodeConflict, "stdin_closed", "stdin of process %s is closed", id)
+		return nil, wire.Errorf(wire.CodeConflict, wire.ReasonStdinClosed, "stdin of process %s is closed", id)
 	case s.pending+len(data) > maxPendingStdin:
 		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "stdin of process %s has %d bytes queued; retry later", id, s.pending)
 	}

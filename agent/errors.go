@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	iofs "io/fs"
+
+	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/git"
+	"github.com/outposthq/outpost/wire"
+)
+
+// wireErrors map the domain errors of agent/fs and agent/git, and the io/fs
+// and context kinds they reuse, to wire errors. This is the one place where
+// those packages' errors meet the wire (as coder's agentproc maps its
+// sentinels in one place); handle applies it to every reply. The first row
+// whose kind err is wins: each package's own kinds come before the generic
+// ones. agent/proc still returns wire errors; they pass through.
+var wireErrors = []struct {
+	kind   error
+	code   wire.Code
+	reason string
+}{
+	{kind: fs.ErrOutsideRoot, code: wire.CodePermissionDenied, reason: wire.ReasonOutsideRoot},
+	{kind: fs.ErrNotEmpty, code: wire.CodeConflict, reason: wire.ReasonNotEmpty},
+	{kind: fs.ErrDiskFull, code: wire.CodeInsufficientStorage},
+	{kind: fs.ErrTooManyEntries, code: wire.CodePayloadTooLarge},
+	{kind: fs.ErrChecksumMismatch, code: wire.CodeInvalidArgument, reason: wire.ReasonChecksumMismatch},
+	{kind: fs.ErrUploadDone, code: wire.CodeConflict},
+
+	{kind: git.ErrNoGit, code: wire.CodeUnsupported, reason: wire.ReasonExecutableNotFound},
+	{kind: git.ErrNotRepository, code: wire.CodeNotFound},
+	{kind: git.ErrUnknownRevision, code: wire.CodeNotFound},
+	{kind: git.ErrPatchFailed, code: wire.CodeConflict},
+	{kind: git.ErrNothingToCommit, code: wire.CodeConflict},
+	{kind: git.ErrUnmerged, code: wire.CodeConflict},
+	{kind: git.ErrCommitRefused, code: wire.CodeConflict},
+	{kind: git.ErrOutputTooLarge, code: wire.CodePayloadTooLarge},
+
+	{kind: iofs.ErrNotExist, code: wire.CodeNotFound},
+	{kind: iofs.ErrExist, code: wire.CodeConflict, reason: wire.ReasonAlreadyExists},
+	{kind: iofs.ErrPermission, code: wire.CodePermissionDenied},
+	{kind: iofs.ErrInvalid, code: wire.CodeInvalidArgument},
+	{kind: iofs.ErrClosed, code: wire.CodeUnavailable},
+	{kind: context.DeadlineExceeded, code: wire.CodeDeadlineExceeded},
+	{kind: context.Canceled, code: wire.CodeUnavailable},
+}
+
+// wireError is err as a *wire.Error with err's message: err itself when it
+// is (or wraps) one, else by the first row of wireErrors it matches, else
+// internal.
+func wireError(err error) *wire.Error {
+	var we *wire.Error
+	if err == nil || errors.As(err, &we) {
+		return wire.AsError(err)
+	}
+	for _, m := range wireErrors {
+		if errors.Is(err, m.kind) {
+			return wire.Errorf(m.code, m.reason, "%s", err.Error())
+		}
+	}
+	return wire.AsError(err)
+}

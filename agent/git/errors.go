@@ -1,0 +1,54 @@
+package git
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The kinds of error this package returns. Every error from a Git method
+// wraps at most one kind, so callers classify it with errors.Is: one of
+// these, os.ErrInvalid (an argument refused before or by git), os.ErrNotExist
+// (no such directory), or the context's error (context.DeadlineExceeded,
+// context.Canceled) when the caller's context ended the command. An error of
+// no kind is git failing where it should not (a bug, a broken repository);
+// it carries git's message. The agent maps the kinds to wire errors in one
+// place, at its dispatch.
+var (
+	// ErrNoGit: the git executable could not be started: it is not
+	// installed, or not where Git.Path says.
+	ErrNoGit = errors.New("git is not installed")
+	// ErrNotRepository: the directory is in no git work tree (up to the
+	// ceiling).
+	ErrNotRepository = errors.New("not in a git work tree")
+	// ErrUnknownRevision: a ref names no commit, or HEAD has none yet.
+	ErrUnknownRevision = errors.New("unknown revision")
+	// ErrPatchFailed: git apply refused the patch (it does not apply, or is
+	// not a patch), or a three-way apply left conflicts; it carries git's
+	// message.
+	ErrPatchFailed = errors.New("patch does not apply")
+	// ErrNothingToCommit: neither the index nor (with All) the tracked
+	// files hold a change.
+	ErrNothingToCommit = errors.New("nothing to commit")
+	// ErrUnmerged: the index has unmerged paths.
+	ErrUnmerged = errors.New("unmerged paths")
+	// ErrCommitRefused: git commit failed (a hook, no identity); it carries
+	// git's message.
+	ErrCommitRefused = errors.New("git refused the commit")
+	// ErrOutputTooLarge: a command printed more than MaxOutput bytes.
+	ErrOutputTooLarge = errors.New("git output too large")
+)
+
+// kindError is an error of one kind with its message; errors.Is sees the
+// kind only.
+type kindError struct {
+	kind error // nil: a failure of no kind
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+// errorf makes an error of kind with a formatted message.
+func errorf(kind error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
