@@ -209,7 +209,12 @@ func TestCrashMidUploadLeavesNoTempFile(t *testing.T) {
 	<-putDone
 
 	e.agent = startAgent(t, e.agent.config, e.root)
-	e.cp.waitStatus(e.ws, e.id, "online")
+	// The killed instance's lease can still say "online": wait for an
+	// answer, which only the new instance gives, after its sweep.
+	waitFor(t, statusTimeout, "the restarted agent serving", func() error {
+		_, err := e.target.List(ctx(t), "", true)
+		return err
+	})
 	if tmp := tempFilesUnder(t, e.root); len(tmp) > 0 {
 		t.Fatalf("temporary files after the restart: %v", tmp)
 	}
