@@ -18,44 +18,6 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
-// readPid waits for a pid file written by a test command.
-func readPid(t testing.TB, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(generous)
-	for {
-		if pid, ok := tryReadPid(path); ok {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid file %s not written", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// tryReadPid reads a complete pid file.
-func tryReadPid(path string) (int, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil || !strings.HasSuffix(string(b), "\n") {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid, err == nil
-}
-
-// wantDead fails unless pid is gone (or a zombie) within a generous bound:
-// SIGKILL has been sent when Exec returns, dying takes the kernel a moment.
-func wantDead(t testing.TB, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(generous)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still alive", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
