@@ -58,6 +58,31 @@ func wantDead(t testing.TB, pid int) {
 	}
 }
 
+// start starts a process and fails the test if it does not.
+func start(t testing.TB, m *Manager, req StartRequest) string {
+	t.Helper()
+	id, pid, err := m.Start(req)
+	if err != nil {
+		t.Fatalf("start %v: %v", req.Argv, err)
+	}
+	if pid <= 0 {
+		t.Fatalf("pid %d", pid)
+	}
+	return id
+}
+
+// waitClosed waits until process id closed.
+func waitClosed(t testing.TB, m *Manager, id string) Info {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	info, err := m.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("wait for %s: %v", id, err)
+	}
+	return info
+}
+
 // newTestManager serves a fresh temporary root and is closed with the test.
 func newTestManager(t testing.TB) (*Manager, string) {
 	t.Helper()

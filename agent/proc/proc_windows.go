@@ -31,18 +31,34 @@ func setShell(cmd *exec.Cmd, command string) {
 	cmd.SysProcAttr.CmdLine = `cmd.exe /S /C "` + command + `"`
 }
 
-// killGroup kills p. Windows has no process-group kill here: children that p
-// started are not reached (a job object would be needed).
-func killGroup(p *os.Process) error {
-	err := p.Kill()
+// group is what a kill reaches. Windows has no process-group kill here:
+// children that the leader started are not reached.
+type group struct{ leader *os.Process }
+
+// newGroup is the group of the started leader p.
+func newGroup(p *os.Process) (group, error) { return group{p}, nil }
+
+// signal kills the leader: Windows has no signals to send (see signals).
+func (g group) signal(os.Signal) error { return g.kill() }
+
+// kill kills the leader. A process already gone is not an error.
+func (g group) kill() error {
+	err := g.leader.Kill()
 	if errors.Is(err, os.ErrProcessDone) {
 		return nil
 	}
 	return err
 }
 
+// close releases nothing.
+func (g group) close() {}
+
 // exitCode is the process's exit code.
 func exitCode(ps *os.ProcessState) int { return ps.ExitCode() }
+
+// waitExit is unsupported here: the caller reaps the leader with cmd.Wait
+// as soon as it exits.
+func waitExit(*os.Process) (code int, ok bool) { return 0, false }
 
 // envKeyEqual compares environment variable names; they are case-insensitive.
 func envKeyEqual(a, b string) bool { return strings.EqualFold(a, b) }
@@ -89,6 +105,3 @@ func isFile(p string) error {
 	}
 	return nil
 }
-
-// waitNoReap is unsupported here; the caller waits with cmd.Wait instead.
-func waitNoReap(*os.Process) bool { return false }
