@@ -1,9 +1,9 @@
 // Package proc runs commands for the agent.
 //
 // A Manager owns every process it starts: each one runs in its own process
-// group inside the agent's root, and the whole group is killed on timeout,
-// on cancellation and when the Manager closes, so nothing outlives the call
-// that started it.
+// group (on Windows, its own job object) inside the agent's root, and the
+// whole group is killed on timeout, on cancellation and when the Manager
+// closes, so nothing outlives the call that started it.
 //
 // Every process has one life (lifecycle.go): started under a context whose
 // cancellation stops it, waited on by one goroutine, its output pumped into

@@ -14,8 +14,15 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
-// TestMain fails the run if any goroutine of this package outlives the tests.
-func TestMain(m *testing.M) { leaktest.Main(m, "outpost/agent/proc.(*") }
+// TestMain fails the run if any goroutine of this package outlives the
+// tests. Started with helperEnv set, the test binary is a helper process
+// instead (see runHelper).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(runHelper(mode))
+	}
+	leaktest.Main(m, "outpost/agent/proc.(*")
+}
 
 // generous bounds a run that should end at once, on a slow machine under -race.
 const generous = 10 * time.Second
