@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -14,11 +15,11 @@ import (
 )
 
 // command builds the *exec.Cmd for argv or a shell command, run in cwd (as a
-// request names it) with the agent's environment plus env. It resolves the
-// executable up front, so a missing one is executable_not_found before
-// anything starts. The process gets its own process group; stdio is left to
-// the caller.
-func (m *Manager) command(argv []string, shell, cwd string, env map[string]string) (*exec.Cmd, error) {
+// request names it) with the agent's environment plus env, bound to ctx. It
+// resolves the executable up front, so a missing one is
+// executable_not_found before anything starts. The process gets its own
+// process group; stdio and Cancel are left to the caller.
+func (m *Manager) command(ctx context.Context, argv []string, shell, cwd string, env map[string]string) (*exec.Cmd, error) {
 	dir, err := m.resolveCwd(cwd)
 	if err != nil {
 		return nil, err
@@ -27,7 +28,8 @@ func (m *Manager) command(argv []string, shell, cwd string, env map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	cmd := &exec.Cmd{Dir: dir, Env: environ, SysProcAttr: sysProcAttr()}
+	cmd := exec.CommandContext(ctx, "")
+	cmd.Dir, cmd.Env, cmd.SysProcAttr = dir, environ, sysProcAttr()
 	if shell != "" {
 		setShell(cmd, shell)
 		return cmd, nil

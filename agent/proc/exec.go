@@ -82,14 +82,17 @@ func (r *ExecRequest) validate() error {
 	return nil
 }
 
-// Exec runs a command to completion and returns its exit code and output.
+// Exec runs a command to completion and returns its exit code and output:
+// a process started, waited on and collected like a streaming one, whose
+// output goes to a capture of OutputCap bytes per stream.
 //
 // The process runs in its own process group. When it exits, output still
 // written by children holding its pipes is collected until the pipes close,
 // or for at most 2 s and only while output keeps coming (300 ms of quiet ends
-// it). Then the rest of the group is killed: when Exec returns, every
-// process of the group has been sent SIGKILL. On timeout the group is killed
-// and the result has ExitCode 124 and TimedOut set.
+// it), and never past the timeout or the end of ctx. Then the rest of the
+// group is killed: when Exec returns, every process of the group has been
+// sent SIGKILL. On timeout the group is killed and the result has ExitCode
+// 124 and TimedOut set.
 //
 // Errors are *wire.Error: invalid_argument for a malformed request,
 // permission_denied/outside_root for a cwd outside the root,
@@ -100,32 +103,27 @@ func (m *Manager) Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
 	if err := req.validate(); err != nil {
 		return ExecResult{}, err
 	}
-	ctx, end, err := m.begin(ctx)
-	if err != nil {
-		return ExecResult{}, err
-	}
-	defer end()
 	if ctx.Err() != nil {
-		return ExecResult{}, contextError(ctx)
+		return ExecResult{}, stopError(context.Cause(ctx))
 	}
-	if err := m.takeSlot(); err != nil {
-		return ExecResult{}, err
-	}
-	defer m.freeSlot()
-	cmd, err := m.command(req.Argv, req.Command, req.Cwd, req.Env)
+	out := newCapture(req.OutputCap)
+	p, err := m.launch(ctx, spec{
+		argv: req.Argv, command: req.Command, cwd: req.Cwd, env: req.Env,
+		stdin: len(req.Stdin) > 0, input: req.Stdin, timeout: req.Timeout, sink: out,
+	})
 	if err != nil {
 		return ExecResult{}, err
 	}
-	io, err := newStdio(cmd, req.Stdin, req.OutputCap)
-	if err != nil {
-		return ExecResult{}, wire.Errorf(wire.CodeInternal, "", "exec: pipes: %v", err)
+	<-p.closed
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.stopCause != nil && !p.timedOut:
+		return ExecResult{}, stopError(p.stopCause)
+	case p.waitErr != nil:
+		return ExecResult{}, wire.Errorf(wire.CodeInternal, "", "exec: wait: %v", p.waitErr)
 	}
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		io.abort()
-		return ExecResult{}, startFailed(cmd, err)
-	}
-	io.start(req.Stdin)
-	m.log.Debug("exec started", "pid", cmd.Process.Pid, "argv", cmd.Args, "dir", cmd.Dir)
-	return newRun(cmd, io, m.log).supervise(ctx, req.Timeout, started)
+	res := ExecResult{ExitCode: p.exitCode, TimedOut: p.timedOut, Duration: p.closedAt.Sub(p.started)}
+	res.Stdout, res.Stderr, res.Truncated = out.result()
+	return res, nil
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
-// generous bounds a run that should end at once, on a slow machine under -race.
-const generous = 10 * time.Second
-
 func writeFile(t testing.TB, path, data string, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), mode); err != nil {

@@ -18,44 +18,6 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
-// readPid waits for a pid file written by a test command.
-func readPid(t testing.TB, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(generous)
-	for {
-		if pid, ok := tryReadPid(path); ok {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid file %s not written", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// tryReadPid reads a complete pid file.
-func tryReadPid(path string) (int, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil || !strings.HasSuffix(string(b), "\n") {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid, err == nil
-}
-
-// wantDead fails unless pid is gone (or a zombie) within a generous bound:
-// SIGKILL has been sent when Exec returns, dying takes the kernel a moment.
-func wantDead(t testing.TB, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(generous)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still alive", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
@@ -189,5 +151,57 @@ func TestExecConcurrent(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestTimeoutEndsTheDrain: the timeout bounds the whole run. Output
+// collection after the leader's exit ends when it expires, before the 2 s
+// it could last, and the group is killed; the exit code stays the
+// leader's, which did not time out.
+func TestTimeoutEndsTheDrain(t *testing.T) {
+	m, root := newTestManager(t)
+	const command = "(while :; do echo tick; sleep 0.05; done) & echo $! > pid; exit 5"
+	const timeout = 500 * time.Millisecond
+	for i, via := range []string{"exec", "start"} {
+		t.Run(via, func(t *testing.T) {
+			cwd := strconv.Itoa(i)
+			mkdir(t, filepath.Join(root, cwd))
+			began := time.Now()
+			var code int
+			var timedOut bool
+			if via == "exec" {
+				res, err := m.Exec(context.Background(), ExecRequest{Command: command, Cwd: cwd, Timeout: timeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				code, timedOut = res.ExitCode, res.TimedOut
+			} else {
+				info := waitClosed(t, m, start(t, m, StartRequest{Command: command, Cwd: cwd, Timeout: timeout}))
+				code, timedOut = *info.ExitCode, info.TimedOut
+			}
+			if took := time.Since(began); took >= drainMax {
+				t.Errorf("closed after %v: the collection outlived the timeout", took)
+			}
+			if code != 5 || timedOut {
+				t.Errorf("exit %d timedOut %v, want 5 false", code, timedOut)
+			}
+			wantDead(t, readPid(t, filepath.Join(root, cwd, "pid")))
+		})
+	}
+}
+
+// TestTerminateKeepsTheDrain: terminate is graceful. When its TERM ends the
+// leader, what the rest of the group still writes is collected as after
+// any exit; only a stop that kills (timeout, close) skips that.
+func TestTerminateKeepsTheDrain(t *testing.T) {
+	m, _ := newTestManager(t)
+	id := start(t, m, StartRequest{Command: "trap '' TERM; (sleep 0.1; echo bye) & trap 'exit 0' TERM; echo ready; while :; do sleep 0.05; done"})
+	waitOutput(t, m, id, "ready")
+	if was, err := m.Terminate(id); !was || err != nil {
+		t.Fatalf("terminate = %v, %v", was, err)
+	}
+	tr := readToClose(t, m, id, 0, 0)
+	if tr.exitCode != 0 || tr.text("stdout") != "ready\nbye\n" {
+		t.Fatalf("exit %d stdout %q, want 0 and the child's goodbye", tr.exitCode, tr.text("stdout"))
 	}
 }

@@ -5,14 +5,90 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/outposthq/outpost/internal/leaktest"
 	"github.com/outposthq/outpost/wire"
 )
 
-// TestMain fails the run if any goroutine of this package outlives the tests.
-func TestMain(m *testing.M) { leaktest.Main(m, "outpost/agent/proc.(*") }
+// TestMain fails the run if any goroutine of this package outlives the
+// tests. Started with helperEnv set, the test binary is a helper process
+// instead (see runHelper).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(runHelper(mode))
+	}
+	leaktest.Main(m, "outpost/agent/proc.(*")
+}
+
+// generous bounds a run that should end at once, on a slow machine under -race.
+const generous = 10 * time.Second
+
+// readPid waits for a pid file written by a test command.
+func readPid(t testing.TB, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(generous)
+	for {
+		if pid, ok := tryReadPid(path); ok {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid file %s not written", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// tryReadPid reads a complete pid file.
+func tryReadPid(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.HasSuffix(string(b), "\n") {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, err == nil
+}
+
+// wantDead fails unless pid is gone (or a zombie) within a generous bound:
+// SIGKILL has been sent when Exec returns, dying takes the kernel a moment.
+func wantDead(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(generous)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still alive", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// start starts a process and fails the test if it does not.
+func start(t testing.TB, m *Manager, req StartRequest) string {
+	t.Helper()
+	id, pid, err := m.Start(req)
+	if err != nil {
+		t.Fatalf("start %v: %v", req.Argv, err)
+	}
+	if pid <= 0 {
+		t.Fatalf("pid %d", pid)
+	}
+	return id
+}
+
+// waitClosed waits until process id closed.
+func waitClosed(t testing.TB, m *Manager, id string) Info {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), generous)
+	defer cancel()
+	info, err := m.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("wait for %s: %v", id, err)
+	}
+	return info
+}
 
 // newTestManager serves a fresh temporary root and is closed with the test.
 func newTestManager(t testing.TB) (*Manager, string) {

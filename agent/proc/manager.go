@@ -51,25 +51,25 @@ type Manager struct {
 	realRoot string // Root with symlinks evaluated
 	log      *slog.Logger
 
-	// closing is cancelled with errClosed by Close; every call derives from it.
+	// closing is cancelled with errClosed by Close, which stops every
+	// process.
 	closing context.Context
 	cancel  context.CancelCauseFunc
 
 	mu       sync.Mutex
 	closed   bool
-	calls    sync.WaitGroup // running Exec calls
-	live     int            // slots held: Exec runs and streaming processes
-	maxProcs int            // Config.MaxProcesses
+	live     int // slots held: Exec runs and streaming processes
+	maxProcs int // Config.MaxProcesses
 
 	lim       limits        // of every streaming process's output
 	retain    time.Duration // Config.Retain
 	termGrace time.Duration // Config.TermGrace
 	procs     map[string]*process
-	order     []string       // process ids by start
-	procWG    sync.WaitGroup // supervisors of streaming processes
+	order     []string       // streaming process ids by start
+	procWG    sync.WaitGroup // supervisors of every process
 }
 
-// errClosed is the cancel cause of calls cut short by Close.
+// errClosed is the cause of the stop of processes the Manager's Close ends.
 var errClosed = errors.New("process manager closed")
 
 // NewManager validates cfg and returns a Manager serving cfg.Root.
@@ -110,37 +110,16 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // Close kills the process group of every Exec and streaming process still
-// running and waits for those calls and processes to end; they fail with an
-// unavailable error, and so does every later call. Close is idempotent and
+// running and waits for those processes to close; a running Exec fails with
+// an unavailable error, and so does every later call. Close is idempotent and
 // always returns nil.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel(errClosed)
-	m.calls.Wait()
 	m.procWG.Wait()
 	return nil
-}
-
-// begin registers a call: the returned context is also cancelled by Close,
-// and end must be called when the call is over and its processes are gone.
-func (m *Manager) begin(ctx context.Context) (_ context.Context, end func(), _ error) {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, nil, closedError()
-	}
-	m.calls.Add(1)
-	m.mu.Unlock()
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(m.closing, func() { cancel(errClosed) })
-	return ctx, func() {
-		stop()
-		cancel(nil)
-		m.calls.Done()
-	}, nil
 }
 
 // takeSlotLocked claims a slot for a process about to start, with m.mu
@@ -154,13 +133,6 @@ func (m *Manager) takeSlotLocked() error {
 	return nil
 }
 
-// takeSlot claims a slot for a process about to start.
-func (m *Manager) takeSlot() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.takeSlotLocked()
-}
-
 // freeSlot gives back a slot once its process group is gone.
 func (m *Manager) freeSlot() {
 	m.mu.Lock()
@@ -172,9 +144,9 @@ func closedError() error {
 	return wire.Errorf(wire.CodeUnavailable, "", "process manager closed")
 }
 
-// contextError maps why ctx ended to a wire error.
-func contextError(ctx context.Context) error {
-	cause := context.Cause(ctx)
+// stopError maps why an Exec was stopped (the cause of its context) to a
+// wire error.
+func stopError(cause error) error {
 	switch {
 	case errors.Is(cause, errClosed):
 		return closedError()

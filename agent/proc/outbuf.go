@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"sort"
 	"sync"
 	"time"
@@ -86,8 +87,7 @@ type outbuf struct {
 	ackOff   int64  // output bytes acknowledged (or dropped)
 	ackN     int64  // output chunks acknowledged (or dropped)
 	lastRead time.Time
-	readers  int  // reads waiting now
-	released bool // never wait again (the manager is closing)
+	readers  int // reads waiting now
 
 	trimSeq  uint64 // highest dropped seq
 	trimEnd  int64  // output offset after it
@@ -99,12 +99,11 @@ type outbuf struct {
 	timedOut  bool
 	closedSeq uint64
 
-	blocked    int       // pumps waiting for the reader
-	lastActive time.Time // last output taken or a pump let go
+	blocked int // pumps waiting for the reader
 }
 
 func newOutbuf(lim limits, detached bool, now time.Time) *outbuf {
-	return &outbuf{lim: lim, detached: detached, changed: make(chan struct{}), lastRead: now, lastActive: now}
+	return &outbuf{lim: lim, detached: detached, changed: make(chan struct{}), lastRead: now}
 }
 
 // notifyLocked wakes everyone waiting for a change.
@@ -117,7 +116,7 @@ func (b *outbuf) live() []chunk { return b.chunks[b.head:] }
 
 // attachedLocked reports whether a reader counts as attached at now.
 func (b *outbuf) attachedLocked(now time.Time) bool {
-	if b.detached || b.released {
+	if b.detached {
 		return false
 	}
 	return b.readers > 0 || now.Before(b.lastRead.Add(b.lim.grace))
@@ -138,34 +137,40 @@ func (b *outbuf) admitWaitLocked(now time.Time) (wait bool, until time.Time) {
 	return true, until
 }
 
-// admit blocks a pump until the buffer takes more output (see outbuf). It
-// returns false when stop is closed first.
-func (b *outbuf) admit(stop <-chan struct{}) bool {
+// admit blocks a pump until the buffer takes more output (see outbuf), or
+// until stop is closed.
+func (b *outbuf) admit(stop <-chan struct{}) {
 	b.mu.Lock()
 	wait, until := b.admitWaitLocked(time.Now())
 	if !wait {
 		b.mu.Unlock()
-		return true
+		return
 	}
 	b.blocked++
 	defer func() {
 		b.mu.Lock()
 		b.blocked--
-		b.lastActive = time.Now()
 		b.mu.Unlock()
 	}()
 	for {
 		ch := b.changed
 		b.mu.Unlock()
 		if !waitChangeOrUntil(ch, stop, until) {
-			return false
+			return
 		}
 		b.mu.Lock()
 		if wait, until = b.admitWaitLocked(time.Now()); !wait {
 			b.mu.Unlock()
-			return true
+			return
 		}
 	}
+}
+
+// waiting reports whether a pump waits for the reader now.
+func (b *outbuf) waiting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.blocked > 0
 }
 
 // waitChangeOrUntil waits for ch, for until (zero: no limit) or for stop; it
@@ -186,6 +191,9 @@ func waitChangeOrUntil(ch, stop <-chan struct{}, until time.Time) bool {
 	return true
 }
 
+// write adds a copy of p as one chunk of output.
+func (b *outbuf) write(s stream, p []byte) { b.append(s, bytes.Clone(p)) }
+
 // append adds one chunk of output; data is kept as is, the caller must not
 // reuse it.
 func (b *outbuf) append(s stream, data []byte) {
@@ -200,7 +208,6 @@ func (b *outbuf) append(s stream, data []byte) {
 	b.chunks = append(b.chunks, chunk{seq: b.seq, n: b.produced, off: b.total, stream: s, data: data})
 	b.total += int64(len(data))
 	b.bytes += len(data)
-	b.lastActive = now
 	b.trimLocked(now)
 	b.notifyLocked()
 }
@@ -272,22 +279,6 @@ func (b *outbuf) close() {
 	b.seq++
 	b.closedSeq = b.seq
 	b.notifyLocked()
-}
-
-// release makes every pump wait end and never wait again.
-func (b *outbuf) release() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.released = true
-	b.notifyLocked()
-}
-
-// activity is when output was last taken or a pump stopped waiting, and
-// whether a pump waits for the reader now (then the process is not quiet).
-func (b *outbuf) activity() (last time.Time, waiting bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.lastActive, b.blocked > 0
 }
 
 // readResult is what one read returns; chunk data aliases the buffer and

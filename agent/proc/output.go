@@ -1,14 +1,6 @@
 package proc
 
-import (
-	"os"
-	"sync"
-	"sync/atomic"
-	"time"
-)
-
-// readChunk is the size of one read from an output pipe.
-const readChunk = 32 << 10
+import "sync"
 
 // capBuffer keeps the first limit bytes written to it and counts the rest.
 // It grows with what it keeps, never past limit: a huge limit with little
@@ -52,71 +44,38 @@ func (b *capBuffer) take() []byte {
 	return out
 }
 
-// outputReader drains one output pipe of a process into a capBuffer, as fast
-// as the process writes, so the process never blocks on it.
-type outputReader struct {
-	f *os.File
-
-	mu  sync.Mutex
-	buf capBuffer
-
-	last atomic.Int64 // time of the last read with data, Unix nanoseconds
+// capture is the sink of an Exec: the first limit bytes of stdout and of
+// stderr. It takes output as fast as the process writes it, so the process
+// never waits for it.
+type capture struct {
+	mu             sync.Mutex
+	stdout, stderr capBuffer
 }
 
-func newOutputReader(f *os.File, limit int) *outputReader {
-	return &outputReader{f: f, buf: capBuffer{limit: limit}}
+func newCapture(limit int) *capture {
+	return &capture{stdout: capBuffer{limit: limit}, stderr: capBuffer{limit: limit}}
 }
 
-// loop reads until EOF or until f is closed.
-func (o *outputReader) loop() {
-	p := make([]byte, readChunk)
-	for {
-		n, err := o.f.Read(p)
-		if n > 0 {
-			o.mu.Lock()
-			o.buf.write(p[:n])
-			o.mu.Unlock()
-			o.last.Store(time.Now().UnixNano())
-		}
-		if err != nil {
-			return
-		}
+func (c *capture) admit(<-chan struct{}) {}
+func (c *capture) waiting() bool         { return false }
+func (c *capture) exit(int, bool)        {}
+func (c *capture) close()                {}
+
+func (c *capture) write(s stream, p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s == streamStderr {
+		c.stderr.write(p)
+	} else {
+		c.stdout.write(p)
 	}
 }
 
-// lastOutput is when data was last read, or the zero time.
-func (o *outputReader) lastOutput() time.Time {
-	if ns := o.last.Load(); ns != 0 {
-		return time.Unix(0, ns)
-	}
-	return time.Time{}
-}
-
-// result hands over the kept bytes (no copy: the run is over) and says
-// whether any were dropped.
-func (o *outputReader) result() ([]byte, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	truncated := o.buf.truncated
-	return o.buf.take(), truncated
-}
-
-// stdinFeeder writes a request's stdin to the process, then closes it.
-type stdinFeeder struct {
-	w    *os.File
-	once sync.Once
-	done chan struct{}
-}
-
-// feed writes data and closes the pipe; a process that exits without reading
-// it all makes the write fail, which is fine.
-func (s *stdinFeeder) feed(data []byte) {
-	defer close(s.done)
-	_, _ = s.w.Write(data)
-	s.close()
-}
-
-// close closes the pipe, which also ends a write blocked on a full pipe.
-func (s *stdinFeeder) close() {
-	s.once.Do(func() { _ = s.w.Close() })
+// result hands over the kept bytes (no copy: the process has closed) and
+// says whether any were dropped.
+func (c *capture) result() (stdout, stderr []byte, truncated bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	truncated = c.stdout.truncated || c.stderr.truncated
+	return c.stdout.take(), c.stderr.take(), truncated
 }

@@ -28,19 +28,36 @@ func setShell(cmd *exec.Cmd, command string) {
 	cmd.Args = []string{"sh", "-c", command}
 }
 
-// killGroup sends SIGKILL to p's process group and to p itself (in case it
-// left the group). A group or process already gone is not an error.
-func killGroup(p *os.Process) error {
-	err := syscall.Kill(-p.Pid, syscall.SIGKILL)
+// group is what a kill reaches: the process group whose id is the leader's
+// pid (a PTY process's session has the same id). Signalling it is safe
+// while the leader is unreaped, which reserves the id.
+type group struct{ leader *os.Process }
+
+// newGroup is the group the started leader p made (see sysProcAttr).
+func newGroup(p *os.Process) (group, error) { return group{p}, nil }
+
+// signal sends sig to the group. A group already gone is not an error.
+func (g group) signal(sig os.Signal) error {
+	err := syscall.Kill(-g.leader.Pid, sig.(syscall.Signal))
 	if errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.EPERM) {
 		// ESRCH: nobody left. EPERM: macOS says so when only zombies remain.
-		err = nil
+		return nil
 	}
-	if kerr := p.Kill(); kerr != nil && !errors.Is(kerr, os.ErrProcessDone) && err == nil {
+	return err
+}
+
+// kill sends SIGKILL to the group and to the leader itself (in case it left
+// the group).
+func (g group) kill() error {
+	err := g.signal(syscall.SIGKILL)
+	if kerr := g.leader.Kill(); kerr != nil && !errors.Is(kerr, os.ErrProcessDone) && err == nil {
 		err = kerr
 	}
 	return err
 }
+
+// close releases nothing: a process group needs no handle.
+func (g group) close() {}
 
 // exitCode is the exit status, or 128+signal for a process killed by a signal.
 func exitCode(ps *os.ProcessState) int {

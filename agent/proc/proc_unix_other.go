@@ -10,5 +10,6 @@ import (
 // setDeathSignal does nothing: only Linux has a parent-death signal.
 func setDeathSignal(*syscall.SysProcAttr) {}
 
-// waitNoReap is unsupported here; the caller reaps with cmd.Wait instead.
-func waitNoReap(*os.Process) bool { return false }
+// waitExit is unsupported here: the caller reaps the leader with cmd.Wait
+// as soon as it exits.
+func waitExit(*os.Process) (code int, ok bool) { return 0, false }

@@ -1,9 +1,13 @@
 package proc
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/outposthq/outpost/wire"
@@ -24,9 +28,6 @@ const (
 	DefaultBufferChunks = 16384
 	// maxWriteIDs is how many stdin write ids a process remembers.
 	maxWriteIDs = 4096
-	// drainHardMax bounds the collection of output after exit even while a
-	// pump waits for a slow reader.
-	drainHardMax = 30 * time.Second
 )
 
 // StartRequest starts a streaming process.
@@ -65,32 +66,63 @@ type Info struct {
 	ExitedAt  time.Time
 }
 
-// process is one started process: its command, output log, stdin and state.
-// One goroutine (supervise) owns its life; everyone else waits on exited
-// and closed.
+// Why a process is stopped: the cause its context is cancelled with. A
+// terminate is graceful (TERM, KILL after the grace); every other cause
+// (errTimedOut, errClosed, the end of an Exec's context) kills at once.
+var (
+	errTerminated = errors.New("process terminated")
+	errTimedOut   = errors.New("process timed out")
+)
+
+// sink takes a process's output and events: an *outbuf for a streaming
+// process, a *capture for an Exec.
+type sink interface {
+	// admit returns once the sink takes more output, or stop is closed.
+	admit(stop <-chan struct{})
+	// waiting reports whether a pump waits in admit now.
+	waiting() bool
+	// write takes one read's output; p is reused after it returns.
+	write(s stream, p []byte)
+	exit(code int, timedOut bool)
+	close()
+}
+
+// process is one started process, an Exec's or a streaming one, from start
+// to closed (see lifecycle.go). The supervisor owns its life; one goroutine
+// (wait) calls cmd.Wait; everyone else waits on exited and closed.
 type process struct {
-	id       string
+	id       string // empty for an Exec
 	argv     []string
 	tty      bool
 	detached bool
 	started  time.Time
 	cmd      *exec.Cmd
 	pid      int
-	out      *outbuf
-	in       *stdinWriter  // nil without stdin
-	pty      *os.File      // the master, nil without a TTY
-	term     chan struct{} // closed by terminate
-	termOnce sync.Once
+	group    group // what a kill reaches
+	log      *slog.Logger
+	grace    time.Duration // from a graceful stop's TERM to KILL
+	sink     sink
+	out      *outbuf      // a streaming process's sink, nil for an Exec
+	io       *stdio       // its files
+	in       *stdinWriter // nil without stdin
+	stop     context.CancelCauseFunc
 
-	mu       sync.Mutex
-	exitedAt time.Time // zero while running
-	exitCode int
-	timedOut bool
-	closedAt time.Time // zero until closed
-	reaping  bool      // the leader is being reaped: never signal it
+	lastOut  atomic.Int64  // when output last came or a pump was let go, Unix ns
+	stopWait chan struct{} // closed when pumps must stop waiting for a reader
+	stopOnce sync.Once
 
-	exited chan struct{} // closed once the leader is reaped
-	closed chan struct{} // closed once every stream ended
+	mu        sync.Mutex
+	stopCause error     // why it was stopped while running; nil if it ended alone
+	exitedAt  time.Time // zero while running
+	exitCode  int
+	timedOut  bool
+	waitErr   error     // cmd.Wait's when the exit status is unknown
+	closedAt  time.Time // zero until closed
+
+	exited chan struct{} // closed once the leader exited
+	killed chan struct{} // closed once the rest of the group was killed
+	reaped chan struct{} // closed once cmd.Wait returned
+	closed chan struct{} // closed once the group is gone and every stream ended
 }
 
 // info is the process's Info now.
@@ -109,16 +141,15 @@ func (p *process) info() Info {
 	return in
 }
 
-// signalLive sends sig to the process group unless the leader exited (or
-// is being reaped), in which case it reports not_running: a signal never
-// reaches a reused pid.
+// signalLive sends sig to the process group unless the leader exited, in
+// which case it reports not_running.
 func (p *process) signalLive(sig os.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.exitedAt.IsZero() || p.reaping {
+	if !p.exitedAt.IsZero() {
 		return notRunning(p.id)
 	}
-	if err := signalGroup(p.cmd.Process, sig); err != nil {
+	if err := p.group.signal(sig); err != nil {
 		return wire.Errorf(wire.CodeInternal, "", "signal process %s: %v", p.id, err)
 	}
 	return nil

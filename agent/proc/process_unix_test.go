@@ -90,18 +90,6 @@ func readToClose(t testing.TB, m *Manager, id string, after uint64, maxBytes int
 	return nil
 }
 
-func start(t testing.TB, m *Manager, req StartRequest) string {
-	t.Helper()
-	id, pid, err := m.Start(req)
-	if err != nil {
-		t.Fatalf("start %v: %v", req.Argv, err)
-	}
-	if pid <= 0 {
-		t.Fatalf("pid %d", pid)
-	}
-	return id
-}
-
 func TestProcessOutputExitClosed(t *testing.T) {
 	tests := []struct {
 		name       string

@@ -183,7 +183,7 @@ func (m *Manager) Resize(id string, cols, rows int) error {
 	if !p.exitedAt.IsZero() {
 		return notRunning(id)
 	}
-	if err := resizePTY(p.pty, cols, rows); err != nil {
+	if err := resizePTY(p.io.pty, cols, rows); err != nil {
 		return wire.Errorf(wire.CodeInternal, "", "resize process %s: %v", id, err)
 	}
 	return nil
@@ -199,7 +199,7 @@ func (m *Manager) Terminate(id string) (wasRunning bool, err error) {
 	if !p.running() {
 		return false, nil
 	}
-	p.termOnce.Do(func() { close(p.term) })
+	p.stop(errTerminated)
 	return true, nil
 }
 

@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"syscall"
@@ -41,10 +40,6 @@ func resizePTY(master *os.File, cols, rows int) error {
 	return pty.Setsize(master, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 }
 
-// isPTYEnd reports whether err from reading a master means the terminal
-// is gone: Linux answers EIO once every slave is closed.
-func isPTYEnd(err error) bool { return errors.Is(err, syscall.EIO) }
-
 // signals is the allow-list of signals a client may send. STOP and CONT are
 // left out on purpose: a stopped process looks idle.
 var signals = map[string]os.Signal{
@@ -55,13 +50,3 @@ var signals = map[string]os.Signal{
 
 // termSignal asks a process group to end.
 var termSignal os.Signal = syscall.SIGTERM
-
-// signalGroup sends sig to p's process group. A group already gone is not
-// an error.
-func signalGroup(p *os.Process, sig os.Signal) error {
-	err := syscall.Kill(-p.Pid, sig.(syscall.Signal))
-	if errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.EPERM) {
-		return nil
-	}
-	return err
-}

@@ -19,16 +19,9 @@ func attachPTY(*exec.Cmd, int, int) (master, slave *os.File, err error) {
 // resizePTY is unsupported on Windows.
 func resizePTY(*os.File, int, int) error { return errNoPTY }
 
-// isPTYEnd is never true: there are no pseudo-terminals here.
-func isPTYEnd(error) bool { return false }
-
 // signals is what Windows can do: kill.
 var signals = map[string]os.Signal{"KILL": os.Kill}
 
-// termSignal ends a process; Windows has no TERM to send.
+// termSignal ends a process; Windows has no TERM to send, group.signal
+// kills.
 var termSignal = os.Kill
-
-// signalGroup kills p (Windows has no group signals here).
-func signalGroup(p *os.Process, _ os.Signal) error {
-	return killGroup(p)
-}

@@ -82,7 +82,7 @@ func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, e
 	case s.pending+len(data) > maxPendingStdin:
 		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "stdin of process %s has %d bytes queued; retry later", id, s.pending)
 	}
-	op := &writeOp{data: data, eof: eof, done: make(chan struct{})}
+	op := s.enqueueLocked(data, eof)
 	if wid != "" {
 		s.ids[wid] = op
 		s.order = append(s.order, wid)
@@ -91,6 +91,19 @@ func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, e
 			s.order = s.order[1:]
 		}
 	}
+	return op, nil
+}
+
+// feed queues an Exec's stdin: data, then EOF. It bypasses the limit on
+// queued bytes, which the request's size already bounds.
+func (s *stdinWriter) feed(data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.enqueueLocked(data, true)
+}
+
+func (s *stdinWriter) enqueueLocked(data []byte, eof bool) *writeOp {
+	op := &writeOp{data: data, eof: eof, done: make(chan struct{})}
 	s.queue = append(s.queue, op)
 	s.pending += len(data)
 	s.eof = eof
@@ -98,7 +111,7 @@ func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, e
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return op, nil
+	return op
 }
 
 // loop writes queued ops until shutdown.

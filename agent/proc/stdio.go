@@ -1,129 +1,90 @@
 package proc
 
 import (
-	"errors"
 	"os"
 	"os/exec"
-	"slices"
-	"sync/atomic"
 	"time"
 )
 
 const (
-	// eofGrace is how long the pipes get to reach EOF after the group is
-	// killed before they are closed from this side.
+	// pumpChunk is the size of one read from an output pipe or PTY: a full
+	// Linux pipe.
+	pumpChunk = 64 << 10
+	// eofGrace is how long the output gets to reach its end after the
+	// group is killed before it is closed from this side.
 	eofGrace = 250 * time.Millisecond
-	// joinTimeout bounds the wait for the pipe goroutines after that. On
-	// unix they always end; on Windows a read blocked on a pipe held by an
-	// orphan may not, and Exec must still return.
+	// joinTimeout bounds the wait for the pumps and the stdin writer after
+	// that. On unix they always end; on Windows a read blocked on a pipe
+	// may not, and the process must still close.
 	joinTimeout = time.Second
 )
 
-// stdio is a process's standard streams, seen from the agent: pipes it reads
-// and writes itself, so nothing in exec.Cmd waits on them.
-type stdio struct {
-	stdout, stderr *outputReader
-	stdin          *stdinFeeder // nil when there is no stdin data
-	childEnds      []*os.File   // the child's ends, closed here after start
-
-	open       atomic.Int32  // readers not yet at EOF
-	outputDone chan struct{} // closed when both readers are done
-	feedDone   chan struct{} // closed when stdin is fed (or at once)
+// pumpSource is one output file and the stream it feeds.
+type pumpSource struct {
+	f *os.File
+	s stream
 }
 
-// newStdio creates the pipes and attaches the child's ends to cmd. Output
-// beyond limit bytes per stream is read and dropped.
-func newStdio(cmd *exec.Cmd, stdin []byte, limit int) (*stdio, error) {
-	n := 2
-	if len(stdin) > 0 {
-		n = 3
-	}
-	var r, w [3]*os.File
-	for i := range n {
-		var err error
-		if r[i], w[i], err = os.Pipe(); err != nil {
-			closeAll(slices.Concat(r[:i], w[:i]))
+// stdio is a process's standard streams, seen from the agent: pipes or a
+// PTY it reads and writes itself, so nothing in exec.Cmd waits on them.
+type stdio struct {
+	pumps []pumpSource // output to read: stdout and stderr, or the PTY master
+	child []*os.File   // the child's ends, closed here once it started
+	slave *os.File     // a PTY's slave, kept open until the leader exits
+	pty   *os.File     // a PTY's master, nil without a terminal
+	stdin *os.File     // the write end of stdin (a PTY's master), nil without
+}
+
+// attach sets up cmd's stdio: a PTY of cols × rows, or pipes for stdout and
+// stderr and, with stdin, for stdin. Without stdin, stdin is the null
+// device.
+func attach(cmd *exec.Cmd, tty bool, cols, rows int, stdin bool) (*stdio, error) {
+	if tty {
+		master, slave, err := attachPTY(cmd, cols, rows)
+		if err != nil {
 			return nil, err
 		}
+		return &stdio{pumps: []pumpSource{{master, streamPTY}}, slave: slave, pty: master, stdin: master}, nil
 	}
-	s := &stdio{
-		stdout:     newOutputReader(r[0], limit),
-		stderr:     newOutputReader(r[1], limit),
-		childEnds:  []*os.File{w[0], w[1]},
-		outputDone: make(chan struct{}),
-		feedDone:   make(chan struct{}),
+	s := &stdio{}
+	for _, st := range []stream{streamStdout, streamStderr} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			s.abort()
+			return nil, err
+		}
+		s.pumps = append(s.pumps, pumpSource{r, st})
+		s.child = append(s.child, w)
 	}
-	cmd.Stdout, cmd.Stderr = w[0], w[1]
-	if n == 3 {
-		s.childEnds = append(s.childEnds, r[2])
-		s.stdin = &stdinFeeder{w: w[2], done: s.feedDone}
-		cmd.Stdin = r[2]
-	} // else exec.Cmd connects stdin to the null device.
+	cmd.Stdout, cmd.Stderr = s.child[0], s.child[1]
+	if stdin {
+		r, w, err := os.Pipe()
+		if err != nil {
+			s.abort()
+			return nil, err
+		}
+		s.child = append(s.child, r)
+		cmd.Stdin, s.stdin = r, w
+	}
 	return s, nil
 }
 
-// abort closes every pipe of a process that did not start.
+// started closes the child's ends, but a PTY's slave, in the agent.
+func (s *stdio) started() { closeAll(s.child) }
+
+// abort closes every file of a process that did not start.
 func (s *stdio) abort() {
-	closeAll(s.childEnds)
-	closeAll([]*os.File{s.stdout.f, s.stderr.f})
-	if s.stdin != nil {
-		s.stdin.close()
-	}
+	closeAll(s.child)
+	closeAll(s.pumpFiles())
+	closeAll([]*os.File{s.slave, s.stdin})
 }
 
-// start closes the child's ends and starts feeding and reading.
-func (s *stdio) start(stdin []byte) {
-	closeAll(s.childEnds)
-	s.open.Store(2)
-	for _, o := range []*outputReader{s.stdout, s.stderr} {
-		go func() {
-			o.loop()
-			if s.open.Add(-1) == 0 {
-				close(s.outputDone)
-			}
-		}()
+func (s *stdio) pumpFiles() []*os.File {
+	fs := make([]*os.File, len(s.pumps))
+	for i, p := range s.pumps {
+		fs[i] = p.f
 	}
-	if s.stdin != nil {
-		go s.stdin.feed(stdin)
-	} else {
-		close(s.feedDone)
-	}
-}
-
-// lastOutput is when either stream last produced data.
-func (s *stdio) lastOutput() time.Time {
-	a, b := s.stdout.lastOutput(), s.stderr.lastOutput()
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// finish ends all I/O once the process group is dead: stdin is closed, the
-// readers get eofGrace to reach EOF (pipes held by an escaped process are
-// then closed from this side) and the goroutines are waited for. It reports
-// an error if some goroutine did not end within joinTimeout.
-func (s *stdio) finish() error {
-	if s.stdin != nil {
-		s.stdin.close()
-	}
-	if !waitFor(s.outputDone, eofGrace) {
-		closeAll([]*os.File{s.stdout.f, s.stderr.f})
-	}
-	deadline := time.Now().Add(joinTimeout)
-	ok := waitFor(s.outputDone, time.Until(deadline)) && waitFor(s.feedDone, time.Until(deadline))
-	closeAll([]*os.File{s.stdout.f, s.stderr.f})
-	if !ok {
-		return errors.New("pipe goroutines did not end")
-	}
-	return nil
-}
-
-// result is the kept output of both streams and whether any was dropped.
-func (s *stdio) result() (stdout, stderr []byte, truncated bool) {
-	stdout, t1 := s.stdout.result()
-	stderr, t2 := s.stderr.result()
-	return stdout, stderr, t1 || t2
+	return fs
 }
 
 func waitFor(ch <-chan struct{}, d time.Duration) bool {
@@ -139,6 +100,8 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 
 func closeAll(files []*os.File) {
 	for _, f := range files {
-		_ = f.Close()
+		if f != nil {
+			_ = f.Close()
+		}
 	}
 }
