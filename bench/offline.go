@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"time"
 
-	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -73,15 +74,17 @@ func serviceConn(e *env) (*nats.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	userJWT, err := jwt.ParseDecoratedJWT(creds)
+	auth, err := enroll.CredsOption(creds)
 	if err != nil {
 		return nil, err
 	}
-	kp, err := jwt.ParseDecoratedNKey(creds)
-	if err != nil {
-		return nil, err
+	opts := []nats.Option{auth}
+	if e.tls { // the agents' way in: wss:// through the API's port
+		hc, err := e.httpClient()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.Secure(hc.Transport.(*http.Transport).TLSClientConfig))
 	}
-	return nats.Connect(e.srv.NATSURLs()[0], nats.UserJWT(
-		func() (string, error) { return userJWT, nil },
-		func(nonce []byte) ([]byte, error) { return kp.Sign(nonce) }))
+	return nats.Connect(e.srv.NATSURLs()[0], opts...)
 }
