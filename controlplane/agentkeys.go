@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -26,17 +27,17 @@ func errKeyInUse(why string) error {
 // agent. It reads only, so it can run before a token is spent.
 func (s *Server) checkKeyFree(ctx context.Context, publicKey string, ag subjects.Agent) error {
 	var rev revocationRecord
-	_, err := getJSON(ctx, s.st.revocations, publicKey, &rev)
+	_, err := kvjson.Get(ctx, s.st.revocations, publicKey, &rev)
 	if err == nil {
 		return errKeyInUse("was revoked")
 	}
-	if !errors.Is(err, errNoRecord) {
+	if !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return err
 	}
 	var b keyBinding
-	_, err = getJSON(ctx, s.st.agentKeys, publicKey, &b)
+	_, err = kvjson.Get(ctx, s.st.agentKeys, publicKey, &b)
 	switch {
-	case errors.Is(err, errNoRecord):
+	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return nil
 	case err != nil:
 		return err
@@ -50,7 +51,7 @@ func (s *Server) checkKeyFree(ctx context.Context, publicKey string, ag subjects
 // Two enrollments racing with one key: exactly one binds it.
 func (s *Server) bindKey(ctx context.Context, publicKey string, ag subjects.Agent) error {
 	b := keyBinding{Workspace: ag.Workspace, Agent: ag.ID, BoundAt: time.Now().UTC()}
-	err := createJSON(ctx, s.st.agentKeys, publicKey, &b)
+	_, err := kvjson.Create(ctx, s.st.agentKeys, publicKey, &b)
 	if err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
 		return err
 	}
@@ -64,7 +65,7 @@ func (s *Server) bindEnrolledKeys(ctx context.Context, recs []*agentRecord) erro
 		if rec.PublicKey == "" {
 			continue
 		}
-		err := createJSON(ctx, s.st.agentKeys, rec.PublicKey, &keyBinding{Workspace: rec.Workspace, Agent: rec.ID, BoundAt: rec.EnrolledAt})
+		_, err := kvjson.Create(ctx, s.st.agentKeys, rec.PublicKey, &keyBinding{Workspace: rec.Workspace, Agent: rec.ID, BoundAt: rec.EnrolledAt})
 		if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 			return err
 		}

@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/authority"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -18,8 +20,8 @@ import (
 // else is not_found. It says nothing about whether the agent is online.
 func (s *Server) enrolledAgent(ctx context.Context, ag subjects.Agent) (*agentRecord, uint64, error) {
 	var rec agentRecord
-	rev, err := getJSON(ctx, s.st.agents, agentKey(ag), &rec)
-	if errors.Is(err, errNoRecord) || err == nil && rec.Revoked {
+	rev, err := kvjson.Get(ctx, s.st.agents, agentKey(ag), &rec)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && rec.Revoked {
 		return nil, 0, wire.Errorf(wire.CodeNotFound, "", "agent %q is not enrolled in workspace %q", ag.ID, ag.Workspace)
 	}
 	if err != nil {
@@ -108,7 +110,7 @@ func (s *Server) RevokeAgent(ctx context.Context, ag subjects.Agent) error {
 		}
 		now := time.Now().UTC()
 		rec.Revoked, rec.RevokedAt = true, now
-		if err := updateJSON(ctx, s.st.agents, agentKey(ag), rec, rev); err != nil {
+		if _, err := kvjson.Update(ctx, s.st.agents, agentKey(ag), rec, rev); err != nil {
 			if attempt < 5 && isRevisionMismatch(err) {
 				continue
 			}
@@ -136,7 +138,7 @@ func (s *Server) changeRevocations(ctx context.Context, changes []revocationChan
 	defer s.pushMu.Unlock()
 	changed := false
 	for _, c := range changes {
-		if err := putJSON(ctx, s.st.revocations, c.key, c.rec); err != nil {
+		if _, err := kvjson.Put(ctx, s.st.revocations, c.key, c.rec); err != nil {
 			return err
 		}
 		changed = true
@@ -191,7 +193,7 @@ func (s *Server) startPresence(ctx context.Context) error {
 	var recs []*agentRecord
 	err := untilReady(ctx, func(ctx context.Context) error {
 		recs = recs[:0]
-		return listJSON(ctx, s.st.agents, ">", func(_ string, rec *agentRecord) {
+		return kvjson.List(ctx, s.st.agents, ">", func(_ string, _ uint64, rec *agentRecord) {
 			if !rec.Revoked {
 				recs = append(recs, rec)
 			}

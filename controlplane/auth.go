@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -114,9 +116,9 @@ func (s *Server) authenticate(r *http.Request) (caller, error) {
 	}
 	var k keyRecord
 	kvKey := hashKey(hash)
-	rev, err := getJSON(r.Context(), s.st.apiKeys, kvKey, &k)
+	rev, err := kvjson.Get(r.Context(), s.st.apiKeys, kvKey, &k)
 	if err != nil {
-		if errors.Is(err, errNoRecord) {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return caller{}, wire.Errorf(wire.CodeUnauthenticated, "", "unknown token")
 		}
 		return caller{}, err

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nkeys"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -53,7 +54,7 @@ func (s *Server) CreateEnrollmentToken(ctx context.Context, ws string, req clien
 	}
 	now := time.Now().UTC()
 	rec := tokenRecord{ID: newRecordID(tokenIDPrefix), Workspace: ws, Agent: req.Agent, Pool: req.Pool, CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	if err := createJSON(ctx, s.st.tokens, hashKey(hash), &rec); err != nil {
+	if _, err := kvjson.Create(ctx, s.st.tokens, hashKey(hash), &rec); err != nil {
 		return nil, err
 	}
 	return &client.EnrollmentToken{ID: rec.ID, Token: plain, ExpiresAt: rec.ExpiresAt,
@@ -191,8 +192,8 @@ func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Respon
 func (s *Server) redeemToken(ctx context.Context, plain string, check func(*tokenRecord) error) (*tokenRecord, error) {
 	key := hashKey(enroll.HashToken(plain))
 	var tok tokenRecord
-	rev, err := getJSON(ctx, s.st.tokens, key, &tok)
-	if errors.Is(err, errNoRecord) {
+	rev, err := kvjson.Get(ctx, s.st.tokens, key, &tok)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, errBadToken
 	}
 	if err != nil {
@@ -209,7 +210,7 @@ func (s *Server) redeemToken(ctx context.Context, plain string, check func(*toke
 		return nil, err
 	}
 	tok.Used, tok.UsedAt = true, now
-	if err := updateJSON(ctx, s.st.tokens, key, &tok, rev); err != nil {
+	if _, err := kvjson.Update(ctx, s.st.tokens, key, &tok, rev); err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return nil, errBadToken // someone else used it first
 		}
@@ -228,8 +229,8 @@ func (s *Server) newAgentID(ctx context.Context, ws, prefix string) (string, err
 			id = id[len(id)-subjects.MaxIDLen:]
 		}
 		var rec agentRecord
-		_, err := getJSON(ctx, s.st.agents, agentKey(subjects.Agent{Workspace: ws, ID: id}), &rec)
-		if errors.Is(err, errNoRecord) {
+		_, err := kvjson.Get(ctx, s.st.agents, agentKey(subjects.Agent{Workspace: ws, ID: id}), &rec)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return id, nil
 		}
 		if err != nil {
@@ -246,9 +247,9 @@ func (s *Server) storeEnrolled(ctx context.Context, ag subjects.Agent, tok *toke
 	key := agentKey(ag)
 	for attempt := 0; ; attempt++ {
 		var old agentRecord
-		rev, err := getJSON(ctx, s.st.agents, key, &old)
+		rev, err := kvjson.Get(ctx, s.st.agents, key, &old)
 		switch {
-		case errors.Is(err, errNoRecord):
+		case errors.Is(err, jetstream.ErrKeyNotFound):
 			rev = 0
 		case err != nil:
 			return nil, err
@@ -282,7 +283,7 @@ func (s *Server) storeEnrolled(ctx context.Context, ag subjects.Agent, tok *toke
 			rec.OS = firstNonEmpty(rec.OS, old.OS)
 			rec.Arch = firstNonEmpty(rec.Arch, old.Arch)
 		}
-		err = updateJSON(ctx, s.st.agents, key, &rec, rev)
+		_, err = kvjson.Update(ctx, s.st.agents, key, &rec, rev)
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) && attempt < 5 {
 			continue
 		}

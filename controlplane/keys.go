@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -55,7 +56,7 @@ func pathRecordID(r *http.Request) (string, error) {
 // secrets.
 func (s *Server) ListKeys(ctx context.Context, ws string) ([]client.KeyInfo, error) {
 	out := []client.KeyInfo{}
-	err := listJSON(ctx, s.st.apiKeys, ">", func(kvKey string, k *keyRecord) {
+	err := kvjson.List(ctx, s.st.apiKeys, ">", func(kvKey string, _ uint64, k *keyRecord) {
 		if k.Workspace == ws {
 			out = append(out, client.KeyInfo{ID: recordID(keyIDPrefix, k.ID, kvKey), CreatedAt: k.CreatedAt, LastUsed: k.LastUsed})
 		}
@@ -84,7 +85,7 @@ func (s *Server) DeleteKey(ctx context.Context, ws, id string) error {
 func (s *Server) ListEnrollmentTokens(ctx context.Context, ws string) ([]client.EnrollmentTokenInfo, error) {
 	now := time.Now()
 	out := []client.EnrollmentTokenInfo{}
-	err := listJSON(ctx, s.st.tokens, ">", func(kvKey string, t *tokenRecord) {
+	err := kvjson.List(ctx, s.st.tokens, ">", func(kvKey string, _ uint64, t *tokenRecord) {
 		if t.Workspace == ws && !t.Used && now.Before(t.ExpiresAt) {
 			out = append(out, client.EnrollmentTokenInfo{
 				ID: recordID(tokenIDPrefix, t.ID, kvKey), Agent: t.Agent, Pool: t.Pool, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt,
@@ -117,13 +118,13 @@ func (s *Server) findRecord(ctx context.Context, ws, id string, token bool) (str
 	var found string
 	var err error
 	if token {
-		err = listJSON(ctx, s.st.tokens, ">", func(kvKey string, t *tokenRecord) {
+		err = kvjson.List(ctx, s.st.tokens, ">", func(kvKey string, _ uint64, t *tokenRecord) {
 			if t.Workspace == ws && recordID(tokenIDPrefix, t.ID, kvKey) == id {
 				found = kvKey
 			}
 		})
 	} else {
-		err = listJSON(ctx, s.st.apiKeys, ">", func(kvKey string, k *keyRecord) {
+		err = kvjson.List(ctx, s.st.apiKeys, ">", func(kvKey string, _ uint64, k *keyRecord) {
 			if k.Workspace == ws && recordID(keyIDPrefix, k.ID, kvKey) == id {
 				found = kvKey
 			}
@@ -210,7 +211,7 @@ func (s *Server) noteKeyUse(kvKey string, rec keyRecord, rev uint64) {
 		defer cancel()
 		rec.LastUsed = now
 		// A conflict means someone else wrote it (a use, a delete): fine.
-		if err := updateJSON(ctx, s.st.apiKeys, kvKey, &rec, rev); err != nil && !isRevisionMismatch(err) {
+		if _, err := kvjson.Update(ctx, s.st.apiKeys, kvKey, &rec, rev); err != nil && !isRevisionMismatch(err) {
 			s.log.Warn("store key lastUsed", "err", err)
 		}
 	}()

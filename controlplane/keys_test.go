@@ -11,6 +11,7 @@ import (
 
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -65,7 +66,7 @@ func TestWorkspaceKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := createJSON(ctx, s.st.apiKeys, hashKey(legacyHash), &keyRecord{Workspace: "ws1", CreatedAt: time.Now().UTC()}); err != nil {
+	if _, err := kvjson.Create(ctx, s.st.apiKeys, hashKey(legacyHash), &keyRecord{Workspace: "ws1", CreatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -180,7 +181,7 @@ func TestEnrollmentTokenList(t *testing.T) {
 		expiredHash: {ID: newRecordID(tokenIDPrefix), Workspace: "ws1", CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Minute)},
 		legacyHash:  {Workspace: "ws1", CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 	} {
-		if err := createJSON(ctx, s.st.tokens, hashKey(hash), rec); err != nil {
+		if _, err := kvjson.Create(ctx, s.st.tokens, hashKey(hash), rec); err != nil {
 			t.Fatal(err)
 		}
 	}

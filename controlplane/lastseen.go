@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 )
 
@@ -91,7 +92,7 @@ func (w *seenWriter) flushDirty() {
 // every pace at most (0: at once), until done or the writer stops.
 func (w *seenWriter) flushAll(ctx context.Context, pace time.Duration) {
 	var ags []subjects.Agent
-	err := listJSON(ctx, w.s.st.agents, ">", func(_ string, rec *agentRecord) {
+	err := kvjson.List(ctx, w.s.st.agents, ">", func(_ string, _ uint64, rec *agentRecord) {
 		if !rec.Revoked {
 			ags = append(ags, rec.agent())
 		}
@@ -144,7 +145,7 @@ func (w *seenWriter) write(ctx context.Context, ag subjects.Agent) {
 		if !changed {
 			return
 		}
-		err = updateJSON(ctx, w.s.st.agents, agentKey(ag), rec, rev)
+		_, err = kvjson.Update(ctx, w.s.st.agents, agentKey(ag), rec, rev)
 		if err == nil || !isRevisionMismatch(err) {
 			if err != nil {
 				w.s.log.Warn("store agent lastSeen", "agent", ag, "err", err)

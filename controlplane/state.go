@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 )
 
@@ -31,9 +31,6 @@ const (
 // maxTokenTTL bounds an enrollment token's life; the token bucket forgets
 // entries a day after that, so used and expired tokens do not pile up.
 const maxTokenTTL = 30 * 24 * time.Hour
-
-// errNoRecord is returned (wrapped) when a key is absent.
-var errNoRecord = errors.New("no such record")
 
 type workspaceRecord struct {
 	ID        string    `json:"id"`
@@ -224,96 +221,11 @@ func hashKey(hash string) string {
 
 func agentKey(ag subjects.Agent) string { return ag.Workspace + "." + ag.ID }
 
-// getJSON reads key into v and returns its revision; an absent key is
-// errNoRecord.
-func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (uint64, error) {
-	e, err := kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return 0, fmt.Errorf("%s %q: %w", kv.Bucket(), key, errNoRecord)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read %s %q: %w", kv.Bucket(), key, err)
-	}
-	if err := json.Unmarshal(e.Value(), v); err != nil {
-		return 0, fmt.Errorf("decode %s %q: %w", kv.Bucket(), key, err)
-	}
-	return e.Revision(), nil
-}
-
-// createJSON stores v under key unless the key exists (jetstream.ErrKeyExists).
-func createJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if _, err := kv.Create(ctx, key, b); err != nil {
-		return fmt.Errorf("create %s %q: %w", kv.Bucket(), key, err)
-	}
-	return nil
-}
-
-// updateJSON stores v under key if its revision is still rev
-// (jetstream.ErrKeyRevisionMismatch otherwise); rev 0 means "absent".
-func updateJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any, rev uint64) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if rev == 0 {
-		_, err = kv.Create(ctx, key, b)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			err = fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
-		}
-	} else {
-		_, err = kv.Update(ctx, key, b, rev)
-	}
-	if err != nil {
-		return fmt.Errorf("update %s %q: %w", kv.Bucket(), key, err)
-	}
-	return nil
-}
-
-func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if _, err := kv.Put(ctx, key, b); err != nil {
-		return fmt.Errorf("write %s %q: %w", kv.Bucket(), key, err)
-	}
-	return nil
-}
-
-// listJSON calls fn with every value whose key matches filter (a KV key
-// pattern, e.g. "ws1.*"; ">" for all).
-func listJSON[T any](ctx context.Context, kv jetstream.KeyValue, filter string, fn func(key string, v *T)) error {
-	w, err := kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
-	if err != nil {
-		return fmt.Errorf("list %s: %w", kv.Bucket(), err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case e, ok := <-w.Updates():
-			if !ok || e == nil {
-				return nil // nil marks the end of the current values
-			}
-			var v T
-			if err := json.Unmarshal(e.Value(), &v); err != nil {
-				return fmt.Errorf("decode %s %q: %w", kv.Bucket(), e.Key(), err)
-			}
-			fn(e.Key(), &v)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
 // revocations returns every revoked public key with its time, the input of
 // the account JWT.
 func (st *store) revokedKeys(ctx context.Context) (map[string]int64, error) {
 	out := map[string]int64{}
-	err := listJSON(ctx, st.revocations, ">", func(key string, r *revocationRecord) {
+	err := kvjson.List(ctx, st.revocations, ">", func(key string, _ uint64, r *revocationRecord) {
 		out[key] = r.RevokedAt
 	})
 	return out, err
@@ -322,7 +234,7 @@ func (st *store) revokedKeys(ctx context.Context) (map[string]int64, error) {
 // agentRecords lists the agents of ws, revoked ones included, sorted by id.
 func (st *store) agentRecords(ctx context.Context, ws string) ([]*agentRecord, error) {
 	var out []*agentRecord
-	err := listJSON(ctx, st.agents, ws+".*", func(_ string, a *agentRecord) { out = append(out, a) })
+	err := kvjson.List(ctx, st.agents, ws+".*", func(_ string, _ uint64, a *agentRecord) { out = append(out, a) })
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -20,7 +21,7 @@ func (s *Server) CreateWorkspace(ctx context.Context, id string) (*client.Worksp
 		return nil, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonInvalidID, "workspace id: %v", err)
 	}
 	rec := workspaceRecord{ID: id, CreatedAt: time.Now().UTC()}
-	if err := createJSON(ctx, s.st.workspaces, id, &rec); err != nil {
+	if _, err := kvjson.Create(ctx, s.st.workspaces, id, &rec); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "workspace %q exists", id)
 		}
@@ -33,8 +34,8 @@ func (s *Server) CreateWorkspace(ctx context.Context, id string) (*client.Worksp
 // workspace reads workspace id; an absent one is not_found.
 func (s *Server) workspace(ctx context.Context, id string) (*client.Workspace, error) {
 	var rec workspaceRecord
-	if _, err := getJSON(ctx, s.st.workspaces, id, &rec); err != nil {
-		if errors.Is(err, errNoRecord) {
+	if _, err := kvjson.Get(ctx, s.st.workspaces, id, &rec); err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return nil, wire.Errorf(wire.CodeNotFound, "", "workspace %q not found", id)
 		}
 		return nil, err
@@ -53,7 +54,7 @@ func (s *Server) CreateKey(ctx context.Context, ws string) (*client.Key, error) 
 		return nil, err
 	}
 	rec := keyRecord{ID: newRecordID(keyIDPrefix), Workspace: ws, CreatedAt: time.Now().UTC()}
-	if err := createJSON(ctx, s.st.apiKeys, hashKey(hash), &rec); err != nil {
+	if _, err := kvjson.Create(ctx, s.st.apiKeys, hashKey(hash), &rec); err != nil {
 		return nil, err
 	}
 	s.log.Info("workspace key created", "ws", ws, "key", rec.ID)

@@ -2,13 +2,13 @@ package routing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -130,12 +130,9 @@ func (r *Router) claim(ctx context.Context, st *State, name, pool string) (*clai
 // another session holds it.
 func (r *Router) lease(ctx context.Context, st *State, name, pool, id string) (*claim, error) {
 	key := claimKey(st.Workspace, id)
-	b, err := json.Marshal(lease{Workspace: st.Workspace, Pool: pool, Agent: id, Session: st.ID, UID: st.UID, Backend: name, At: r.cfg.Now().UTC()})
-	if err != nil {
-		return nil, err
-	}
+	l := &lease{Workspace: st.Workspace, Pool: pool, Agent: id, Session: st.ID, UID: st.UID, Backend: name, At: r.cfg.Now().UTC()}
 	cl := &claim{backend: name, agent: id, uid: st.UID, ws: st.Workspace, created: true}
-	_, err = r.cfg.Claims.Create(ctx, key, b)
+	_, err := kvjson.Create(ctx, r.cfg.Claims, key, l)
 	if err == nil {
 		return cl, nil
 	}
@@ -153,8 +150,8 @@ func (r *Router) lease(ctx context.Context, st *State, name, pool, id string) (*
 	if !r.stale(ctx, old) {
 		return nil, nil
 	}
-	if _, err := r.cfg.Claims.Update(ctx, key, b, rev); err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+	if _, err := kvjson.Update(ctx, r.cfg.Claims, key, l, rev); err != nil {
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("take over stale claim of agent %s: %w", id, err)
@@ -165,18 +162,15 @@ func (r *Router) lease(ctx context.Context, st *State, name, pool, id string) (*
 
 // readLease reads the lease of agent id; nil when there is none.
 func (r *Router) readLease(ctx context.Context, ws, id string) (*lease, uint64, error) {
-	e, err := r.cfg.Claims.Get(ctx, claimKey(ws, id))
-	if isAbsent(err) {
+	var l lease
+	rev, err := kvjson.Get(ctx, r.cfg.Claims, claimKey(ws, id), &l)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("read claim of agent %s: %w", id, err)
+		return nil, 0, fmt.Errorf("claim of agent %s: %w", id, err)
 	}
-	var l lease
-	if err := json.Unmarshal(e.Value(), &l); err != nil {
-		return nil, 0, fmt.Errorf("decode claim of agent %s: %w", id, err)
-	}
-	return &l, e.Revision(), nil
+	return &l, rev, nil
 }
 
 // stale reports whether l is held by nobody: older than the grace (a

@@ -3,12 +3,12 @@ package routing
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -18,24 +18,17 @@ func notFound(ws, id string) error {
 	return wire.Errorf(wire.CodeNotFound, "", "session %q not found in workspace %q", id, ws)
 }
 
-func isAbsent(err error) bool {
-	return errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted)
-}
-
 // load reads session id of ws with its revision.
 func (r *Router) load(ctx context.Context, ws, id string) (*State, error) {
-	e, err := r.cfg.Sessions.Get(ctx, sessionKey(ws, id))
-	if isAbsent(err) {
+	var st State
+	rev, err := kvjson.Get(ctx, r.cfg.Sessions, sessionKey(ws, id), &st)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, notFound(ws, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read session %s/%s: %w", ws, id, err)
+		return nil, err
 	}
-	var st State
-	if err := json.Unmarshal(e.Value(), &st); err != nil {
-		return nil, fmt.Errorf("decode session %s/%s: %w", ws, id, err)
-	}
-	st.Revision = e.Revision()
+	st.Revision = rev
 	return &st, nil
 }
 
@@ -49,16 +42,13 @@ type pointer struct {
 
 // loadPointer reads the UID and epoch of session id.
 func (r *Router) loadPointer(ctx context.Context, ws, id string) (pointer, error) {
-	e, err := r.cfg.Sessions.Get(ctx, sessionKey(ws, id))
-	if isAbsent(err) {
+	var p pointer
+	_, err := kvjson.Get(ctx, r.cfg.Sessions, sessionKey(ws, id), &p)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return pointer{}, notFound(ws, id)
 	}
 	if err != nil {
-		return pointer{}, fmt.Errorf("read session %s/%s: %w", ws, id, err)
-	}
-	var p pointer
-	if err := json.Unmarshal(e.Value(), &p); err != nil {
-		return pointer{}, fmt.Errorf("decode session %s/%s: %w", ws, id, err)
+		return pointer{}, err
 	}
 	return p, nil
 }
@@ -70,28 +60,17 @@ var errRevision = errors.New("session changed since it was read")
 // sets st.Revision to the new one. A lost race is errRevision; creating an
 // existing session is conflict/already_exists.
 func (r *Router) save(ctx context.Context, st *State) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("encode session: %w", err)
+	rev, err := kvjson.Update(ctx, r.cfg.Sessions, sessionKey(st.Workspace, st.ID), st, st.Revision)
+	switch {
+	case err == nil:
+		st.Revision = rev
+		return nil
+	case st.Revision == 0 && errors.Is(err, jetstream.ErrKeyExists):
+		return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "session %q exists in workspace %q", st.ID, st.Workspace)
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return errRevision
 	}
-	key := sessionKey(st.Workspace, st.ID)
-	var rev uint64
-	if st.Revision == 0 {
-		rev, err = r.cfg.Sessions.Create(ctx, key, b)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "session %q exists in workspace %q", st.ID, st.Workspace)
-		}
-	} else {
-		rev, err = r.cfg.Sessions.Update(ctx, key, b, st.Revision)
-		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return errRevision
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("write session %s/%s: %w", st.Workspace, st.ID, err)
-	}
-	st.Revision = rev
-	return nil
+	return err
 }
 
 // remove deletes st if its revision is still st.Revision.
@@ -108,27 +87,14 @@ func (r *Router) remove(ctx context.Context, st *State) error {
 
 // list reads every session of ws, sorted by id.
 func (r *Router) list(ctx context.Context, ws string) ([]*State, error) {
-	w, err := r.cfg.Sessions.WatchFiltered(ctx, []string{ws + ".*"}, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer w.Stop()
 	out := []*State{}
-	for {
-		select {
-		case e, ok := <-w.Updates():
-			if !ok || e == nil { // nil marks the end of the current values
-				slices.SortFunc(out, func(a, b *State) int { return cmp.Compare(a.ID, b.ID) })
-				return out, nil
-			}
-			var st State
-			if err := json.Unmarshal(e.Value(), &st); err != nil {
-				return nil, fmt.Errorf("decode session %q: %w", e.Key(), err)
-			}
-			st.Revision = e.Revision()
-			out = append(out, &st)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	err := kvjson.List(ctx, r.cfg.Sessions, ws+".*", func(_ string, rev uint64, st *State) {
+		st.Revision = rev
+		out = append(out, st)
+	})
+	if err != nil {
+		return nil, err
 	}
+	slices.SortFunc(out, func(a, b *State) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
