@@ -21,8 +21,13 @@ import (
 // when the watch delivers it (milliseconds). Anything the cache cannot
 // answer (an absent or deleted key, a watch that is not live) is read from
 // the bucket.
+//
+// It wraps the bucket rather than embedding it: it has only the methods of
+// bucket, each written here, so a method the control plane starts to use
+// is a compile error until the cache handles it, never a write that
+// silently skips read-your-writes.
 type cachedKV struct {
-	jetstream.KeyValue
+	kv jetstream.KeyValue
 
 	mu      sync.RWMutex
 	entries map[string]jetstream.KeyValueEntry
@@ -35,6 +40,8 @@ type cachedKV struct {
 	done   chan struct{}
 }
 
+var _ bucket = (*cachedKV)(nil) // the whole of what it serves
+
 // cacheRewatch paces restarts of a cache's watch after it ended.
 const cacheRewatch = time.Second
 
@@ -42,11 +49,11 @@ const cacheRewatch = time.Second
 func newCachedKV(kv jetstream.KeyValue) *cachedKV {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &cachedKV{
-		KeyValue: kv,
-		entries:  map[string]jetstream.KeyValueEntry{},
-		written:  map[string]uint64{},
-		cancel:   cancel,
-		done:     make(chan struct{}),
+		kv:      kv,
+		entries: map[string]jetstream.KeyValueEntry{},
+		written: map[string]uint64{},
+		cancel:  cancel,
+		done:    make(chan struct{}),
 	}
 	go c.run(ctx)
 	return c
@@ -76,7 +83,7 @@ func (c *cachedKV) run(ctx context.Context) {
 
 // watch mirrors the bucket until the watch ends or ctx does.
 func (c *cachedKV) watch(ctx context.Context) {
-	w, err := c.KeyValue.WatchAll(ctx)
+	w, err := c.kv.WatchAll(ctx)
 	if err != nil {
 		return
 	}
@@ -117,6 +124,15 @@ func (c *cachedKV) apply(e jetstream.KeyValueEntry) {
 	}
 }
 
+// Bucket is the bucket's name.
+func (c *cachedKV) Bucket() string { return c.kv.Bucket() }
+
+// WatchFiltered watches the bucket itself: a watch delivers what the
+// bucket holds, which includes this replica's writes.
+func (c *cachedKV) WatchFiltered(ctx context.Context, keys []string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+	return c.kv.WatchFiltered(ctx, keys, opts...)
+}
+
 // Get answers from memory when it can, else from the bucket.
 func (c *cachedKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
 	c.mu.RLock()
@@ -126,7 +142,7 @@ func (c *cachedKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry
 	if fresh {
 		return e, nil
 	}
-	return c.KeyValue.Get(ctx, key)
+	return c.kv.Get(ctx, key)
 }
 
 // wrote notes this replica's write of key at rev (math.MaxUint64: a delete
@@ -144,21 +160,16 @@ func (c *cachedKV) wrote(key string, rev uint64) {
 
 // Put writes through and notes the revision.
 func (c *cachedKV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := c.KeyValue.Put(ctx, key, value)
+	rev, err := c.kv.Put(ctx, key, value)
 	if err == nil {
 		c.wrote(key, rev)
 	}
 	return rev, err
 }
 
-// PutString writes through and notes the revision.
-func (c *cachedKV) PutString(ctx context.Context, key string, value string) (uint64, error) {
-	return c.Put(ctx, key, []byte(value))
-}
-
 // Create writes through and notes the revision.
 func (c *cachedKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
-	rev, err := c.KeyValue.Create(ctx, key, value, opts...)
+	rev, err := c.kv.Create(ctx, key, value, opts...)
 	if err == nil {
 		c.wrote(key, rev)
 	}
@@ -168,7 +179,7 @@ func (c *cachedKV) Create(ctx context.Context, key string, value []byte, opts ..
 // Update writes through and notes the revision. After a failure, the key
 // is served from memory only once it is newer than last.
 func (c *cachedKV) Update(ctx context.Context, key string, value []byte, last uint64) (uint64, error) {
-	rev, err := c.KeyValue.Update(ctx, key, value, last)
+	rev, err := c.kv.Update(ctx, key, value, last)
 	if err == nil {
 		c.wrote(key, rev)
 	} else {
@@ -183,11 +194,5 @@ func (c *cachedKV) Update(ctx context.Context, key string, value []byte, last ui
 // delivers the delete.
 func (c *cachedKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
 	c.wrote(key, math.MaxUint64)
-	return c.KeyValue.Delete(ctx, key, opts...)
-}
-
-// Purge purges through, as Delete.
-func (c *cachedKV) Purge(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	c.wrote(key, math.MaxUint64)
-	return c.KeyValue.Purge(ctx, key, opts...)
+	return c.kv.Delete(ctx, key, opts...)
 }

@@ -142,7 +142,7 @@ func TestCachedKVLostUpdateRereads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cachedKV{KeyValue: under, live: true,
+	c := &cachedKV{kv: under, live: true,
 		entries: map[string]jetstream.KeyValueEntry{"before": stale}, written: map[string]uint64{}}
 	if _, err := other.Put(ctx, "before", []byte("2")); err != nil {
 		t.Fatal(err)

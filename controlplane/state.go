@@ -99,16 +99,25 @@ func (b *keyBinding) agent() subjects.Agent {
 	return subjects.Agent{Workspace: b.Workspace, ID: b.Agent}
 }
 
+// bucket is what the control plane does with a KV bucket of its own. A
+// cachedKV implements each method itself: one added here without a cached
+// version does not compile, where it would otherwise read past the cache.
+type bucket interface {
+	kvjson.KV
+	Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error
+}
+
 // store is the control plane's state in JetStream KV.
 type store struct {
-	workspaces, apiKeys, tokens, agents, revocations jetstream.KeyValue
-	agentKeys, sessions, claims                      jetstream.KeyValue
-	// caches are the buckets read on every call, mirrored in memory.
+	workspaces, apiKeys, agents    bucket // cached: read on every call
+	tokens, revocations, agentKeys bucket
+	sessions, claims               jetstream.KeyValue // routing's
+	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
 }
 
 // cache mirrors kv in memory (see cachedKV) until the store is closed.
-func (st *store) cache(kv jetstream.KeyValue) jetstream.KeyValue {
+func (st *store) cache(kv jetstream.KeyValue) *cachedKV {
 	c := newCachedKV(kv)
 	st.caches = append(st.caches, c)
 	return c
@@ -178,17 +187,18 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return kv, nil
 	}
 	var st store
+	var workspaces, apiKeys, agents jetstream.KeyValue
 	var err error
-	if st.workspaces, err = open(bucketWorkspaces, "outpost workspaces", 0); err != nil {
+	if workspaces, err = open(bucketWorkspaces, "outpost workspaces", 0); err != nil {
 		return nil, err
 	}
-	if st.apiKeys, err = open(bucketAPIKeys, "outpost workspace API keys by hash", 0); err != nil {
+	if apiKeys, err = open(bucketAPIKeys, "outpost workspace API keys by hash", 0); err != nil {
 		return nil, err
 	}
 	if st.tokens, err = open(bucketTokens, "outpost enrollment tokens by hash", maxTokenTTL+24*time.Hour); err != nil {
 		return nil, err
 	}
-	if st.agents, err = open(bucketAgents, "outpost enrolled agents", 0); err != nil {
+	if agents, err = open(bucketAgents, "outpost enrolled agents", 0); err != nil {
 		return nil, err
 	}
 	if st.revocations, err = open(bucketRevocations, "outpost revoked agent public keys", 0); err != nil {
@@ -204,7 +214,7 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return nil, err
 	}
 	// Every call reads its workspace (and its caller's key) and its agent.
-	st.workspaces, st.apiKeys, st.agents = st.cache(st.workspaces), st.cache(st.apiKeys), st.cache(st.agents)
+	st.workspaces, st.apiKeys, st.agents = st.cache(workspaces), st.cache(apiKeys), st.cache(agents)
 	return &st, nil
 }
 
