@@ -47,6 +47,12 @@ var errLocked = errors.New("lock held by another process")
 // encoded as the reply, an error becomes a *wire.Error reply.
 type Handler func(ctx context.Context, req *wire.Request) (any, error)
 
+// opFunc is how the agent runs an op: a Handler, or a handler whose result
+// lives in pooled memory until its reply is encoded. release gives that
+// memory back; it is nil when there is none to give back, and when err is
+// not nil.
+type opFunc func(ctx context.Context, req *wire.Request) (res any, release func(), err error)
+
 // Config configures an Agent.
 type Config struct {
 	// Identity is the enrolled identity and its credentials. Required.
@@ -128,7 +134,7 @@ type Agent struct {
 	files    *fileOps
 
 	mu       sync.Mutex
-	handlers map[string]Handler
+	handlers map[string]opFunc
 	running  bool
 
 	conn   atomic.Pointer[nats.Conn] // the serving connection, for its max payload
@@ -150,7 +156,7 @@ func New(cfg Config) (*Agent, error) {
 		started:  time.Now().UTC(),
 		log:      cfg.Logger,
 		procs:    cfg.Procs,
-		handlers: map[string]Handler{},
+		handlers: map[string]opFunc{},
 		sem:      make(chan struct{}, cfg.Workers),
 		fence:    newFence(),
 		idem:     newIdempotency(),
@@ -174,12 +180,20 @@ func New(cfg Config) (*Agent, error) {
 
 // Register serves op with h, replacing any handler of op. Call it before Run.
 func (a *Agent) Register(op string, h Handler) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.handlers[op] = h
+	a.register(op, func(ctx context.Context, req *wire.Request) (any, func(), error) {
+		res, err := h(ctx, req)
+		return res, nil, err
+	})
 }
 
-func (a *Agent) handler(op string) Handler {
+// register serves op with f, replacing any handler of op.
+func (a *Agent) register(op string, f opFunc) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.handlers[op] = f
+}
+
+func (a *Agent) handler(op string) opFunc {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.handlers[op]

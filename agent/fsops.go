@@ -44,7 +44,7 @@ func (a *Agent) registerFiles() error {
 	a.files = fo
 	for op, h := range map[string]Handler{
 		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,
-		wire.OpFsOpen: fo.open, wire.OpFsRead: fo.read, wire.OpFsClose: fo.closeHandle,
+		wire.OpFsOpen: fo.open, wire.OpFsClose: fo.closeHandle,
 		wire.OpFsWrite: fo.write, wire.OpFsUploadBegin: fo.uploadBegin, wire.OpFsUploadChunk: fo.uploadChunk,
 		wire.OpFsUploadCommit: fo.uploadCommit, wire.OpFsUploadAbort: fo.closeHandle,
 		wire.OpFsMkdir: fo.mkdir, wire.OpFsMove: fo.move, wire.OpFsRemove: fo.remove,
@@ -53,6 +53,7 @@ func (a *Agent) registerFiles() error {
 	} {
 		a.Register(op, h)
 	}
+	a.register(wire.OpFsRead, fo.read)
 	return nil
 }
 
@@ -141,17 +142,19 @@ func readAt(file *os.File, off, n int64, name string) ([]byte, error) {
 	return buf[:got], nil
 }
 
-func (fo *fileOps) read(_ context.Context, req *wire.Request) (any, error) {
+// read reads a chunk of a download into a pooled buffer, given back by
+// the release it returns once the reply is encoded.
+func (fo *fileOps) read(_ context.Context, req *wire.Request) (any, func(), error) {
 	body, err := decode[wire.FsReadRequest](req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, err := fo.transfers.get(body.Handle)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if t.file == nil {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is an upload", body.Handle)
+		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is an upload", body.Handle)
 	}
 	n := max(min(body.Length, t.size-body.Offset), 0)
 	buf := chunkBufs.Get().(*[]byte)
@@ -161,22 +164,10 @@ func (fo *fileOps) read(_ context.Context, req *wire.Request) (any, error) {
 	got, err := t.file.ReadAt((*buf)[:n], body.Offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		chunkBufs.Put(buf)
-		return nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", body.Handle, err)
+		return nil, nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", body.Handle, err)
 	}
-	return &pooledRead{FsReadResult: wire.FsReadResult{Data: (*buf)[:got]}, buf: buf}, nil
+	return &wire.FsReadResult{Data: (*buf)[:got]}, func() { chunkBufs.Put(buf) }, nil
 }
-
-// releaser is a result holding resources until it is encoded.
-type releaser interface{ release() }
-
-// pooledRead is a read result whose data lives in a pooled buffer, given
-// back once the reply is encoded.
-type pooledRead struct {
-	wire.FsReadResult
-	buf *[]byte
-}
-
-func (p *pooledRead) release() { chunkBufs.Put(p.buf) }
 
 // closeHandle ends a transfer: a download's close, an upload's abort (its
 // temporary file is removed).

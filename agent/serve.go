@@ -163,13 +163,13 @@ func (a *Agent) handle(base context.Context, data []byte) []byte {
 	run := func() []byte {
 		ctx, cancel := context.WithDeadline(base, req.DeadlineTime())
 		defer cancel()
-		res, err := h(ctx, req)
+		res, release, err := h(ctx, req)
 		if err != nil {
 			return wire.EncodeError(req.ID, wireError(err))
 		}
 		b, err := wire.EncodeResult(req.ID, res)
-		if r, ok := res.(releaser); ok {
-			r.release()
+		if release != nil {
+			release()
 		}
 		if err != nil {
 			return wire.EncodeError(req.ID, err)
