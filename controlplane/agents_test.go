@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/agent/agenttest"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
 )
@@ -32,7 +33,7 @@ func TestAgentPresence(t *testing.T) {
 		if got := status("p1"); got != client.StatusOffline {
 			t.Fatalf("before connecting: %s", got)
 		}
-		fa := startFakeAgent(t, ta, nil)
+		m, nc := serveMock(t, ta, agenttest.WithHello(mockHello))
 		waitFor(t, waitLong, "online", func() bool { return status("p1") == client.StatusOnline })
 
 		a, err := admin.GetAgent(ctx, "ws1", "p1")
@@ -48,25 +49,26 @@ func TestAgentPresence(t *testing.T) {
 			t.Fatalf("list: %+v %v", list, err)
 		}
 
-		fa.stopHeartbeats()
+		m.StopHeartbeats()
 		waitFor(t, waitLong, "reconnecting", func() bool { return status("p1") == client.StatusReconnecting })
-		fa.goodbye()
+		stopMock(m, nc)
 		waitFor(t, waitShort, "offline after goodbye", func() bool { return status("p1") == client.StatusOffline })
 	})
 
 	t.Run("silent agent goes offline after the window", func(t *testing.T) {
 		ta := enrollAgent(t, s, "ws1", "p2")
-		fa := startFakeAgent(t, ta, nil)
+		m, _ := serveMock(t, ta)
 		waitFor(t, waitLong, "online", func() bool { return status("p2") == client.StatusOnline })
-		fa.stopHeartbeats()
+		m.StopHeartbeats()
 		waitFor(t, waitLong, "offline", func() bool { return status("p2") == client.StatusOffline })
 	})
 
 	t.Run("revoke", func(t *testing.T) {
 		ta := enrollAgent(t, s, "ws1", "p3")
-		fa := startFakeAgent(t, ta, func(*wire.ExecRequest) (*wire.ExecResult, error) { return &wire.ExecResult{}, nil })
+		m, conn := serveMock(t, ta)
+		m.Handle(wire.OpExec, func(*wire.Request) (any, error) { return &wire.ExecResult{}, nil })
 		closed := make(chan struct{})
-		fa.nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+		conn.SetClosedHandler(func(*nats.Conn) { close(closed) })
 		waitFor(t, waitLong, "online", func() bool { return status("p3") == client.StatusOnline })
 
 		start := time.Now()

@@ -27,7 +27,12 @@ func TestExec(t *testing.T) {
 	var mu sync.Mutex
 	var got []*wire.ExecRequest
 	raw := []byte("ok \xff\xfe end\n")
-	startFakeAgent(t, ta, func(r *wire.ExecRequest) (*wire.ExecResult, error) {
+	m, _ := serveMock(t, ta)
+	m.Handle(wire.OpExec, func(req *wire.Request) (any, error) {
+		r := new(wire.ExecRequest)
+		if err := req.DecodeBody(r); err != nil {
+			return nil, err
+		}
 		mu.Lock()
 		got = append(got, r)
 		mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/outposthq/outpost/agent/agenttest"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
@@ -25,6 +26,9 @@ const (
 	waitShort = 2 * time.Second
 	pollEvery = 20 * time.Millisecond
 )
+
+// heartbeatEvery is the test agents' heartbeat interval.
+const heartbeatEvery = 200 * time.Millisecond
 
 // testConfig is a control plane on random ports with a fresh state dir.
 func testConfig(t testing.TB) Config {
@@ -208,4 +212,36 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(pollEvery)
 	}
+}
+
+// mockHello is what an agent says when a test finds its facts again in the
+// API (agenttest.WithHello).
+var mockHello = wire.Hello{Version: "test-1.0", OS: "linux", Arch: "arm64", Hostname: "fakehost",
+	Capabilities: map[string]bool{"pty": true, "git": false}}
+
+// serveMock serves ta with the mock responder (agent/agenttest) on the
+// agent's own credentials, heartbeating every heartbeatEvery. Closing nc is
+// the agent dropping off the network; both end with the test.
+func serveMock(t testing.TB, ta *testAgent, opts ...agenttest.Option) (m *agenttest.Agent, nc *nats.Conn) {
+	t.Helper()
+	nc, err := ta.connect()
+	if err != nil {
+		t.Fatalf("agent connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	m, err = agenttest.New(nc, ta.ag, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	m.StartHeartbeats(heartbeatEvery)
+	return m, nc
+}
+
+// stopMock stops m as a cleanly stopping agent stops: no more heartbeats
+// or answers, a goodbye, its connection closed.
+func stopMock(m *agenttest.Agent, nc *nats.Conn) {
+	m.Close()
+	m.PublishGoodbye()
+	nc.Close()
 }

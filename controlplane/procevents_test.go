@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/outposthq/outpost/agent/agenttest"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
 )
@@ -34,22 +35,22 @@ func TestEventsStreamKeepaliveAndUnavailable(t *testing.T) {
 	}
 	ta := enrollAgent(t, s, "ws1", "a1")
 	polled := make(chan struct{}, 1)
-	fa := startFakeAgentOps(t, ta, map[string]fakeOp{wire.OpProcRead: func(req *wire.Request) []byte {
+	m, nc := serveMock(t, ta)
+	m.Handle(wire.OpProcRead, func(req *wire.Request) (any, error) {
 		var body wire.ProcReadRequest
 		if err := req.DecodeBody(&body); err != nil {
-			return wire.EncodeError(req.ID, err)
+			return nil, err
 		}
 		if body.After == 0 {
-			reply, _ := wire.EncodeResult(req.ID, &wire.ProcReadResult{
-				Chunks: []wire.ProcChunk{{Seq: 1, Stream: wire.StreamStdout, Data: []byte("hi\n")}}, NextSeq: 1})
-			return reply
+			return &wire.ProcReadResult{
+				Chunks: []wire.ProcChunk{{Seq: 1, Stream: wire.StreamStdout, Data: []byte("hi\n")}}, NextSeq: 1}, nil
 		}
 		select {
 		case polled <- struct{}{}:
 		default:
 		}
-		return nil // nothing new: the agent holds the long poll
-	}})
+		return nil, agenttest.ErrNoReply // nothing new: the agent holds the long poll
+	})
 	waitFor(t, waitLong, "a1 online", func() bool { return s.presence.Get(ta.ag).Status == "online" })
 
 	lines := openEvents(t, s, "/v1/workspaces/ws1/agents/a1/processes/p1/events")
@@ -70,7 +71,7 @@ func TestEventsStreamKeepaliveAndUnavailable(t *testing.T) {
 		}
 	}
 
-	fa.goodbye()
+	stopMock(m, nc)
 	data := lines.want(t, 30*time.Second, "event: error", "data: ")
 	var d client.ErrorDetail
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &d); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/outposthq/outpost/agent/agenttest"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
 )
@@ -213,12 +214,13 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	a1 := enrollAgent(t, s1, "ws1", "a1")
-	fa := startFakeAgent(t, a1, nil)
+	m, nc := serveMock(t, a1, agenttest.WithHello(mockHello))
 	waitFor(t, waitLong, "a1 online", func() bool {
 		a, err := admin.GetAgent(ctx, "ws1", "a1")
 		return err == nil && a.Status == client.StatusOnline
 	})
-	fa.close()
+	m.Close()
+	nc.Close()
 	token := s1.AdminToken()
 	natsURLs := s1.NATSURLs()
 	if err := s1.Close(); err != nil {
@@ -255,7 +257,7 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("agent after restart lost its facts: %+v", ag)
 	}
 	// The agent's credentials still work against the restarted server.
-	startFakeAgent(t, a1, nil)
+	serveMock(t, a1)
 	waitFor(t, waitLong, "a1 online after restart", func() bool {
 		a, err := admin2.GetAgent(ctx, "ws1", "a1")
 		return err == nil && a.Status == client.StatusOnline

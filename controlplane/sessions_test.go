@@ -20,17 +20,7 @@ func mockAgent(t *testing.T, s *Server, ws, id, pool string) *agenttest.Agent {
 		t.Fatal(err)
 	}
 	ta := redeem(t, s, tok.Token, "")
-	nc, err := ta.connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	m, err := agenttest.New(nc, ta.ag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	m.StartHeartbeats(heartbeatEvery)
+	m, _ := serveMock(t, ta)
 	m.Handle(wire.OpExec, func(*wire.Request) (any, error) { return &wire.ExecResult{Stdout: []byte(id)}, nil })
 	waitFor(t, waitLong, id+" online", func() bool { return s.presence.Get(ta.ag).Status == "online" })
 	return m

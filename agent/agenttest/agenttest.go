@@ -9,9 +9,11 @@
 package agenttest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"sync"
@@ -23,14 +25,35 @@ import (
 )
 
 // HandlerFunc answers one request; the result becomes the reply, an error a
-// *wire.Error reply.
+// *wire.Error reply, and ErrNoReply no reply at all.
 type HandlerFunc func(req *wire.Request) (any, error)
+
+// ErrNoReply, returned by a HandlerFunc, leaves the request unanswered, as
+// an agent holding a long poll open does: the caller waits until its
+// deadline, or until it sees the agent go away.
+var ErrNoReply = errors.New("agenttest: no reply")
+
+// Option configures a mock made by New.
+type Option func(*Agent) error
+
+// WithHello makes the mock say h, in its hellos and its capabilities
+// answers, instead of its defaults (version "agenttest", this machine's OS
+// and architecture, host "agenttest", capability exec). Fields of h left
+// zero keep their defaults; Workspace, Agent and Instance are always the
+// mock's own.
+func WithHello(h wire.Hello) Option {
+	return func(m *Agent) error {
+		m.hello = h
+		return nil
+	}
+}
 
 // Agent is a mock agent. Its methods are safe for concurrent use.
 type Agent struct {
 	nc       *nats.Conn
 	id       subjects.Agent
 	instance string
+	hello    wire.Hello // WithHello's fields
 
 	mu       sync.Mutex
 	sub      *nats.Subscription
@@ -47,11 +70,16 @@ type Agent struct {
 
 // New starts a mock of ag on nc: subscribed (online), with hello published
 // and handlers for ping and capabilities.
-func New(nc *nats.Conn, ag subjects.Agent) (*Agent, error) {
+func New(nc *nats.Conn, ag subjects.Agent, opts ...Option) (*Agent, error) {
 	if err := ag.Validate(); err != nil {
 		return nil, err
 	}
 	m := &Agent{nc: nc, id: ag, instance: wire.NewID(), handlers: map[string]HandlerFunc{}, errs: map[string]*wire.Error{}}
+	for _, opt := range opts {
+		if err := opt(m); err != nil {
+			return nil, err
+		}
+	}
 	m.handlers[wire.OpPing] = func(*wire.Request) (any, error) {
 		return &wire.PingResult{Instance: m.instance, Time: time.Now().UTC()}, nil
 	}
@@ -68,12 +96,23 @@ func (m *Agent) ID() subjects.Agent { return m.id }
 // Instance is the mock's instance id, as in its hello and heartbeats.
 func (m *Agent) Instance() string { return m.instance }
 
-// Hello is what the mock says on coming online.
+// Hello is what the mock says on coming online (see WithHello).
 func (m *Agent) Hello() wire.Hello {
+	h := m.hello
+	caps := maps.Clone(h.Capabilities)
+	if caps == nil {
+		caps = map[string]bool{"exec": true}
+	}
+	started := h.StartedAt
+	if started.IsZero() {
+		started = time.Now().UTC()
+	}
 	return wire.Hello{
-		Workspace: m.id.Workspace, Agent: m.id.ID, Instance: m.instance, PID: os.Getpid(),
-		Version: "agenttest", Protocol: wire.Version, OS: runtime.GOOS, Arch: runtime.GOARCH,
-		Hostname: "agenttest", Capabilities: map[string]bool{"exec": true}, StartedAt: time.Now().UTC(),
+		Workspace: m.id.Workspace, Agent: m.id.ID, Instance: m.instance, PID: cmp.Or(h.PID, os.Getpid()),
+		Version: cmp.Or(h.Version, "agenttest"), Protocol: cmp.Or(h.Protocol, wire.Version),
+		OS: cmp.Or(h.OS, runtime.GOOS), Arch: cmp.Or(h.Arch, runtime.GOARCH),
+		Hostname: cmp.Or(h.Hostname, "agenttest"), Root: h.Root, GitVersion: h.GitVersion,
+		Capabilities: caps, StartedAt: started, HeartbeatMs: h.HeartbeatMs,
 	}
 }
 
@@ -181,10 +220,13 @@ func (m *Agent) serve(msg *nats.Msg) {
 		if delay > 0 {
 			time.Sleep(delay)
 		}
-		_ = msg.Respond(reply(req, h, herr))
+		if b := reply(req, h, herr); b != nil {
+			_ = msg.Respond(b)
+		}
 	}()
 }
 
+// reply is the encoded answer to req; nil for none (ErrNoReply).
 func reply(req *wire.Request, h HandlerFunc, herr *wire.Error) []byte {
 	switch {
 	case herr != nil:
@@ -193,6 +235,9 @@ func reply(req *wire.Request, h HandlerFunc, herr *wire.Error) []byte {
 		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "agenttest: no handler for %q", req.Op))
 	}
 	res, err := h(req)
+	if errors.Is(err, ErrNoReply) {
+		return nil
+	}
 	if err != nil {
 		return wire.EncodeError(req.ID, err)
 	}

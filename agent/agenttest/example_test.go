@@ -17,12 +17,8 @@ import (
 // A program that calls agents tests itself against the mock: here it answers
 // exec, then goes offline, and the caller sees 503 agent_offline at once.
 func Example() {
-	ns, _ := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	go ns.Start()
-	defer ns.Shutdown()
-	ns.ReadyForConnections(5 * time.Second)
-	nc, _ := nats.Connect(ns.ClientURL())
-	defer nc.Close()
+	nc, stop := startNATS()
+	defer stop()
 
 	laptop := subjects.Agent{Workspace: "acme", ID: "laptop"}
 	mock, _ := agenttest.New(nc, laptop)
@@ -53,4 +49,32 @@ func Example() {
 	// "hello from echo\n" <nil>
 	// 503 agent_offline
 	// exec requests seen: 1
+}
+
+// The mock can stand for a particular machine: its hellos and its answers
+// to capabilities say what WithHello gives, the rest keeps the defaults.
+func ExampleWithHello() {
+	nc, stop := startNATS()
+	defer stop()
+
+	mac := subjects.Agent{Workspace: "acme", ID: "mac"}
+	mock, _ := agenttest.New(nc, mac, agenttest.WithHello(wire.Hello{
+		Version: "1.2.3", OS: "darwin", Arch: "arm64", Capabilities: map[string]bool{"pty": true},
+	}))
+	defer mock.Close()
+
+	h := mock.Hello()
+	fmt.Println(h.Agent, h.Version, h.OS, h.Arch, h.Hostname, h.Capabilities)
+	// Output:
+	// mac 1.2.3 darwin arm64 agenttest map[pty:true]
+}
+
+// startNATS runs an in-process NATS server and connects to it; stop ends
+// both.
+func startNATS() (nc *nats.Conn, stop func()) {
+	ns, _ := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	go ns.Start()
+	ns.ReadyForConnections(5 * time.Second)
+	nc, _ = nats.Connect(ns.ClientURL())
+	return nc, func() { nc.Close(); ns.Shutdown() }
 }
