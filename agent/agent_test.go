@@ -265,15 +265,29 @@ func TestBusyWhenWorkersAreFull(t *testing.T) {
 	w.waitOnline(t, r.a.Instance())
 	slow := make(chan error, 1)
 	go func() {
-		_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"sleep", "1"}}, rpc.CallOptions{})
+		_, err := w.exec(t, &wire.ExecRequest{Command: heldCommand}, rpc.CallOptions{})
 		slow <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitFile(t, filepath.Join(w.root, "running"))
 	_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"true"}}, rpc.CallOptions{})
 	if we := wire.AsError(err); we.Code != wire.CodeUnavailable || we.Reason != wire.ReasonBusy {
 		t.Fatalf("second request with one worker busy: %v, want unavailable/busy", err)
 	}
+	release(t, w.root)
 	if err := <-slow; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heldCommand is an exec that holds its worker and process slot until the
+// test lets it go: it creates the file running in the root, then waits
+// for release to create the file release.
+const heldCommand = "touch running; while [ ! -e release ]; do sleep 0.01; done"
+
+// release ends a heldCommand running in root.
+func release(t *testing.T, root string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -364,7 +378,7 @@ func TestBusyWhenProcessesAreFull(t *testing.T) {
 	}
 	execDone := make(chan error, 1)
 	go func() {
-		_, err := w.exec(t, &wire.ExecRequest{Command: "touch running; sleep 1"}, rpc.CallOptions{})
+		_, err := w.exec(t, &wire.ExecRequest{Command: heldCommand}, rpc.CallOptions{})
 		execDone <- err
 	}()
 	waitFile(t, filepath.Join(w.root, "running"))
@@ -377,6 +391,7 @@ func TestBusyWhenProcessesAreFull(t *testing.T) {
 	wantBusy("start", startSleep("p4"))
 	_, err := w.exec(t, &wire.ExecRequest{Argv: []string{"true"}}, rpc.CallOptions{})
 	wantBusy("exec", err)
+	release(t, w.root)
 	if err := <-execDone; err != nil {
 		t.Fatalf("the exec that held a slot: %v", err)
 	}

@@ -53,9 +53,11 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	// Generous against a loaded machine: a download used every 100 ms
-	// must outlive several idle periods only if use resets the clock.
-	ts := newTransfers(time.Second)
+	// Generous against a loaded machine: a download used every tenth of
+	// the idle period must outlive several idle periods only if use
+	// resets the clock.
+	const idle, useEvery = time.Second, 100 * time.Millisecond
+	ts := newTransfers(idle)
 	defer ts.close()
 
 	u, err := f.BeginWrite("f.txt", fs.WriteOptions{Overwrite: true})
@@ -81,8 +83,10 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 		t.Fatalf("%d temporary files during the upload", n)
 	}
 	// Keep the download in use for twice the idle period.
-	for range 20 {
-		time.Sleep(100 * time.Millisecond)
+	use := time.NewTicker(useEvery)
+	defer use.Stop()
+	for range 2 * idle / useEvery {
+		<-use.C
 		if _, err := ts.get(down); err != nil {
 			t.Fatalf("a download in use expired: %v", err)
 		}

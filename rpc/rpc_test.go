@@ -64,6 +64,15 @@ func (f *fixture) keepAlive(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 }
 
+// waitLapsed waits until the lease of the last beat has lapsed: the agent
+// is reconnecting.
+func (f *fixture) waitLapsed(t *testing.T) {
+	t.Helper()
+	if err := f.pr.WaitStatus(ctx(t), ag, presence.Reconnecting); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // respond serves ag's rpc subject with h; h returning nil sends no reply.
 func (f *fixture) respond(t *testing.T, h func(*wire.Request) []byte) {
 	subj, _ := ag.RPC()
@@ -149,7 +158,7 @@ func TestOfflineRules(t *testing.T) {
 		maybe    bool
 	}{
 		{"never seen, nobody subscribed", func(*testing.T, *fixture) {}, false, 10 * time.Second, wire.CodeUnavailable, wire.ReasonAgentOffline, false},
-		{"lapsed, nobody subscribed", func(t *testing.T, f *fixture) { f.beat(t); time.Sleep(150 * time.Millisecond) }, false, 10 * time.Second, wire.CodeUnavailable, wire.ReasonAgentReconnecting, false},
+		{"lapsed, nobody subscribed", func(t *testing.T, f *fixture) { f.beat(t); f.waitLapsed(t) }, false, 10 * time.Second, wire.CodeUnavailable, wire.ReasonAgentReconnecting, false},
 		{"goodbye, nobody subscribed", func(t *testing.T, f *fixture) {
 			f.beat(t)
 			b, _ := wire.Marshal(&wire.Goodbye{Instance: "i1"})
@@ -178,9 +187,8 @@ func TestOfflineRules(t *testing.T) {
 func TestCanceledCallerIsNotOffline(t *testing.T) {
 	f := setup(t)
 	f.keepAlive(t)
-	f.respond(t, func(*wire.Request) []byte { return nil })
 	c, cancel := context.WithCancel(ctx(t))
-	time.AfterFunc(100*time.Millisecond, cancel)
+	f.respond(t, func(*wire.Request) []byte { cancel(); return nil }) // the caller gives up once it is delivered
 	err := f.c.Call(c, ag, wire.OpPing, nil, nil, rpc.CallOptions{Timeout: 10 * time.Second})
 	we := wire.AsError(err)
 	if we == nil || we.Reason == wire.ReasonAgentOffline || we.Code == wire.CodeNotFound || !rpc.MaybeDelivered(err) {
@@ -222,8 +230,12 @@ func TestLapseWaitsForStartBy(t *testing.T) {
 	})
 	t.Run("reply inside the window", func(t *testing.T) {
 		f := setup(t)
+		lapse := ctx(t)
 		f.respond(t, func(req *wire.Request) []byte {
-			time.Sleep(150 * time.Millisecond) // past the 100 ms lease, inside the window
+			// Past the 100 ms lease, inside the window.
+			if err := f.pr.WaitStatus(lapse, ag, presence.Reconnecting); err != nil {
+				return wire.EncodeError(req.ID, err)
+			}
 			b, _ := wire.EncodeResult(req.ID, &wire.PingResult{Instance: "i1"})
 			return b
 		})

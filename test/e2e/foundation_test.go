@@ -225,7 +225,7 @@ func TestCredentialsAreScoped(t *testing.T) {
 	select {
 	case err := <-violations:
 		t.Fatalf("own subject refused: %v", err)
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(quietPeriod):
 	}
 
 	// Revocation: the live connection closes within 2 s; the creds no longer connect.

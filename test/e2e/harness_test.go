@@ -24,6 +24,7 @@ const (
 	startTimeout  = 20 * time.Second
 	statusTimeout = 15 * time.Second
 	pollEvery     = 20 * time.Millisecond
+	quietPeriod   = 200 * time.Millisecond // how long "nothing arrives" is watched
 )
 
 // adminToken is the control plane's admin token (at least 32 characters).
