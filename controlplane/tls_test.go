@@ -168,7 +168,7 @@ func trusting(t *testing.T, s *Server) *http.Client {
 }
 
 // runAgent runs a real agent with ident until the test ends.
-func runAgent(t *testing.T, s *Server, ident *enroll.Config, root string) {
+func runAgent(t testing.TB, s *Server, ident *enroll.Config, root string) {
 	t.Helper()
 	a, err := agent.New(agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery, Logger: testLogger()})
 	if err != nil {
