@@ -136,6 +136,7 @@ type Agent struct {
 	fence  *fence
 	idem   *idempotency
 	stopCh chan error // a takeover or fatal NATS error asks Run to stop
+	links  *linkHub   // tells of sleep/wake and network changes
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -155,6 +156,7 @@ func New(cfg Config) (*Agent, error) {
 		fence:    newFence(),
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
+		links:    links,
 	}
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
