@@ -16,6 +16,15 @@ func (a *Agent) DriveLinks() func(slept time.Duration, removed, added []string) 
 	h := newLinkHub(idle, time.Hour)
 	a.links = h
 	return func(slept time.Duration, removed, added []string) {
+		// Run subscribes a moment after it says hello: wait for it.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			h.mu.Lock()
+			n := len(h.subs)
+			h.mu.Unlock()
+			if n > 0 || time.Now().After(deadline) {
+				break
+			}
+		}
 		h.publish(linkEvent{Slept: slept, Removed: removed, Added: added})
 	}
 }

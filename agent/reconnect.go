@@ -1,35 +1,31 @@
 package agent
 
 import (
-	"sync"
-	"sync/atomic"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 )
-
-// linkProbeTimeout bounds the ping that checks a connection after a change
-// of network that removed nothing: no pong by then, and the agent
-// reconnects. Long enough for a slow or busy link, short next to the 6 s
-// the ping interval would take.
-const linkProbeTimeout = 2 * time.Second
 
 // watchLinks makes nc follow the machine through sleep and network
 // changes until the returned stop is called:
 //
 //   - after a wake (the clocks jumped) it reconnects at once: the server
 //     has most likely dropped the old connection, and the client would
-//     otherwise trust it until two pings go unanswered;
-//   - while disconnected, any change (a link or address back) ends the
+//     otherwise trust it until two pings go unanswered (6 s);
+//   - while disconnected, any change (a link or an address back) ends the
 //     backoff wait and tries at once;
-//   - connected, a change that took an address away (a new Wi-Fi network,
-//     a cable pulled) reconnects at once; one that only added addresses or
-//     moved routes pings the server and reconnects when no pong comes
-//     within linkProbeTimeout.
+//   - connected, it reconnects at once when the connection's own address
+//     went away (a cable pulled, another Wi-Fi network) or when traffic to
+//     the server would now leave from another address (a VPN came up, a
+//     better link appeared): the connection's path is gone. Changes that
+//     leave the path as it was (a container network, a second interface)
+//     leave the connection alone, and the requests in flight on it.
 func (a *Agent) watchLinks(nc *nats.Conn) (stop func()) {
-	var probing atomic.Bool
-	var wg sync.WaitGroup
-	unsubscribe := a.links.subscribe(func(ev linkEvent) {
+	return a.links.subscribe(func(ev linkEvent) {
 		switch {
 		case ev.Slept > 0:
 			a.log.Info("the clock jumped (the machine slept?): reconnecting now", "by", ev.Slept.Round(time.Millisecond))
@@ -37,29 +33,58 @@ func (a *Agent) watchLinks(nc *nats.Conn) (stop func()) {
 		case !nc.IsConnected():
 			a.log.Info("network changed while disconnected: reconnecting now", "removed", ev.Removed, "added", ev.Added)
 			a.forceReconnect(nc)
-		case len(ev.Removed) > 0:
-			a.log.Info("network changed: reconnecting now", "removed", ev.Removed, "added", ev.Added)
-			a.forceReconnect(nc)
-		case probing.CompareAndSwap(false, true):
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer probing.Store(false)
-				if err := nc.FlushTimeout(linkProbeTimeout); err != nil && nc.IsConnected() {
-					a.log.Info("network changed and the server did not answer a ping: reconnecting now", "added", ev.Added, "err", err)
-					a.forceReconnect(nc)
-				}
-			}()
+		default:
+			if why := pathGone(nc, ev); why != "" {
+				a.log.Info("network changed: reconnecting now", "why", why, "removed", ev.Removed, "added", ev.Added)
+				a.forceReconnect(nc)
+			}
 		}
 	})
-	return func() {
-		unsubscribe()
-		wg.Wait()
-	}
 }
 
 func (a *Agent) forceReconnect(nc *nats.Conn) {
 	if err := nc.ForceReconnect(); err != nil && !nc.IsClosed() {
 		a.log.Warn("force reconnect", "err", err)
 	}
+}
+
+// pathGone says why nc's connection can no longer be working after the
+// change ev, or "" when its path looks unchanged.
+func pathGone(nc *nats.Conn, ev linkEvent) string {
+	local, err := netip.ParseAddrPort(nc.LocalAddr())
+	if err != nil {
+		return "" // not connected any more, or not over IP: nothing to judge
+	}
+	remote := nc.ConnectedAddr()
+	lip := local.Addr().Unmap().WithZone("")
+	for _, r := range ev.Removed {
+		_, ip, _ := strings.Cut(r, " ")
+		if a, err := netip.ParseAddr(ip); err == nil && a.Unmap().WithZone("") == lip {
+			return "the connection's address " + ip + " went away"
+		}
+	}
+	src, err := routeSource(remote)
+	if err != nil {
+		return fmt.Sprintf("no route to %s any more: %v", remote, err)
+	}
+	if src != lip {
+		return fmt.Sprintf("traffic to %s now leaves from %s, not %s", remote, src, lip)
+	}
+	return ""
+}
+
+// routeSource is the address the machine would send from to reach addr
+// now. It asks the kernel for the route (a UDP socket's connect): no
+// packet is sent.
+func routeSource(addr string) (netip.Addr, error) {
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	defer c.Close()
+	ap, err := netip.ParseAddrPort(c.LocalAddr().String())
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return ap.Addr().Unmap().WithZone(""), nil
 }
