@@ -43,15 +43,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	defer srv.Close()
+	// Profiles from before Start: what a slow start (a fleet reconnecting
+	// at once) spends its time on is worth seeing too.
 	if *pprofAddr != "" {
 		if err := servePprof(ctx, *pprofAddr, stderr); err != nil {
 			return err
 		}
 	}
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	defer srv.Close()
 	fmt.Fprintf(stdout, "outpost control plane listening on %s\nNATS: %s\n", srv.URL(), strings.Join(srv.NATSURLs(), ","))
 	printAdminToken(stdout, srv)
 	<-ctx.Done()
