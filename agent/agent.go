@@ -137,6 +137,7 @@ type Agent struct {
 	idem   *idempotency
 	stopCh chan error // a takeover or fatal NATS error asks Run to stop
 	links  *linkHub   // tells of sleep/wake and network changes
+	linkWG sync.WaitGroup
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -241,7 +242,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	defer func() {
+		nc.Close()
+		a.linkWG.Wait() // watchLinks' goroutine, which may be in a call on nc
+	}()
 	if err := a.claim(ctx, nc); err != nil {
 		return err
 	}

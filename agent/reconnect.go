@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,22 +25,77 @@ import (
 //     better link appeared): the connection's path is gone. Changes that
 //     leave the path as it was (a container network, a second interface)
 //     leave the connection alone, and the requests in flight on it.
+//
+// The changes are handled on a goroutine of the agent's own, so that a
+// connection stuck in a write (nats.go holds its lock for up to its
+// flusher timeout) never holds up the watcher; Run waits for it after it
+// closed nc.
 func (a *Agent) watchLinks(nc *nats.Conn) (stop func()) {
-	return a.links.subscribe(func(ev linkEvent) {
-		switch {
-		case ev.Slept > 0:
-			a.log.Info("the clock jumped (the machine slept?): reconnecting now", "by", ev.Slept.Round(time.Millisecond))
-			a.forceReconnect(nc)
-		case !nc.IsConnected():
-			a.log.Info("network changed while disconnected: reconnecting now", "removed", ev.Removed, "added", ev.Added)
-			a.forceReconnect(nc)
-		default:
-			if why := pathGone(nc, ev); why != "" {
-				a.log.Info("network changed: reconnecting now", "why", why, "removed", ev.Removed, "added", ev.Added)
-				a.forceReconnect(nc)
+	var (
+		mu      sync.Mutex
+		pending *linkEvent
+	)
+	wake, quit := make(chan struct{}, 1), make(chan struct{})
+	a.linkWG.Add(1)
+	go func() {
+		defer a.linkWG.Done()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-wake:
+			}
+			mu.Lock()
+			ev := pending
+			pending = nil
+			mu.Unlock()
+			if ev != nil {
+				a.followLinks(nc, *ev)
 			}
 		}
+	}()
+	unsubscribe := a.links.subscribe(func(ev linkEvent) {
+		mu.Lock()
+		if pending != nil {
+			ev = pending.merge(ev)
+		}
+		pending = &ev
+		mu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
 	})
+	return func() {
+		unsubscribe()
+		close(quit)
+	}
+}
+
+// merge is what e and then later together say.
+func (e linkEvent) merge(later linkEvent) linkEvent {
+	e.Slept = max(e.Slept, later.Slept)
+	e.Removed = append(e.Removed, later.Removed...)
+	e.Added = append(e.Added, later.Added...)
+	e.Routes = e.Routes || later.Routes
+	return e
+}
+
+// followLinks reconnects nc when ev calls for it (see watchLinks).
+func (a *Agent) followLinks(nc *nats.Conn, ev linkEvent) {
+	switch {
+	case ev.Slept > 0:
+		a.log.Info("the clock jumped (the machine slept?): reconnecting now", "by", ev.Slept.Round(time.Millisecond))
+		a.forceReconnect(nc)
+	case !nc.IsConnected():
+		a.log.Info("network changed while disconnected: reconnecting now", "removed", ev.Removed, "added", ev.Added)
+		a.forceReconnect(nc)
+	default:
+		if why := pathGone(nc, ev); why != "" {
+			a.log.Info("network changed: reconnecting now", "why", why, "removed", ev.Removed, "added", ev.Added)
+			a.forceReconnect(nc)
+		}
+	}
 }
 
 func (a *Agent) forceReconnect(nc *nats.Conn) {
