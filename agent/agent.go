@@ -142,6 +142,8 @@ type Agent struct {
 	fence  *fence
 	idem   *idempotency
 	stopCh chan error // a takeover or fatal NATS error asks Run to stop
+	links  *linkHub   // tells of sleep/wake and network changes
+	linkWG sync.WaitGroup
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -161,6 +163,7 @@ func New(cfg Config) (*Agent, error) {
 		fence:    newFence(),
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
+		links:    links,
 	}
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
@@ -253,7 +256,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	defer func() {
+		nc.Close()
+		a.linkWG.Wait() // watchLinks' goroutine, which may be in a call on nc
+	}()
 	if err := a.claim(ctx, nc); err != nil {
 		return err
 	}

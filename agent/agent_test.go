@@ -69,6 +69,12 @@ func (w *world) start(t *testing.T, cfg agent.Config) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w.run(t, a)
+}
+
+// run runs a in the background until the test ends.
+func (w *world) run(t *testing.T, a *agent.Agent) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{a: a, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()

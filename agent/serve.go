@@ -49,12 +49,14 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 	a.log.Info("agent serving", "agent", a.id.String(), "instance", a.instance, "root", a.cfg.Root)
 	beatStop, beatDone := make(chan struct{}), make(chan struct{})
 	go func() { defer close(beatDone); a.heartbeat(nc, beatStop) }()
+	stopLinks := a.watchLinks(nc)
 
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case runErr = <-a.stopCh:
 	}
+	stopLinks()
 	close(beatStop)
 	<-beatDone
 	_ = sub.Unsubscribe()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,16 @@ var noExecMix = []string{"caps", "caps", "caps", "caps", "caps", "stat", "stat",
 // with the real agent dispatch), and an open-loop driver of calls at a fixed
 // rate through the HTTP API. Latency counts from when a call was due, so a
 // stall is not hidden by calls that were never sent.
-func benchAgents(ctx context.Context, e *env) ([]row, error) {
+func benchAgents(ctx context.Context, e *env) ([]row, error) { return loadSuite(ctx, e, true) }
+
+// benchStorm is the load suite's reconnect storm alone: the fleet, then a
+// restart of the control plane (go run ./bench -rows storm).
+func benchStorm(ctx context.Context, e *env) ([]row, error) { return loadSuite(ctx, e, false) }
+
+// loadSuite sets up the control plane and the fleet, drives calls (when
+// drive is set), then restarts the control plane and watches the fleet
+// come back.
+func loadSuite(ctx context.Context, e *env, withDrive bool) ([]row, error) {
 	bin, err := outpostBinary(ctx, e.dir)
 	if err != nil {
 		return nil, err
@@ -54,7 +64,7 @@ func benchAgents(ctx context.Context, e *env) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer sp.stop()
+	defer func() { sp.stop() }()
 	cl := client.New(sp.url, benchAdminToken)
 	cl.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: load.inflight, MaxIdleConns: load.inflight}}
 	const ws = "load"
@@ -76,6 +86,26 @@ func benchAgents(ctx context.Context, e *env) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	name := fmt.Sprintf("%d agents", load.agents)
+	rows := []row{{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s", connect.Seconds()), Baseline: "—", Ratio: "—"}}
+	if withDrive {
+		driven, err := driveRows(ctx, sp, cl, ws, e.n)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, driven...)
+	}
+	var storm []row
+	sp, storm, err = stormRows(ctx, sp, cl, ws)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, storm...), nil
+}
+
+// driveRows drives calls at the fleet (see drive) and reports latency and
+// memory.
+func driveRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string, n int) ([]row, error) {
 	mix, quiet := "5 caps : 4 stat : 1 exec", "5 caps : 5 stat"
 	if statRoot(ctx, cl, ws, 0) != nil {
 		// A control plane without file calls: stat becomes capabilities.
@@ -89,7 +119,7 @@ func benchAgents(ctx context.Context, e *env) ([]row, error) {
 		mix, quiet = "9 caps : 1 exec, no fs", "caps only"
 	}
 	rssIdle, _ := sp.memory()
-	idle, err := measure(e.n, func() error { return loadCall(ctx, cl, ws, 0, loadMix[0]) })
+	idle, err := measure(n, func() error { return loadCall(ctx, cl, ws, 0, loadMix[0]) })
 	if err != nil {
 		return nil, fmt.Errorf("idle calls: %w", err)
 	}
@@ -101,7 +131,6 @@ func benchAgents(ctx context.Context, e *env) ([]row, error) {
 	p50, p99 := res.lat.pct(50), res.lat.pct(99)
 	name := fmt.Sprintf("%d agents", load.agents)
 	return []row{
-		{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s", connect.Seconds()), Baseline: "—", Ratio: "—"},
 		{Name: name + ": control plane + NATS RSS idle / peak under load", Outpost: mib(rssIdle) + " / " + mib(peak), Baseline: "—", Ratio: "—"},
 		{Name: fmt.Sprintf("%s: p50 at %d calls/s (mix %s) vs one call at a time", name, load.rate, mix),
 			Outpost: ms(p50), Baseline: ms(idle.pct(50)), Ratio: ratio(p50, idle.pct(50))},
@@ -289,3 +318,96 @@ func drive(ctx context.Context, cl *client.Client, ws string, cfg loadConfig, mi
 	}
 	return res
 }
+
+// stormPoll is how often the storm counts the agents online.
+const stormPoll = 100 * time.Millisecond
+
+// stormRows restarts the control plane (same ports, same state dir) under
+// the online fleet and counts the agents online through the API until all
+// are: the reconnect storm. The fleet reconnects on its own (the agents'
+// jittered backoff), as laptops do. It returns the control plane now
+// running.
+func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string) (*serveProc, []row, error) {
+	n := load.agents
+	np, started, err := sp.restart(ctx)
+	if err != nil {
+		return sp, nil, fmt.Errorf("restart the control plane: %w", err)
+	}
+	healthy := time.Since(started)
+	type point struct {
+		at     time.Duration // since the new process started
+		online int
+		cpu    time.Duration // its CPU time then
+	}
+	var curve []point
+	for {
+		list, err := cl.ListAgents(ctx, ws)
+		p := point{at: time.Since(started), cpu: np.cpuTime()}
+		for _, a := range list {
+			if a.Status == "online" {
+				p.online++
+			}
+		}
+		if err == nil {
+			curve = append(curve, p)
+		}
+		if p.online == n {
+			break
+		}
+		if p.at > 2*time.Minute {
+			return np, nil, fmt.Errorf("storm: %d of %d agents online %v after the restart (%v)", p.online, n, p.at.Round(time.Second), err)
+		}
+		select {
+		case <-ctx.Done():
+			return np, nil, ctx.Err()
+		case <-time.After(stormPoll):
+		}
+	}
+	reach := func(frac float64) time.Duration {
+		for _, p := range curve {
+			if float64(p.online) >= frac*float64(n) {
+				return p.at
+			}
+		}
+		return 0
+	}
+	all := reach(1)
+	last := curve[len(curve)-1]
+	// The busiest second of the control plane's CPU, from the samples.
+	var busiest float64
+	for i, p := range curve {
+		for j := i + 1; j < len(curve); j++ {
+			if span := curve[j].at - p.at; span >= time.Second {
+				busiest = max(busiest, float64(curve[j].cpu-p.cpu)/float64(span))
+				break
+			}
+		}
+	}
+	if np.profiled != nil {
+		<-np.profiled
+	}
+	// The curve: the share online at every whole second from the first
+	// count (the API answers once the control plane is up).
+	var steps []string
+	for sec, i := int(curve[0].at/time.Second)+1, 0; ; sec++ {
+		for i+1 < len(curve) && curve[i+1].at <= time.Duration(sec)*time.Second {
+			i++
+		}
+		steps = append(steps, fmt.Sprintf("%d s %d%%", sec, curve[i].online*100/n))
+		if curve[i].online == n {
+			break
+		}
+	}
+	name := fmt.Sprintf("%d agents: control plane restart (same state), reconnect storm", n)
+	return np, []row{
+		{Name: name + ": online 50% / 90% / 100% after its start (healthy at " + secs(healthy) + ")",
+			Outpost: secs(reach(0.5)) + " / " + secs(reach(0.9)) + " / " + secs(all), Baseline: "—", Ratio: "—",
+			Goal: "100% ≤ 30 s", Met: yesNo(all <= 30*time.Second)},
+		{Name: "  control plane CPU from its start to all online (avg, busiest second)",
+			Outpost:  fmt.Sprintf("%s CPU in %s (%.2f cores, %.2f)", secs(last.cpu), secs(last.at), float64(last.cpu)/float64(last.at), busiest),
+			Baseline: "—", Ratio: "—"},
+		{Name: "  online by second", Outpost: strings.Join(steps, ", "), Baseline: "—", Ratio: "—"},
+	}, nil
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }

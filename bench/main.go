@@ -4,6 +4,7 @@
 //
 //	go run ./bench               # every row
 //	go run ./bench -rows exec    # some rows
+//	go run ./bench -rows storm   # the agents suite's reconnect storm alone
 package main
 
 import (
@@ -30,17 +31,21 @@ type row struct {
 type suite struct {
 	name string
 	run  func(ctx context.Context, env *env) ([]row, error)
+	// named: run only when -rows names it (its rows are part of another
+	// suite's already).
+	named bool
 }
 
 func suites() []suite {
 	return []suite{
-		{"exec", benchExec},
-		{"swap", benchSwap},
-		{"cli", benchCLI},
-		{"offline", benchOffline},
-		{"agents", benchAgents},
-		{"stream", benchStream},
-		{"files", benchFiles},
+		{"exec", benchExec, false},
+		{"swap", benchSwap, false},
+		{"cli", benchCLI, false},
+		{"offline", benchOffline, false},
+		{"agents", benchAgents, false}, // the storm's rows too
+		{"stream", benchStream, false},
+		{"files", benchFiles, false},
+		{"storm", benchStorm, true},
 	}
 }
 
@@ -54,7 +59,7 @@ func main() {
 	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		stop, err := startProfile(*cpuProfile)
@@ -93,10 +98,10 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 	defer e.Close()
 	var rows []row
 	for _, s := range suites() {
-		if len(want) > 0 && !want[s.name] {
+		if len(want) > 0 && !want[s.name] || len(want) == 0 && s.named {
 			continue
 		}
-		if tlsOn && (s.name == "agents" || s.name == "cli") {
+		if tlsOn && (s.name == "agents" || s.name == "cli" || s.name == "storm") {
 			continue // they start their own control plane or binary, plaintext
 		}
 		rs, err := s.run(ctx, e)

@@ -51,6 +51,10 @@ type serveProc struct {
 	stateDir string
 	pprof    string // the address of its /debug/pprof/, when profiling
 	done     chan struct{}
+
+	bin, dir           string // how it was started, for restart
+	httpPort, natsPort int
+	profiled           chan struct{} // closed when the storm's profile is written
 }
 
 // serveProfile, when set (-cpuprofile), is where the load suite writes a CPU
@@ -66,11 +70,57 @@ func startServe(ctx context.Context, bin, dir string) (*serveProc, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startServeAt(ctx, bin, dir, httpPort, natsPort, nil)
+}
+
+// restart stops p and starts `outpost serve` again on the same ports and
+// state dir, as an operator restarting the control plane does. started is
+// when the new process was started.
+func (p *serveProc) restart(ctx context.Context) (np *serveProc, started time.Time, err error) {
+	p.stop()
+	started = time.Now()
+	var onStart func(*serveProc)
+	if serveProfile != "" {
+		// Profile the new process from its first moments (its pprof
+		// listener comes up before it connects to NATS): the storm.
+		onStart = func(np *serveProc) {
+			np.profiled = make(chan struct{})
+			go func() {
+				defer close(np.profiled)
+				if err := downloadRetry(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=10", np.pprof), serveProfile+".storm", 10*time.Second); err != nil {
+					fmt.Fprintln(os.Stderr, "bench: storm profile:", err)
+				}
+			}()
+		}
+	}
+	np, err = startServeAt(ctx, p.bin, p.dir, p.httpPort, p.natsPort, onStart)
+	return np, started, err
+}
+
+// downloadRetry is download, tried again while it fails for up to wait.
+func downloadRetry(u, path string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		err := download(u, path)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startServeAt starts `outpost serve` on the given ports and waits until
+// it is healthy; onStart, when set, is called once the process runs.
+func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, onStart func(*serveProc)) (*serveProc, error) {
 	p := &serveProc{
 		url:      "http://127.0.0.1:" + strconv.Itoa(httpPort),
 		natsURL:  "nats://127.0.0.1:" + strconv.Itoa(natsPort),
 		stateDir: filepath.Join(dir, "serve-state"),
 		done:     make(chan struct{}),
+		bin:      bin,
+		dir:      dir,
+		httpPort: httpPort,
+		natsPort: natsPort,
 	}
 	p.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:"+strconv.Itoa(httpPort),
 		"--nats-listen", "127.0.0.1:"+strconv.Itoa(natsPort), "--state-dir", p.stateDir)
@@ -83,7 +133,7 @@ func startServe(ctx context.Context, bin, dir string) (*serveProc, error) {
 		p.cmd.Args = append(p.cmd.Args, "--pprof", p.pprof)
 	}
 	p.cmd.Env = append(os.Environ(), "OUTPOST_ADMIN_TOKEN="+benchAdminToken)
-	logf, err := os.Create(filepath.Join(dir, "serve.log"))
+	logf, err := os.OpenFile(filepath.Join(dir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +143,9 @@ func startServe(ctx context.Context, bin, dir string) (*serveProc, error) {
 		return nil, err
 	}
 	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
+	if onStart != nil {
+		onStart(p)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(p.url + "/healthz")
@@ -104,7 +157,7 @@ func startServe(ctx context.Context, bin, dir string) (*serveProc, error) {
 		}
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("outpost serve exited; log in %s", logf.Name())
+			return nil, fmt.Errorf("outpost serve exited; the end of its log (%s):\n%s", logf.Name(), logTail(logf.Name(), 2048))
 		case <-ctx.Done():
 			p.stop()
 			return nil, ctx.Err()
@@ -115,6 +168,15 @@ func startServe(ctx context.Context, bin, dir string) (*serveProc, error) {
 			return nil, fmt.Errorf("outpost serve not healthy after 30 s")
 		}
 	}
+}
+
+// logTail is the last n bytes of the file at path.
+func logTail(path string, n int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b[max(0, int64(len(b))-n):])
 }
 
 // profileCPU takes a CPU profile of the process over d into path, when it
@@ -175,6 +237,33 @@ func stopChild[T any](p *os.Process, done <-chan T) {
 func (p *serveProc) memory() (rss, peak int64) {
 	return procMemory(p.cmd.Process.Pid)
 }
+
+// cpuTime is the CPU time (user + system) the process has used, from
+// /proc (Linux); zero elsewhere.
+func (p *serveProc) cpuTime() time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (in parentheses, which may hold spaces):
+	// state is the 3rd field of the line, utime and stime the 14th and 15th.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat times:
+// 100 on every Linux this runs on.
+const clockTicks = 100
 
 func procMemory(pid int) (rss, peak int64) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")

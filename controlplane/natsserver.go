@@ -26,10 +26,23 @@ const (
 	// message.
 	natsMaxPayload = 8 << 20
 	natsReadyWait  = 10 * time.Second
+	// natsConnectTimeout bounds one attempt of the control plane's own
+	// connections (nats.go's default is 2 s) and natsConnectWait all of
+	// them: a control plane restarted under a fleet that reconnects at
+	// once (thousands of agents) finds its server busy for seconds with
+	// their connects, and must wait that out rather than exit.
+	natsConnectTimeout = 5 * time.Second
+	natsConnectWait    = time.Minute
 )
 
 // startEmbeddedNATS starts the embedded server: JetStream under StateDir,
-// decentralized auth by the authority, listening on cfg.NATSListen.
+// decentralized auth by the authority. It does not listen yet: the control
+// plane connects in-process first and listenNATS opens cfg.NATSListen to
+// the agents once presence is running. Restarted under a fleet that
+// reconnects at once, a server open from the start spends seconds on the
+// agents' connects (each one's JWT checked under the server's lock); the
+// control plane's own connects queued among them failed the server's 2 s
+// handshake window, and it took 13–28 s to come up with 2,000 agents.
 func (s *Server) startEmbeddedNATS() error {
 	host, portStr, err := net.SplitHostPort(s.cfg.NATSListen)
 	if err != nil {
@@ -55,6 +68,7 @@ func (s *Server) startEmbeddedNATS() error {
 		MaxPingsOut:  natsMaxPingsOut,
 		MaxPayload:   natsMaxPayload,
 		NoSigs:       true,
+		DontListen:   true, // until listenNATS
 	}
 	if s.tls != nil {
 		// Agents come in over WebSocket on the API's port, passed to a
@@ -84,32 +98,33 @@ func (s *Server) startEmbeddedNATS() error {
 		return fmt.Errorf("embedded nats on %s did not become ready within %s", s.cfg.NATSListen, natsReadyWait)
 	}
 	s.ns = ns
-	// Our own connection goes to loopback when the server listens on every
-	// interface; the port is the one actually bound (port 0 is random).
-	addr, ok := ns.Addr().(*net.TCPAddr)
+	return nil
+}
+
+// listenNATS opens the embedded server's client port (cfg.NATSListen) to
+// agents and sets the URL enrollment hands out.
+func (s *Server) listenNATS() error {
+	s.ns.AcceptLoop(make(chan struct{})) // returns once it listens (or failed to)
+	addr, ok := s.ns.Addr().(*net.TCPAddr)
 	if !ok {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-		return fmt.Errorf("embedded nats: no listener address")
+		return fmt.Errorf("embedded nats: cannot listen on %s", s.cfg.NATSListen)
 	}
-	connHost := host
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		connHost = "127.0.0.1"
+	host, _, _ := net.SplitHostPort(s.cfg.NATSListen)
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
 	}
 	scheme := "nats://"
 	if s.nativeTLS() {
 		scheme = "tls://"
 	}
 	if s.tls != nil {
-		ports := ns.PortsInfo(natsReadyWait)
+		ports := s.ns.PortsInfo(natsReadyWait)
 		if ports == nil || len(ports.WebSocket) == 0 {
-			ns.Shutdown()
-			ns.WaitForShutdown()
 			return errors.New("embedded nats: no WebSocket listener")
 		}
 		s.natsWS = strings.TrimPrefix(ports.WebSocket[0], "ws://")
 	}
-	s.natsURL = scheme + net.JoinHostPort(connHost, strconv.Itoa(addr.Port))
+	s.natsURL = scheme + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 	return nil
 }
 
@@ -136,6 +151,14 @@ func (s *Server) connectNATS() error {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { s.log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted()) }),
 	}
+	// The embedded server is reached in-process: it does not listen yet,
+	// and our connections to it never cross a network (the URL is only a
+	// placeholder nats.go wants: no lookup, no dial).
+	url := s.cfg.NATSURL
+	if s.ns != nil {
+		url = "nats://127.0.0.1:0"
+		common = append(common, nats.InProcessServer(s.ns))
+	}
 	svc := append([]nats.Option{
 		nats.Name("outpost-controlplane"),
 		nats.CustomInboxPrefix(subjects.ControlPlaneInboxPrefix),
@@ -144,19 +167,16 @@ func (s *Server) connectNATS() error {
 		nats.ReconnectBufSize(-1),
 	}, common...)
 
-	url := s.natsURL
-	if s.cfg.NATSURL != "" {
-		url = s.cfg.NATSURL
-	}
 	svcCreds, err := s.serviceCreds()
 	if err != nil {
 		return err
 	}
 	if s.nativeTLS() {
+		// The server requires TLS of every client, our in-process ones too.
 		common = append(common, nats.Secure(s.tls.clientConfig()))
 		svc = append(svc, nats.Secure(s.tls.clientConfig()))
 	}
-	nc, err := nats.Connect(url, append(svc, svcCreds)...)
+	nc, err := s.connectBusy(url, append(svc, svcCreds)...)
 	if err != nil {
 		return fmt.Errorf("connect to nats at %s: %w", url, err)
 	}
@@ -170,7 +190,7 @@ func (s *Server) connectNATS() error {
 	if err != nil {
 		return fmt.Errorf("agents credentials: %w", err)
 	}
-	agentNC, err := nats.Connect(url, append([]nats.Option{
+	agentNC, err := s.connectBusy(url, append([]nats.Option{
 		nats.Name("outpost-controlplane-agents"),
 		nats.ReconnectBufSize(-1), // as for the service connection
 		agentOpt,
@@ -190,12 +210,35 @@ func (s *Server) connectNATS() error {
 	if err != nil {
 		return fmt.Errorf("system credentials: %w", err)
 	}
-	sys, err := nats.Connect(url, append([]nats.Option{nats.Name("outpost-controlplane-system"), opt}, common...)...)
+	sys, err := s.connectBusy(url, append([]nats.Option{nats.Name("outpost-controlplane-system"), opt}, common...)...)
 	if err != nil {
 		return fmt.Errorf("connect to nats as the system user: %w", err)
 	}
 	s.sysNC = sys
 	return nil
+}
+
+// connectBusy connects to url, trying again for up to natsConnectWait
+// while the server accepts the connection but fails to complete the
+// handshake: an external server busy with a reconnect storm times out, or
+// pings before it answers. A server that refuses the connection, or the
+// credentials, ends it at once.
+func (s *Server) connectBusy(url string, opts ...nats.Option) (*nats.Conn, error) {
+	opts = append(opts, nats.Timeout(natsConnectTimeout))
+	deadline := time.Now().Add(natsConnectWait)
+	for {
+		nc, err := nats.Connect(url, opts...)
+		if err == nil || isAuthError(err) || errors.Is(err, nats.ErrNoServers) || time.Now().After(deadline) {
+			return nc, err
+		}
+		s.log.Warn("nats did not complete the handshake (busy?); connecting again", "url", url, "err", err)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func isAuthError(err error) bool {
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) ||
+		errors.Is(err, nats.ErrNkeysNotSupported)
 }
 
 // serviceCreds authenticates the control plane's own connection: the creds

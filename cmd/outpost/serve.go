@@ -54,15 +54,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	defer srv.Close()
+	// Profiles from before Start: what a slow start (a fleet reconnecting
+	// at once) spends its time on is worth seeing too.
 	if *pprofAddr != "" {
 		if err := servePprof(ctx, *pprofAddr, stderr); err != nil {
 			return err
 		}
 	}
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	defer srv.Close()
 	fmt.Fprintf(stdout, "outpost control plane listening on %s\nNATS for agents: %s\n", srv.PublicURL(), strings.Join(srv.NATSURLs(), ","))
 	if pin := srv.CASHA256(); pin != "" {
 		fmt.Fprintf(stdout, "CA fingerprint (agents pin it; enrollment tokens carry it): %s\nclients: export OUTPOST_URL=%s OUTPOST_CA_FILE=%s\n", pin, srv.PublicURL(), srv.CAFile())

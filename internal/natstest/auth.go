@@ -40,9 +40,20 @@ func StartAuth(t testing.TB) *Auth {
 // as an operator restarting NATS would.
 func (x *Auth) Restart(t testing.TB) {
 	t.Helper()
+	x.Resume(t, x.Stop())
+}
+
+// Stop shuts the server down and returns its port, for Resume.
+func (x *Auth) Stop() int {
 	port := x.Server.Addr().(*net.TCPAddr).Port
 	x.Server.Shutdown()
 	x.Server.WaitForShutdown()
+	return port
+}
+
+// Resume starts the server again on port (Stop's) with the same stores.
+func (x *Auth) Resume(t testing.TB, port int) {
+	t.Helper()
 	x.Server = Start(t, x.configure(port))
 }
 

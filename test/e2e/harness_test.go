@@ -50,7 +50,15 @@ func (w lockedWriter) Write(b []byte) (int, error) {
 // startProc starts the outpost binary with args; it is killed at cleanup.
 func startProc(t testing.TB, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, cmd: exec.Command(outpostBin, args...), done: make(chan struct{})}
+	return startCommand(t, env, exec.Command(outpostBin, args...))
+}
+
+// startCommand starts cmd (the outpost binary, maybe wrapped, as in
+// `ip netns exec NS outpost ...`) as startProc does.
+func startCommand(t testing.TB, env []string, cmd *exec.Cmd) *proc {
+	t.Helper()
+	args := cmd.Args[1:]
+	p := &proc{t: t, cmd: cmd, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = lockedWriter{p}, lockedWriter{p}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -116,6 +124,7 @@ func freePort(t testing.TB) int {
 // controlPlane is an `outpost serve` process with its ports and state dir.
 type controlPlane struct {
 	t                  testing.TB
+	cfg                cpConfig
 	url                string
 	httpPort, natsPort int
 	stateDir           string
@@ -123,21 +132,57 @@ type controlPlane struct {
 	cl                 *client.Client
 }
 
+// cpConfig shapes a control plane beyond the defaults (everything on
+// loopback).
+type cpConfig struct {
+	// natsHost is the address the embedded NATS listens on for agents
+	// (127.0.0.1); the fault tests put it on a veth.
+	natsHost string
+	// natsPort is its port (0: a free one).
+	natsPort int
+	// agentURL, when set, is the NATS URL enrollment hands to agents (a
+	// fault proxy's, in front of NATS) instead of NATS's own.
+	agentURL string
+}
+
 func startControlPlane(t testing.TB) *controlPlane {
 	t.Helper()
-	cp := &controlPlane{t: t, httpPort: freePort(t), natsPort: freePort(t), stateDir: privateDir(t)}
+	return startControlPlaneWith(t, cpConfig{})
+}
+
+func startControlPlaneWith(t testing.TB, cfg cpConfig) *controlPlane {
+	t.Helper()
+	if cfg.natsHost == "" {
+		cfg.natsHost = "127.0.0.1"
+	}
+	if cfg.natsPort == 0 {
+		cfg.natsPort = freePort(t)
+	}
+	cp := &controlPlane{t: t, cfg: cfg, httpPort: freePort(t), natsPort: cfg.natsPort, stateDir: privateDir(t)}
 	cp.url = "http://127.0.0.1:" + strconv.Itoa(cp.httpPort)
 	cp.cl = client.New(cp.url, adminToken)
 	cp.start()
 	return cp
 }
 
+// agentAddr is the host:port agents dial to reach NATS.
+func (cp *controlPlane) agentAddr() string {
+	return net.JoinHostPort(cp.cfg.natsHost, strconv.Itoa(cp.natsPort))
+}
+
+// agentNATSURL is the URL agents connect to (plaintext NATS for now).
+func (cp *controlPlane) agentNATSURL() string { return "nats://" + cp.agentAddr() }
+
 func (cp *controlPlane) start() {
 	cp.t.Helper()
-	cp.proc = startProc(cp.t, []string{"OUTPOST_ADMIN_TOKEN=" + adminToken}, "serve",
-		"--listen", "127.0.0.1:"+strconv.Itoa(cp.httpPort),
-		"--nats-listen", "127.0.0.1:"+strconv.Itoa(cp.natsPort),
-		"--state-dir", cp.stateDir)
+	args := []string{"serve",
+		"--listen", "127.0.0.1:" + strconv.Itoa(cp.httpPort),
+		"--nats-listen", cp.agentAddr(),
+		"--state-dir", cp.stateDir}
+	if cp.cfg.agentURL != "" {
+		args = append(args, "--public-nats-url", cp.cfg.agentURL)
+	}
+	cp.proc = startProc(cp.t, []string{"OUTPOST_ADMIN_TOKEN=" + adminToken}, args...)
 	waitHealthy(cp.t, cp.proc, cp.url, startTimeout)
 }
 

@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// watchLinks makes nc follow the machine through sleep and network
+// changes until the returned stop is called:
+//
+//   - after a wake (the clocks jumped) it reconnects at once: the server
+//     has most likely dropped the old connection, and the client would
+//     otherwise trust it until two pings go unanswered (6 s);
+//   - while disconnected, any change (a link or an address back) ends the
+//     backoff wait and tries at once;
+//   - connected, it reconnects at once when the connection's own address
+//     went away (a cable pulled, another Wi-Fi network) or when traffic to
+//     the server would now leave from another address (a VPN came up, a
+//     better link appeared): the connection's path is gone. Changes that
+//     leave the path as it was (a container network, a second interface)
+//     leave the connection alone, and the requests in flight on it.
+//
+// The changes are handled on a goroutine of the agent's own, so that a
+// connection stuck in a write (nats.go holds its lock for up to its
+// flusher timeout) never holds up the watcher; Run waits for it after it
+// closed nc.
+func (a *Agent) watchLinks(nc *nats.Conn) (stop func()) {
+	var (
+		mu      sync.Mutex
+		pending *linkEvent
+	)
+	wake, quit := make(chan struct{}, 1), make(chan struct{})
+	a.linkWG.Add(1)
+	go func() {
+		defer a.linkWG.Done()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-wake:
+			}
+			mu.Lock()
+			ev := pending
+			pending = nil
+			mu.Unlock()
+			if ev != nil {
+				a.followLinks(nc, *ev)
+			}
+		}
+	}()
+	unsubscribe := a.links.subscribe(func(ev linkEvent) {
+		mu.Lock()
+		if pending != nil {
+			ev = pending.merge(ev)
+		}
+		pending = &ev
+		mu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	return func() {
+		unsubscribe()
+		close(quit)
+	}
+}
+
+// merge is what e and then later together say.
+func (e linkEvent) merge(later linkEvent) linkEvent {
+	e.Slept = max(e.Slept, later.Slept)
+	e.Removed = append(e.Removed, later.Removed...)
+	e.Added = append(e.Added, later.Added...)
+	e.Routes = e.Routes || later.Routes
+	return e
+}
+
+// followLinks reconnects nc when ev calls for it (see watchLinks).
+func (a *Agent) followLinks(nc *nats.Conn, ev linkEvent) {
+	switch {
+	case ev.Slept > 0:
+		a.log.Info("the clock jumped (the machine slept?): reconnecting now", "by", ev.Slept.Round(time.Millisecond))
+		a.forceReconnect(nc)
+	case !nc.IsConnected():
+		a.log.Info("network changed while disconnected: reconnecting now", "removed", ev.Removed, "added", ev.Added)
+		a.forceReconnect(nc)
+	default:
+		if why := pathGone(nc, ev); why != "" {
+			a.log.Info("network changed: reconnecting now", "why", why, "removed", ev.Removed, "added", ev.Added)
+			a.forceReconnect(nc)
+		}
+	}
+}
+
+func (a *Agent) forceReconnect(nc *nats.Conn) {
+	if err := nc.ForceReconnect(); err != nil && !nc.IsClosed() {
+		a.log.Warn("force reconnect", "err", err)
+	}
+}
+
+// pathGone says why nc's connection can no longer be working after the
+// change ev, or "" when its path looks unchanged.
+func pathGone(nc *nats.Conn, ev linkEvent) string {
+	local, err := netip.ParseAddrPort(nc.LocalAddr())
+	if err != nil {
+		return "" // not connected any more, or not over IP: nothing to judge
+	}
+	remote := nc.ConnectedAddr()
+	lip := local.Addr().Unmap().WithZone("")
+	for _, r := range ev.Removed {
+		_, ip, _ := strings.Cut(r, " ")
+		if a, err := netip.ParseAddr(ip); err == nil && a.Unmap().WithZone("") == lip {
+			return "the connection's address " + ip + " went away"
+		}
+	}
+	src, err := routeSource(remote)
+	if err != nil {
+		return fmt.Sprintf("no route to %s any more: %v", remote, err)
+	}
+	if src != lip {
+		return fmt.Sprintf("traffic to %s now leaves from %s, not %s", remote, src, lip)
+	}
+	return ""
+}
+
+// routeSource is the address the machine would send from to reach addr
+// now. It asks the kernel for the route (a UDP socket's connect): no
+// packet is sent.
+func routeSource(addr string) (netip.Addr, error) {
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	defer c.Close()
+	ap, err := netip.ParseAddrPort(c.LocalAddr().String())
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return ap.Addr().Unmap().WithZone(""), nil
+}
