@@ -158,15 +158,17 @@ func (fo *fileOps) read(_ context.Context, req *wire.Request) (any, func(), erro
 	}
 	n := max(min(body.Length, t.size-body.Offset), 0)
 	buf := chunkBufs.Get().(*[]byte)
-	if int64(cap(*buf)) < n {
-		*buf = make([]byte, 0, n)
+	if int64(len(*buf)) < wire.Headroom+n {
+		*buf = wire.NewInPlaceBuf(int(n))
 	}
-	got, err := t.file.ReadAt((*buf)[:n], body.Offset)
+	got, err := t.file.ReadAt((*buf)[wire.Headroom:wire.Headroom+n], body.Offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		chunkBufs.Put(buf)
 		return nil, nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", body.Handle, err)
 	}
-	return &wire.FsReadResult{Data: (*buf)[:got]}, func() { chunkBufs.Put(buf) }, nil
+	// The reply is encoded around the data, in the pooled buffer, which goes
+	// back to the pool once the reply was sent.
+	return &wire.InPlace{Body: &wire.FsReadResult{}, Buf: *buf, N: got}, func() { chunkBufs.Put(buf) }, nil
 }
 
 // closeHandle ends a transfer: a download's close, an upload's abort (its
@@ -241,17 +243,19 @@ func (fo *fileOps) upload(h string) (*fs.Upload, error) {
 	return t.upload, nil
 }
 
-// chunkBufs are buffers chunks are decoded into: reused, their pages stay
-// mapped, where fresh ones cost a page fault every 4 KiB on the way to disk.
-var chunkBufs = sync.Pool{New: func() any { b := make([]byte, 0, wire.MaxChunk); return &b }}
+// chunkBufs are the in-place buffers (wire.InPlace) fs.read replies are
+// read and encoded in: reused, their pages stay mapped, where fresh ones
+// cost a page fault every 4 KiB.
+var chunkBufs = sync.Pool{New: func() any { b := wire.NewInPlaceBuf(wire.MaxChunk); return &b }}
 
+// uploadChunk writes a chunk straight from the request that carried it.
 func (fo *fileOps) uploadChunk(_ context.Context, req *wire.Request) (any, error) {
-	buf := chunkBufs.Get().(*[]byte)
-	defer chunkBufs.Put(buf)
-	body := &wire.FsUploadChunkRequest{Data: (*buf)[:0]}
-	if err := req.DecodeBody(body); err != nil {
+	body := &wire.FsUploadChunkRequest{}
+	data, err := req.DecodeBodyAliasing("data", body)
+	if err != nil {
 		return nil, err
 	}
+	body.Data = data
 	if err := body.Validate(); err != nil {
 		return nil, err
 	}

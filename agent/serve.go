@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -114,7 +115,11 @@ func (s *server) onRequest(m *nats.Msg) {
 	go func() {
 		defer s.wg.Done()
 		defer func() { <-s.a.sem }()
-		s.respond(m, s.a.handle(s.base, m.Data))
+		reply, release := s.a.handle(s.base, m.Data)
+		s.respond(m, reply)
+		if release != nil {
+			release()
+		}
 	}()
 }
 
@@ -137,49 +142,59 @@ func (s *server) respond(m *nats.Msg, reply []byte) {
 	}
 }
 
-// handle decodes, checks and runs one request and returns the encoded reply.
-func (a *Agent) handle(base context.Context, data []byte) []byte {
+// handle decodes, checks and runs one request and returns the encoded
+// reply. A reply encoded around a result's pooled buffer (wire.InPlace)
+// comes with release, to call once it was sent.
+func (a *Agent) handle(base context.Context, data []byte) (reply []byte, release func()) {
 	req, err := wire.DecodeRequest(data)
 	if err != nil {
 		id := ""
 		if req != nil {
 			id = req.ID
 		}
-		return wire.EncodeError(id, err)
+		return wire.EncodeError(id, err), nil
 	}
 	if req.Expired(time.Now()) {
 		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
-			"request %s (%s) arrived after its deadline", req.ID, req.Op))
+			"request %s (%s) arrived after its deadline", req.ID, req.Op)), nil
 	}
 	if req.Late(time.Now()) {
 		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
-			"request %s (%s) arrived after its start-by time; its caller was told this agent is unavailable", req.ID, req.Op))
+			"request %s (%s) arrived after its start-by time; its caller was told this agent is unavailable", req.ID, req.Op)), nil
 	}
 	if err := a.fence.check(req.Session, req.Epoch); err != nil {
-		return wire.EncodeError(req.ID, err)
+		return wire.EncodeError(req.ID, err), nil
 	}
 	h := a.handler(req.Op)
 	if h == nil {
-		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "this agent does not serve op %q", req.Op))
+		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "this agent does not serve op %q", req.Op)), nil
 	}
-	run := func() []byte {
+	run := func() ([]byte, func()) {
 		ctx, cancel := context.WithDeadline(base, req.DeadlineTime())
 		defer cancel()
 		res, release, err := h(ctx, req)
 		if err != nil {
-			return wire.EncodeError(req.ID, wireError(err))
+			return wire.EncodeError(req.ID, wireError(err)), nil
 		}
 		b, err := wire.EncodeResult(req.ID, res)
-		if release != nil {
-			release()
-		}
 		if err != nil {
-			return wire.EncodeError(req.ID, err)
+			if release != nil {
+				release()
+			}
+			return wire.EncodeError(req.ID, err), nil
 		}
-		return b
+		return b, release
 	}
 	if req.IdempotencyKey != "" && wire.Mutates(req.Op) {
-		return restamp(a.idem.do(req.Op+"\x00"+req.IdempotencyKey, run), req.ID)
+		// The reply is remembered: it must not alias a pooled buffer.
+		return restamp(a.idem.do(req.Op+"\x00"+req.IdempotencyKey, func() []byte {
+			b, release := run()
+			if release != nil {
+				b = bytes.Clone(b)
+				release()
+			}
+			return b
+		}), req.ID), nil
 	}
 	return run()
 }

@@ -73,21 +73,25 @@ func readChunk(r io.Reader, buf []byte) (n int, done bool, err error) {
 // flight, and committed with its size and SHA-256. On any failure the upload
 // is aborted: the old file stays, and nothing is left behind.
 func (x *transfer) upload(ctx context.Context, body io.Reader, opts wire.FsWriteOptions) (*wire.FsWriteResult, error) {
-	buf := make([]byte, x.chunk)
-	n, done, err := readChunk(body, buf)
+	first := x.getChunk()
+	n, done, err := readChunk(body, (*first)[wire.Headroom:])
 	if err != nil {
+		x.putChunk(first)
 		return nil, err
 	}
 	var res wire.FsWriteResult
 	if done {
-		err := x.t.Call(ctx, wire.OpFsWrite, &wire.FsWriteRequest{FsWriteOptions: opts, Data: buf[:n]}, &res, fileCall())
+		defer x.putChunk(first)
+		data := (*first)[wire.Headroom : wire.Headroom+n]
+		err := x.t.Call(ctx, wire.OpFsWrite, &wire.FsWriteRequest{FsWriteOptions: opts, Data: data}, &res, fileCall())
 		return &res, err
 	}
 	var begun wire.FsUploadBeginResult
 	if err := x.t.Call(ctx, wire.OpFsUploadBegin, &wire.FsUploadBeginRequest{FsWriteOptions: opts}, &begun, fileCall()); err != nil {
+		x.putChunk(first)
 		return nil, err
 	}
-	size, sum, err := x.sendChunks(ctx, begun.Handle, body, buf[:n])
+	size, sum, err := x.sendChunks(ctx, begun.Handle, body, first, n)
 	if err == nil {
 		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: sum}
 		if err = x.t.Call(ctx, wire.OpFsUploadCommit, commit, &res, fileCall()); err == nil {
@@ -106,29 +110,35 @@ func (x *transfer) cleanup(ctx context.Context, op, handle string) {
 	_ = x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
 }
 
-// sendChunks sends first and then the rest of body as chunks of handle,
-// up to window at once, and returns the size and hex SHA-256 sent. Each
-// chunk is read straight into a free buffer that stays its own until its
-// call returns.
-func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader, first []byte) (int64, string, error) {
+// sendChunks sends first (holding n bytes) and then the rest of body as
+// chunks of handle, up to window at once, and returns the size and hex
+// SHA-256 sent. Each chunk is read straight into a free in-place buffer,
+// where its request is encoded around it (wire.InPlace): its bytes are not
+// copied again before NATS takes them. A buffer stays its chunk's until
+// its call returns.
+func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader, first *[]byte, n int) (int64, string, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	free := make(chan []byte, x.window)
-	free <- first[:cap(first)]
+	free := make(chan *[]byte, x.window)
 	for range x.window - 1 {
-		free <- make([]byte, x.chunk)
+		free <- x.getChunk()
 	}
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		wg.Wait()
+		for len(free) > 0 {
+			x.putChunk(<-free)
+		}
+	}()
 	h := sha256.New()
 	var off int64
-	buf, n, done := <-free, len(first), false
+	buf, done := first, false
 	for {
-		h.Write(buf[:n])
+		h.Write((*buf)[wire.Headroom : wire.Headroom+n])
 		wg.Add(1)
-		go func(buf []byte, n int, off int64) {
+		go func(buf *[]byte, n int, off int64) {
 			defer wg.Done()
-			req := &wire.FsUploadChunkRequest{Handle: handle, Offset: off, Data: buf[:n]}
+			req := &wire.InPlace{Body: &wire.FsUploadChunkRequest{Handle: handle, Offset: off}, Buf: *buf, N: n}
 			// Each chunk is its own mutation: a request's Idempotency-Key
 			// must not make the agent answer every chunk with the first
 			// one's reply.
@@ -149,11 +159,13 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 			return 0, "", context.Cause(ctx)
 		}
 		var err error
-		if n, done, err = readChunk(body, buf); err != nil {
+		if n, done, err = readChunk(body, (*buf)[wire.Headroom:]); err != nil {
+			free <- buf
 			cancel(err)
 			return 0, "", err
 		}
 		if n == 0 && done {
+			free <- buf
 			break
 		}
 	}
@@ -164,10 +176,11 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 	return off, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// readPiece is one chunk of a download on its way.
+// readPiece is one chunk of a download on its way. Its data aliases the
+// reply that carried it (wire.Aliased): it is not copied between NATS and
+// the HTTP response.
 type readPiece struct {
 	off, n int64
-	buf    *[]byte
 	data   []byte
 	err    error
 	done   chan struct{}
@@ -197,8 +210,7 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 			go func() {
 				defer wg.Done()
 				defer close(p.done)
-				p.buf = x.getBuf()
-				res := wire.FsReadResult{Data: (*p.buf)[:0]}
+				res := wire.Aliased{V: &wire.FsReadResult{}, Key: "data"}
 				p.err = x.concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
 				p.data = res.Data
 			}()
@@ -213,9 +225,8 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 	return ctx.Err()
 }
 
-// deliver writes one piece and gives its buffer back.
+// deliver writes one piece.
 func (x *transfer) deliver(w io.Writer, p *readPiece) error {
-	defer x.putBuf(p.buf)
 	if p.err != nil {
 		return p.err
 	}
@@ -223,24 +234,22 @@ func (x *transfer) deliver(w io.Writer, p *readPiece) error {
 		return wire.Errorf(wire.CodeConflict, "", "file changed size during the download: %d bytes at %d, wanted %d", len(p.data), p.off, p.n)
 	}
 	_, err := w.Write(p.data)
+	p.data = nil
 	return err
 }
 
-// chunkBufs hold chunks on their way through the control plane. Reused
-// buffers keep their pages mapped; fresh ones fault every 4 KiB.
+// chunkBufs are in-place buffers of upload chunks (wire.InPlace), reused
+// across transfers: a reused buffer keeps its pages mapped, where a fresh
+// one is zeroed and faults every 4 KiB.
 var chunkBufs sync.Pool
 
-// getBuf returns a buffer of cap x.chunk at least.
-func (x *transfer) getBuf() *[]byte {
-	if b, ok := chunkBufs.Get().(*[]byte); ok && cap(*b) >= x.chunk {
+// getChunk returns an in-place buffer for one chunk.
+func (x *transfer) getChunk() *[]byte {
+	if b, ok := chunkBufs.Get().(*[]byte); ok && len(*b) == wire.Headroom+x.chunk {
 		return b
 	}
-	b := make([]byte, 0, x.chunk)
+	b := wire.NewInPlaceBuf(x.chunk)
 	return &b
 }
 
-func (x *transfer) putBuf(b *[]byte) {
-	if b != nil {
-		chunkBufs.Put(b)
-	}
-}
+func (x *transfer) putChunk(b *[]byte) { chunkBufs.Put(b) }

@@ -107,6 +107,13 @@ func EncodeRequest(r *Request, body any) ([]byte, error) {
 	}
 	buf.Bytes()[0]++
 	err := enc.EncodeString("b")
+	if p, ok := body.(inPlacer); ok && err == nil {
+		b, err := encodeInPlace(&buf, enc, p.InPlaceBody())
+		if err != nil {
+			return nil, fmt.Errorf("encode %s body: %w", r.Op, err)
+		}
+		return b, nil
+	}
 	if err == nil {
 		err = enc.Encode(body)
 	}
@@ -178,6 +185,13 @@ func EncodeResult(id string, v any) ([]byte, error) {
 			err = enc.EncodeString(s)
 		}
 	}
+	if p, ok := v.(inPlacer); ok && err == nil {
+		b, err := encodeInPlace(&buf, enc, p.InPlaceBody())
+		if err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
+		}
+		return b, nil
+	}
 	if err == nil {
 		err = enc.Encode(v)
 	}
@@ -223,6 +237,13 @@ func (r *Response) Into(v any) error {
 		return r.Error
 	}
 	if v == nil || len(r.Result) == 0 {
+		return nil
+	}
+	if a, ok := v.(*Aliased); ok {
+		var err error
+		if a.Data, err = UnmarshalAliasing(r.Result, a.Key, a.V); err != nil {
+			return Errorf(CodeInternal, ReasonBadReply, "decode result: %v", err)
+		}
 		return nil
 	}
 	if err := Unmarshal(r.Result, v); err != nil {

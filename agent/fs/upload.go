@@ -116,7 +116,7 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, errorf(iofs.ErrInvalid, "write %s: negative offset %d", u.path, off)
 	}
-	n, err := u.file.WriteAt(p, off)
+	n, err := writePieces(u.file, p, off)
 	u.track(p[:n], off)
 	u.size = max(u.size, off+int64(n))
 	if u.hashed-u.kicked >= writebackStep {
@@ -130,6 +130,26 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 			u.discard()
 		}
 		return n, err
+	}
+	return n, nil
+}
+
+// writePiece bounds one write to the file. A chunk of megabytes is written
+// in pieces: a write of 1 MiB or more makes Linux fill large page-cache
+// folios, which on a VM cost 4-8 times the CPU of the same bytes in smaller
+// writes (1 GiB in 2 MiB writes: 1.1-2.4 s of system time; in 256 KiB
+// writes: 0.3 s), and a chunk's write was a third of an upload's CPU.
+const writePiece = 256 << 10
+
+// writePieces writes p at off in pieces of at most writePiece bytes.
+func writePieces(f *os.File, p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := f.WriteAt(p[n:n+min(writePiece, len(p)-n)], off+int64(n))
+		n += m
+		if err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

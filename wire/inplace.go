@@ -1,0 +1,130 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Headroom is how many bytes an InPlace buffer keeps before its data for
+// the envelope written around it.
+const Headroom = 1024
+
+// InPlace is a message body whose last field, a []byte, already lies in
+// Buf[Headroom:Headroom+N]: EncodeRequest and EncodeResult write the
+// envelope and the body's other fields into the headroom and return a slice
+// of Buf, so a chunk's megabytes are neither copied nor allocated on their
+// way out. Body is the body with that field left nil (it must be its last
+// field, without omitempty). The returned bytes alias Buf: Buf must not be
+// reused until they were sent.
+type InPlace struct {
+	Body any
+	Buf  []byte
+	N    int
+}
+
+// InPlaceBody returns p; a type embedding an InPlace is encoded as p is.
+func (p *InPlace) InPlaceBody() *InPlace { return p }
+
+// inPlacer is an InPlace, or a type embedding one.
+type inPlacer interface{ InPlaceBody() *InPlace }
+
+// Data is the in-place field's bytes.
+func (p *InPlace) Data() []byte { return p.Buf[Headroom : Headroom+p.N] }
+
+// NewInPlaceBuf returns a buffer for an InPlace body of up to n data bytes.
+func NewInPlaceBuf(n int) []byte { return make([]byte, Headroom+n) }
+
+// errNotInPlace is an InPlace body whose last field is not a nil.
+var errNotInPlace = errors.New("wire: in-place body does not end in its nil data field")
+
+// encodeInPlace finishes an envelope whose head (everything before the
+// body, its "b" or "r" key written) is in buf: it appends the body without
+// its data, a bin header for p.N bytes, and returns head and all moved into
+// p's headroom, followed by the data.
+func encodeInPlace(buf *bytes.Buffer, enc *msgpack.Encoder, p *InPlace) ([]byte, error) {
+	if p.N < 0 || Headroom+p.N > len(p.Buf) {
+		return nil, fmt.Errorf("wire: in-place data of %d bytes in a buffer of %d", p.N, len(p.Buf))
+	}
+	if err := enc.Encode(p.Body); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	if len(b) == 0 || b[len(b)-1] != 0xc0 {
+		return nil, errNotInPlace
+	}
+	buf.Truncate(len(b) - 1)
+	if err := enc.EncodeBytesLen(p.N); err != nil {
+		return nil, err
+	}
+	head := buf.Bytes()
+	if len(head) > Headroom {
+		// An envelope this large (a long id or key) does not fit: copy.
+		out := make([]byte, 0, len(head)+p.N)
+		return append(append(out, head...), p.Data()...), nil
+	}
+	start := Headroom - len(head)
+	copy(p.Buf[start:], head)
+	return p.Buf[start : Headroom+p.N], nil
+}
+
+// UnmarshalAliasing decodes the msgpack map data into v as Unmarshal does,
+// except for the field key, a bin (or nil), whose bytes it returns aliasing
+// data instead of copying them; v's field is left alone.
+func UnmarshalAliasing(data []byte, key string, v any) ([]byte, error) {
+	rest, val, err := splitField(data, key)
+	if err != nil {
+		return nil, err
+	}
+	if err := Unmarshal(rest, v); err != nil {
+		return nil, err
+	}
+	if val == nil {
+		return nil, nil
+	}
+	return binValue(val)
+}
+
+// binValue is the payload of the msgpack bin (or nil) in b, aliasing b.
+func binValue(b []byte) ([]byte, error) {
+	var hdr int
+	switch {
+	case len(b) == 1 && b[0] == 0xc0:
+		return nil, nil
+	case len(b) >= 2 && b[0] == 0xc4:
+		hdr = 2
+	case len(b) >= 3 && b[0] == 0xc5:
+		hdr = 3
+	case len(b) >= 5 && b[0] == 0xc6:
+		hdr = 5
+	default:
+		return nil, fmt.Errorf("msgpack: field is not a bin")
+	}
+	// splitField's value spans exactly the bin: the payload is the rest.
+	return b[hdr:], nil
+}
+
+// DecodeBodyAliasing is DecodeBody for a body with one large bin field,
+// key: it returns that field's bytes aliasing the request (see
+// UnmarshalAliasing) instead of decoding them into v.
+func (r *Request) DecodeBodyAliasing(key string, v any) ([]byte, error) {
+	if len(r.Body) == 0 {
+		return nil, nil
+	}
+	data, err := UnmarshalAliasing(r.Body, key, v)
+	if err != nil {
+		return nil, Errorf(CodeInvalidArgument, "", "decode %s body: %v", r.Op, err)
+	}
+	return data, nil
+}
+
+// Aliased is a result decoded by Response.Into with its one large bin
+// field, Key, aliasing the reply instead of copied: Data gets that field's
+// bytes and V the rest.
+type Aliased struct {
+	V    any
+	Key  string
+	Data []byte
+}

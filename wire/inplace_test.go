@@ -1,0 +1,154 @@
+package wire
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// inPlace puts data in a fresh in-place buffer.
+func inPlace(body any, data []byte) *InPlace {
+	buf := NewInPlaceBuf(len(data) + 7)
+	copy(buf[Headroom:], data)
+	return &InPlace{Body: body, Buf: buf, N: len(data)}
+}
+
+func TestEncodeRequestInPlace(t *testing.T) {
+	for _, size := range []int{0, 1, 200, 70000} {
+		data := bytes.Repeat([]byte{0xab}, size)
+		req := &Request{Version: Version, ID: NewID(), Op: OpFsUploadChunk, Deadline: time.Now().Add(time.Minute).UnixMilli(), IdempotencyKey: "th@1"}
+		want, err := EncodeRequest(&Request{Version: req.Version, ID: req.ID, Op: req.Op, Deadline: req.Deadline, IdempotencyKey: req.IdempotencyKey},
+			&FsUploadChunkRequest{Handle: "th", Offset: 1 << 40, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := inPlace(&FsUploadChunkRequest{Handle: "th", Offset: 1 << 40}, data)
+		got, err := EncodeRequest(req, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("size %d: in place %x\nwant %x", size, got[:min(len(got), 80)], want[:min(len(want), 80)])
+		}
+		// The data was not copied: the encoding ends in the buffer itself.
+		if size > 0 && unsafe.SliceData(got[len(got)-size:]) != unsafe.SliceData(p.Data()) {
+			t.Fatalf("size %d: data was copied", size)
+		}
+		dec, err := DecodeRequest(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body FsUploadChunkRequest
+		d, err := UnmarshalAliasing(dec.Body, "data", &body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body.Handle != "th" || body.Offset != 1<<40 || !bytes.Equal(d, data) || body.Data != nil {
+			t.Fatalf("size %d: decoded %+v, data %d bytes", size, body, len(d))
+		}
+		if size > 0 && unsafe.SliceData(d) != unsafe.SliceData(got[len(got)-size:]) {
+			t.Fatalf("size %d: decoded data does not alias the message", size)
+		}
+	}
+}
+
+func TestEncodeResultInPlace(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 100000)
+	want, err := EncodeResult("id1", &FsReadResult{Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EncodeResult("id1", inPlace(&FsReadResult{}, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("in place %x, want %x", got[:40], want[:40])
+	}
+	resp, err := DecodeResponse(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res FsReadResult
+	d, err := UnmarshalAliasing(resp.Result, "data", &res)
+	if err != nil || !bytes.Equal(d, data) {
+		t.Fatalf("decoded %d bytes, %v", len(d), err)
+	}
+}
+
+func TestInPlaceLongEnvelopeIsCopied(t *testing.T) {
+	data := []byte("payload")
+	key := strings.Repeat("k", 2*Headroom)
+	req := &Request{Version: Version, ID: "i", Op: OpFsUploadChunk, Deadline: 1, IdempotencyKey: key}
+	want, err := EncodeRequest(&Request{Version: Version, ID: "i", Op: OpFsUploadChunk, Deadline: 1, IdempotencyKey: key},
+		&FsUploadChunkRequest{Handle: "h", Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EncodeRequest(req, inPlace(&FsUploadChunkRequest{Handle: "h"}, data))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+}
+
+func TestInPlaceRejects(t *testing.T) {
+	req := func() *Request { return &Request{Version: Version, ID: "i", Op: OpFsUploadChunk, Deadline: 1} }
+	// The data field is not the body's last.
+	if _, err := EncodeRequest(req(), inPlace(&FsHandleRequest{Handle: "h"}, []byte("x"))); err == nil {
+		t.Fatal("a body not ending in a nil field was encoded")
+	}
+	// More data than the buffer holds.
+	p := inPlace(&FsUploadChunkRequest{Handle: "h"}, []byte("x"))
+	p.N = len(p.Buf)
+	if _, err := EncodeRequest(req(), p); err == nil {
+		t.Fatal("data beyond the buffer was encoded")
+	}
+}
+
+func TestUnmarshalAliasing(t *testing.T) {
+	b, err := Marshal(&FsUploadChunkRequest{Handle: "h", Offset: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v FsUploadChunkRequest
+	d, err := UnmarshalAliasing(b, "data", &v)
+	if err != nil || d != nil || v.Handle != "h" || v.Offset != 3 {
+		t.Fatalf("nil data: %q %+v %v", d, v, err)
+	}
+	// A field that is not a bin is refused.
+	b, err = Marshal(map[string]any{"h": "h", "data": "a string"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UnmarshalAliasing(b, "data", &v); err == nil {
+		t.Fatal("a string data field was taken")
+	}
+	// Without the field, nothing aliases.
+	b, err = Marshal(&FsHandleRequest{Handle: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := UnmarshalAliasing(b, "data", &v); err != nil || d != nil {
+		t.Fatalf("no field: %q %v", d, err)
+	}
+}
+
+// A type embedding an InPlace (a result holding a pooled buffer) encodes
+// as the InPlace does.
+func TestEncodeResultEmbeddedInPlace(t *testing.T) {
+	type pooled struct {
+		InPlace
+		release func()
+	}
+	data := []byte("some bytes")
+	want, err := EncodeResult("id", &FsReadResult{Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EncodeResult("id", &pooled{InPlace: *inPlace(&FsReadResult{}, data)})
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("got %x, %v; want %x", got, err, want)
+	}
+}
