@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -36,13 +37,14 @@ const (
 )
 
 // startEmbeddedNATS starts the embedded server: JetStream under StateDir,
-// decentralized auth by the authority. It does not listen yet: the control
-// plane connects in-process first and listenNATS opens cfg.NATSListen to
-// the agents once presence is running. Restarted under a fleet that
-// reconnects at once, a server open from the start spends seconds on the
-// agents' connects (each one's JWT checked under the server's lock); the
-// control plane's own connects queued among them failed the server's 2 s
-// handshake window, and it took 13–28 s to come up with 2,000 agents.
+// decentralized auth by the authority. It does not listen yet: connectNATS
+// opens cfg.NATSListen (listenNATS) and connects the control plane at
+// once, ahead of the agents. Restarted under a fleet that reconnects at
+// once, a server that listened from the start was busy for seconds with
+// the agents' connects (each one's JWT is checked under the server's
+// lock) by the time the control plane connected: its connects, queued
+// among them, missed the server's 2 s handshake window, and it took 13–28 s
+// to come up with 2,000 agents, or exited.
 func (s *Server) startEmbeddedNATS() error {
 	host, portStr, err := net.SplitHostPort(s.cfg.NATSListen)
 	if err != nil {
@@ -101,8 +103,9 @@ func (s *Server) startEmbeddedNATS() error {
 	return nil
 }
 
-// listenNATS opens the embedded server's client port (cfg.NATSListen) to
-// agents and sets the URL enrollment hands out.
+// listenNATS opens the embedded server's client port (cfg.NATSListen) and
+// sets the URL of our own connections (loopback when it listens on every
+// interface; the port actually bound when it was 0).
 func (s *Server) listenNATS() error {
 	s.ns.AcceptLoop(make(chan struct{})) // returns once it listens (or failed to)
 	addr, ok := s.ns.Addr().(*net.TCPAddr)
@@ -137,7 +140,8 @@ func (s *Server) nativeTLS() bool {
 // connectNATS opens the control plane's three connections: the service
 // connection (its state, in the app account), the agents connection (its
 // user in the agents' account: requests, replies and presence) and the
-// system connection that pushes account JWTs.
+// system connection that pushes account JWTs. With the embedded server it
+// opens the server's port first (see listenNATS).
 func (s *Server) connectNATS() error {
 	common := []nats.Option{
 		nats.MaxReconnects(-1),
@@ -151,13 +155,13 @@ func (s *Server) connectNATS() error {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { s.log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted()) }),
 	}
-	// The embedded server is reached in-process: it does not listen yet,
-	// and our connections to it never cross a network (the URL is only a
-	// placeholder nats.go wants: no lookup, no dial).
-	url := s.cfg.NATSURL
-	if s.ns != nil {
-		url = "nats://127.0.0.1:0"
-		common = append(common, nats.InProcessServer(s.ns))
+	if s.nativeTLS() {
+		// The native port requires TLS of every client, ours too.
+		common = append(common, nats.Secure(s.tls.clientConfig()))
+	}
+	svcCreds, err := s.serviceCreds()
+	if err != nil {
+		return err
 	}
 	svc := append([]nats.Option{
 		nats.Name("outpost-controlplane"),
@@ -165,23 +169,8 @@ func (s *Server) connectNATS() error {
 		// A request buffered during an outage could run long after its
 		// caller gave up: fail fast instead.
 		nats.ReconnectBufSize(-1),
+		svcCreds,
 	}, common...)
-
-	svcCreds, err := s.serviceCreds()
-	if err != nil {
-		return err
-	}
-	if s.nativeTLS() {
-		// The server requires TLS of every client, our in-process ones too.
-		common = append(common, nats.Secure(s.tls.clientConfig()))
-		svc = append(svc, nats.Secure(s.tls.clientConfig()))
-	}
-	nc, err := s.connectBusy(url, append(svc, svcCreds)...)
-	if err != nil {
-		return fmt.Errorf("connect to nats at %s: %w", url, err)
-	}
-	s.nc = nc
-
 	agentCreds, err := s.auth.AgentsServiceCreds()
 	if err != nil {
 		return fmt.Errorf("agents credentials: %w", err)
@@ -190,31 +179,49 @@ func (s *Server) connectNATS() error {
 	if err != nil {
 		return fmt.Errorf("agents credentials: %w", err)
 	}
-	agentNC, err := s.connectBusy(url, append([]nats.Option{
+	agents := append([]nats.Option{
 		nats.Name("outpost-controlplane-agents"),
 		nats.ReconnectBufSize(-1), // as for the service connection
 		agentOpt,
-	}, common...)...)
-	if err != nil {
-		return fmt.Errorf("connect to nats as the agents' control-plane user: %w", err)
-	}
-	s.agentNC = agentNC
-
+	}, common...)
 	// The system connection pushes account JWTs (revocations), on the
 	// embedded server and on an external one that trusts the authority.
-	creds, err := s.auth.SystemCreds()
+	sysCreds, err := s.auth.SystemCreds()
 	if err != nil {
 		return fmt.Errorf("system credentials: %w", err)
 	}
-	opt, err := enroll.CredsOption(creds)
+	sysOpt, err := enroll.CredsOption(sysCreds)
 	if err != nil {
 		return fmt.Errorf("system credentials: %w", err)
 	}
-	sys, err := s.connectBusy(url, append([]nats.Option{nats.Name("outpost-controlplane-system"), opt}, common...)...)
-	if err != nil {
-		return fmt.Errorf("connect to nats as the system user: %w", err)
+	sys := append([]nats.Option{nats.Name("outpost-controlplane-system"), sysOpt}, common...)
+
+	url := s.cfg.NATSURL
+	if s.ns != nil {
+		if err := s.listenNATS(); err != nil {
+			return err
+		}
+		url = s.natsURL
 	}
-	s.sysNC = sys
+	// All three at once, right after the port opened: ahead of a fleet
+	// that reconnects at once.
+	conns := make([]*nats.Conn, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i, opts := range [][]nats.Option{svc, agents, sys} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[i], errs[i] = s.connectBusy(url, opts...)
+		}()
+	}
+	wg.Wait()
+	s.nc, s.agentNC, s.sysNC = conns[0], conns[1], conns[2]
+	for i, what := range []string{"at " + url, "as the agents' control-plane user", "as the system user"} {
+		if errs[i] != nil {
+			return fmt.Errorf("connect to nats %s: %w", what, errs[i])
+		}
+	}
 	return nil
 }
 

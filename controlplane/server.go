@@ -242,11 +242,6 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startPresence(ctx); err != nil {
 		return err
 	}
-	if s.ns != nil {
-		if err := s.listenNATS(); err != nil {
-			return err
-		}
-	}
 	if s.rpc, err = rpc.New(rpc.Config{Conn: s.agentNC, Presence: s.presence}); err != nil {
 		return fmt.Errorf("rpc client: %w", err)
 	}

@@ -182,6 +182,11 @@ func (cp *controlPlane) start() {
 	if cp.cfg.agentURL != "" {
 		args = append(args, "--public-nats-url", cp.cfg.agentURL)
 	}
+	if cp.cfg.natsHost != "127.0.0.1" {
+		// A test network of namespaces this test made: plaintext on
+		// purpose (the fault tests measure the link, not TLS).
+		args = append(args, "--insecure-plaintext")
+	}
 	cp.proc = startProc(cp.t, []string{"OUTPOST_ADMIN_TOKEN=" + adminToken}, args...)
 	waitHealthy(cp.t, cp.proc, cp.url, startTimeout)
 }
