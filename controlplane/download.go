@@ -3,6 +3,7 @@ package controlplane
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,14 +51,18 @@ func (s *Server) handleGetFile(w http.ResponseWriter, r *http.Request, t target)
 	if r.Method == http.MethodHead || to == from {
 		return nil
 	}
+	var out io.Writer = w
+	if g, ok := r.Context().Value(gatherKey{}).(*gatherConn); ok && r.ProtoMajor == 1 {
+		out = gatheredWriter{w: w, g: g}
+	}
 	if n := int64(len(open.Data)); n > 0 && from == 0 {
-		if _, err := w.Write(open.Data[:min(n, to)]); err != nil {
+		if _, err := out.Write(open.Data[:min(n, to)]); err != nil {
 			panic(http.ErrAbortHandler)
 		}
 		from = min(n, to)
 	}
 	if from < to {
-		if err := x.download(r.Context(), w, open.Handle, from, to); err != nil {
+		if err := x.download(r.Context(), out, open.Handle, from, to); err != nil {
 			if !errors.Is(err, r.Context().Err()) {
 				s.log.Warn("download cut short", "path", path, "err", err)
 			}

@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -65,17 +64,77 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// splice copies both ways until either side ends, then closes both.
-func splice(a, b net.Conn) {
+// splice copies both ways until either side ends, then closes both. down
+// is the agent's connection (TLS), up the embedded server's.
+func splice(down, up net.Conn) {
 	var once sync.Once
-	closeBoth := func() { a.Close(); b.Close() }
+	closeBoth := func() { down.Close(); up.Close() }
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = io.Copy(a, b)
+		spliceCopy(down, up, gatherOf(down))
 		once.Do(closeBoth)
 	}()
-	_, _ = io.Copy(b, a)
+	spliceCopy(up, down, nil)
 	once.Do(closeBoth)
 	<-done
+}
+
+// Splice buffers: an idle connection holds a small one; a connection whose
+// reads fill it (a file or an output stream on its way) reads into a large
+// pooled one, so that a GiB takes a few thousand reads and writes rather
+// than 32,768 of each.
+const (
+	spliceSmall = 32 << 10
+	spliceLarge = 256 << 10
+)
+
+var spliceBufs = sync.Pool{New: func() any { b := make([]byte, spliceLarge); return &b }}
+
+// spliceCopy copies src to dst until either fails. With g (dst's
+// gatherConn), the TLS records of each read's bytes go out gathered.
+func spliceCopy(dst, src net.Conn, g *gatherConn) {
+	small := make([]byte, spliceSmall)
+	var large *[]byte
+	defer func() {
+		if large != nil {
+			spliceBufs.Put(large)
+		}
+	}()
+	for {
+		buf := small
+		if large != nil {
+			buf = *large
+		}
+		n, err := src.Read(buf)
+		if n > 0 {
+			if werr := writeGathered(dst, buf[:n], g); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+		switch {
+		case large == nil && n == len(buf):
+			large = spliceBufs.Get().(*[]byte)
+		case large != nil && n < len(buf)/2:
+			spliceBufs.Put(large)
+			large = nil
+		}
+	}
+}
+
+// writeGathered writes p to dst, gathering its TLS records on g if any.
+func writeGathered(dst net.Conn, p []byte, g *gatherConn) error {
+	if g == nil {
+		_, err := dst.Write(p)
+		return err
+	}
+	done := g.gather()
+	_, err := dst.Write(p)
+	if ferr := done(); err == nil {
+		err = ferr
+	}
+	return err
 }

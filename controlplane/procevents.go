@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -83,7 +84,14 @@ func (s *Server) handleProcessEvents(w http.ResponseWriter, r *http.Request, t t
 	}
 	defer func() { cancel(); <-fetched }()
 
-	sw := &sseWriter{bw: bufio.NewWriterSize(w, 256<<10), flusher: flusher, last: after}
+	sw := &sseWriter{flusher: flusher, last: after}
+	var out io.Writer = w
+	if g, ok := r.Context().Value(gatherKey{}).(*gatherConn); ok && r.ProtoMajor == 1 {
+		// Under TLS, each of the buffer's writes and each flush go out
+		// in a few large writes, not one per 16 KiB record.
+		out, sw.g = gatheredWriter{w: w, g: g}, g
+	}
+	sw.bw = bufio.NewWriterSize(out, 256<<10)
 	keepalive := time.NewTimer(eventsKeepalive)
 	defer keepalive.Stop()
 	for res := first; ; {
@@ -126,6 +134,7 @@ func (s *Server) fetchEvents(ctx context.Context, r *http.Request, t target, id 
 type sseWriter struct {
 	bw      *bufio.Writer
 	flusher http.Flusher
+	g       *gatherConn // the connection's, under TLS
 	last    uint64
 	b64     []byte
 }
@@ -222,12 +231,20 @@ func (w *sseWriter) writeError(err error) {
 	_ = w.flush()
 }
 
+// flush writes out what is buffered, as one gathered write under TLS.
 func (w *sseWriter) flush() error {
-	if err := w.bw.Flush(); err != nil {
-		return err
+	var done func() error
+	if w.g != nil {
+		done = w.g.gather()
 	}
-	if w.flusher != nil {
+	err := w.bw.Flush()
+	if err == nil && w.flusher != nil {
 		w.flusher.Flush()
 	}
-	return nil
+	if done != nil {
+		if derr := done(); err == nil {
+			err = derr
+		}
+	}
+	return err
 }

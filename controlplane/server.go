@@ -259,7 +259,7 @@ func (s *Server) startHTTP() error {
 	}
 	scheme := "http"
 	if s.tls != nil {
-		ln, scheme = tls.NewListener(ln, s.tls.config()), "https"
+		ln, scheme = tls.NewListener(gatherListener{ln}, s.tls.config()), "https"
 	}
 	s.ln = ln
 	s.url = scheme + "://" + ln.Addr().String()
@@ -268,6 +268,7 @@ func (s *Server) startHTTP() error {
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		IdleTimeout:       httpIdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnContext:       gatherContext,
 	}
 	s.serveWG.Add(1)
 	go func() {
