@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -75,7 +76,7 @@ func splice(down, up net.Conn) {
 		spliceCopy(down, up, gatherOf(down))
 		once.Do(closeBoth)
 	}()
-	spliceCopy(up, down, nil)
+	spliceFromAgent(up, down)
 	once.Do(closeBoth)
 	<-done
 }
@@ -91,8 +92,9 @@ const (
 
 var spliceBufs = sync.Pool{New: func() any { b := make([]byte, spliceLarge); return &b }}
 
-// spliceCopy copies src to dst until either fails. With g (dst's
-// gatherConn), the TLS records of each read's bytes go out gathered.
+// spliceCopy copies the embedded server's connection (src) to the agent's
+// (dst) until either fails. With g (dst's gatherConn), the TLS records of
+// each read's bytes go out gathered.
 func spliceCopy(dst, src net.Conn, g *gatherConn) {
 	small := make([]byte, spliceSmall)
 	var large *[]byte
@@ -137,4 +139,82 @@ func writeGathered(dst net.Conn, p []byte, g *gatherConn) error {
 		err = ferr
 	}
 	return err
+}
+
+// What comes from the agent: crypto/tls hands out at most one record, 16
+// KiB, a read. Full records come in bursts (a file's or an output's
+// bytes); they are held and written to the embedded server together, up to
+// spliceLarge, rather than 16 KiB a write. A record that is not full ends
+// what the agent wrote: it goes out at once with what was held, as does
+// what is held when no record follows within coalesceWait.
+const (
+	tlsMaxRecord = 16 << 10
+	coalesceWait = time.Millisecond
+)
+
+var heldBufs = sync.Pool{New: func() any { b := make([]byte, 0, spliceLarge); return &b }}
+
+// spliceFromAgent copies the agent's connection (src) to the embedded
+// server's (dst) until either fails.
+func spliceFromAgent(dst, src net.Conn) {
+	buf := make([]byte, 2*tlsMaxRecord)
+	var held *[]byte // pooled, while a burst is on
+	defer func() {
+		if held != nil {
+			heldBufs.Put(held)
+		}
+	}()
+	flush := func() error {
+		if held == nil || len(*held) == 0 {
+			return nil
+		}
+		_, err := dst.Write(*held)
+		*held = (*held)[:0]
+		return err
+	}
+	for {
+		waiting := held != nil && len(*held) > 0
+		if waiting {
+			_ = src.SetReadDeadline(time.Now().Add(coalesceWait))
+		}
+		n, err := src.Read(buf)
+		if waiting {
+			_ = src.SetReadDeadline(time.Time{})
+		}
+		switch {
+		case n == tlsMaxRecord && err == nil:
+			if held == nil {
+				held = heldBufs.Get().(*[]byte)
+			}
+			*held = append(*held, buf[:n]...)
+			if len(*held) > spliceLarge-tlsMaxRecord && flush() != nil {
+				return
+			}
+			continue
+		case n > 0 && waiting:
+			*held = append(*held, buf[:n]...)
+			if flush() != nil {
+				return
+			}
+		case n > 0:
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			var ne net.Error
+			if waiting && errors.As(err, &ne) && ne.Timeout() {
+				if flush() != nil {
+					return
+				}
+				continue
+			}
+			_ = flush()
+			return
+		}
+		if held != nil {
+			heldBufs.Put(held)
+			held = nil
+		}
+	}
 }

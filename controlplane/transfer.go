@@ -177,8 +177,8 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 }
 
 // readPiece is one chunk of a download on its way. Its data aliases the
-// reply that carried it (wire.Aliased): it is not copied between NATS and
-// the HTTP response.
+// reply that carried it (Response.Into decodes it so): it is not copied
+// between NATS and the HTTP response.
 type readPiece struct {
 	off, n int64
 	data   []byte
@@ -210,7 +210,7 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 			go func() {
 				defer wg.Done()
 				defer close(p.done)
-				res := wire.Aliased{V: &wire.FsReadResult{}, Key: "data"}
+				var res wire.FsReadResult
 				p.err = x.concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
 				p.data = res.Data
 			}()

@@ -231,7 +231,8 @@ func DecodeResponse(data []byte) (*Response, error) {
 	return &r, nil
 }
 
-// Into returns the reply's error, or decodes its result into v (v may be nil).
+// Into returns the reply's error, or decodes its result into v (v may be
+// nil). The data of an FsReadResult or a ProcReadResult aliases the reply.
 func (r *Response) Into(v any) error {
 	if r.Error != nil {
 		return r.Error
@@ -239,9 +240,8 @@ func (r *Response) Into(v any) error {
 	if v == nil || len(r.Result) == 0 {
 		return nil
 	}
-	if a, ok := v.(*Aliased); ok {
-		var err error
-		if a.Data, err = UnmarshalAliasing(r.Result, a.Key, a.V); err != nil {
+	if a, ok := v.(aliasingResult); ok {
+		if err := a.decodeAliasing(r.Result); err != nil {
 			return Errorf(CodeInternal, ReasonBadReply, "decode result: %v", err)
 		}
 		return nil

@@ -120,11 +120,62 @@ func (r *Request) DecodeBodyAliasing(key string, v any) ([]byte, error) {
 	return data, nil
 }
 
-// Aliased is a result decoded by Response.Into with its one large bin
-// field, Key, aliasing the reply instead of copied: Data gets that field's
-// bytes and V the rest.
-type Aliased struct {
-	V    any
-	Key  string
-	Data []byte
+// aliasingResult is a result that Response.Into decodes with its bulk
+// data aliasing the reply instead of copied (DecodeResponse's result
+// already aliases the message, which nothing reuses): a chunk of a file or
+// of a process's output is neither allocated nor copied again on its way
+// through the control plane. Keeping such a result keeps its reply.
+type aliasingResult interface{ decodeAliasing(data []byte) error }
+
+func (r *FsReadResult) decodeAliasing(data []byte) error {
+	d, err := UnmarshalAliasing(data, "data", r)
+	r.Data = d
+	return err
+}
+
+func (r *ProcReadResult) decodeAliasing(data []byte) error {
+	rest, chunks, err := splitField(data, "chunks")
+	if err != nil {
+		return err
+	}
+	if err := Unmarshal(rest, r); err != nil {
+		return err
+	}
+	r.Chunks = nil
+	if chunks == nil || len(chunks) == 1 && chunks[0] == 0xc0 {
+		return nil
+	}
+	n, i, ok := arrayHeader(chunks)
+	if !ok {
+		return fmt.Errorf("msgpack: chunks is not an array")
+	}
+	// skipValue bounded every element by the bytes it spans: n is at most
+	// len(chunks).
+	r.Chunks = make([]ProcChunk, n)
+	for k := range n {
+		end, err := skipValue(chunks, i)
+		if err != nil {
+			return err
+		}
+		c := &r.Chunks[k]
+		if c.Data, err = UnmarshalAliasing(chunks[i:end], "d", c); err != nil {
+			return err
+		}
+		i = end
+	}
+	return nil
+}
+
+// arrayHeader reads an array header: its length and where elements start.
+func arrayHeader(b []byte) (n, next int, ok bool) {
+	switch {
+	case len(b) == 0:
+	case b[0] >= 0x90 && b[0] <= 0x9f:
+		return int(b[0] & 0x0f), 1, true
+	case b[0] == 0xdc && len(b) >= 3:
+		return int(b[1])<<8 | int(b[2]), 3, true
+	case b[0] == 0xdd && len(b) >= 5:
+		return int(b[1])<<24 | int(b[2])<<16 | int(b[3])<<8 | int(b[4]), 5, true
+	}
+	return 0, 0, false
 }

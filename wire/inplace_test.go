@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +153,83 @@ func TestEncodeResultEmbeddedInPlace(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("got %x, %v; want %x", got, err, want)
 	}
+}
+
+// Response.Into decodes read results as Unmarshal does, their data
+// aliasing the reply.
+func TestIntoAliasesReadResults(t *testing.T) {
+	procs := []*ProcReadResult{
+		{NextSeq: 3},
+		{Chunks: []ProcChunk{}, NextSeq: 1, ClosedSeq: 9},
+		{Chunks: []ProcChunk{{Seq: 1, Stream: "stdout", Data: []byte("hello")}, {Seq: 2, Stream: "stderr"},
+			{Seq: 3, Stream: "stdout", Data: bytes.Repeat([]byte("z"), 70000)}}, NextSeq: 4, ExitSeq: 4, ExitCode: 2, Dropped: 5},
+	}
+	for i := range 20 {
+		procs[2].Chunks = append(procs[2].Chunks, ProcChunk{Seq: uint64(4 + i), Stream: "stdout", Data: []byte{byte(i)}})
+	}
+	for _, want := range procs {
+		b, err := EncodeResult("id", want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := DecodeResponse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plain, got ProcReadResult
+		if err := Unmarshal(resp.Result, &plain); err != nil {
+			t.Fatal(err)
+		}
+		got.Chunks = []ProcChunk{{Seq: 99}} // left over from an earlier use: replaced
+		if err := resp.Into(&got); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(plain) {
+			t.Fatalf("aliased %+v\nwant %+v", got, plain)
+		}
+		for _, c := range got.Chunks {
+			if len(c.Data) > 0 && !aliases(b, c.Data) {
+				t.Fatalf("chunk %d was copied", c.Seq)
+			}
+		}
+	}
+	b, err := EncodeResult("id", &FsReadResult{Data: []byte("file bytes")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := DecodeResponse(b)
+	var fr FsReadResult
+	if err := resp.Into(&fr); err != nil || string(fr.Data) != "file bytes" || !aliases(b, fr.Data) {
+		t.Fatalf("fs.read result %q, %v", fr.Data, err)
+	}
+	// A chunk whose data is not a bin is a bad reply.
+	bad, _ := Marshal(map[string]any{"chunks": []map[string]any{{"s": 1, "d": "text"}}})
+	if err := (&Response{Result: bad}).Into(&ProcReadResult{}); !errors.Is(err, ErrInternal) {
+		t.Fatalf("a string chunk: %v", err)
+	}
+}
+
+// aliases reports whether sub lies within b.
+func aliases(b, sub []byte) bool {
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(sub)))
+	return p >= start && p+uintptr(len(sub)) <= start+uintptr(len(b))
+}
+
+// Decoding a reply's read result aliasing it never panics, whatever the
+// agent sent.
+func FuzzIntoAliasing(f *testing.F) {
+	for _, v := range []any{
+		&ProcReadResult{Chunks: []ProcChunk{{Seq: 1, Stream: "stdout", Data: []byte("x")}}, NextSeq: 2},
+		&FsReadResult{Data: []byte("abc")},
+		map[string]any{"chunks": []any{1, "a"}},
+	} {
+		b, _ := Marshal(v)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := &Response{Result: b}
+		_ = r.Into(&ProcReadResult{})
+		_ = r.Into(&FsReadResult{})
+	})
 }
