@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
@@ -99,17 +97,7 @@ func (e *env) enroll(ctx context.Context, req client.EnrollmentTokenRequest) (*e
 }
 
 // httpClient trusts the env's CA, as OUTPOST_CA_FILE makes the CLI do.
-func (e *env) httpClient() (*http.Client, error) {
-	pemBytes, err := os.ReadFile(e.srv.CAFile())
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pemBytes)
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{RootCAs: pool}
-	return &http.Client{Transport: t}, nil
-}
+func (e *env) httpClient() (*http.Client, error) { return client.TrustingCA(e.srv.CAFile()) }
 
 // transport names the env's transport in row names.
 func (e *env) transport() string {

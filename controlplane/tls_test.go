@@ -3,8 +3,6 @@ package controlplane
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -158,13 +156,11 @@ func startTLSWorld(t *testing.T, tlsOn bool) *tlsWorld {
 // trusting is an HTTP client that trusts only s's CA.
 func trusting(t *testing.T, s *Server) *http.Client {
 	t.Helper()
-	pemBytes, err := os.ReadFile(s.CAFile())
+	hc, err := client.TrustingCA(s.CAFile())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pemBytes)
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return hc
 }
 
 // runAgent runs a real agent with ident until the test ends.

@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
-	"net/http"
-	"os"
 
 	"github.com/outposthq/outpost/controlplane/client"
 )
@@ -35,29 +31,13 @@ func (c *clientFlags) client() (*client.Client, error) {
 	}
 	cl := client.New(c.url, c.token)
 	if ca := envOr("OUTPOST_CA_FILE", ""); ca != "" {
-		hc, err := trustingClient(ca)
+		hc, err := client.TrustingCA(ca)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("OUTPOST_CA_FILE: %w", err)
 		}
 		cl.HTTP = hc
 	}
 	return cl, nil
-}
-
-// trustingClient is an HTTP client that trusts the CA in caFile (PEM), for a
-// control plane serving a private CA's certificate (--tls-self-signed).
-func trustingClient(caFile string) (*http.Client, error) {
-	pemBytes, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, fmt.Errorf("OUTPOST_CA_FILE: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pemBytes) {
-		return nil, fmt.Errorf("OUTPOST_CA_FILE %s: no PEM certificate in it", caFile)
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return &http.Client{Transport: t}, nil
 }
 
 // pickAgent returns the agent to use when none was named: the workspace's only

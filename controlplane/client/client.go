@@ -8,12 +8,15 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/outposthq/outpost/wire"
@@ -209,4 +212,22 @@ func decodeError(resp *http.Response) error {
 		msg = resp.Status
 	}
 	return &wire.Error{Code: code, Message: msg, Retryable: code == wire.CodeUnavailable}
+}
+
+// TrustingCA returns an HTTP client that trusts the CA certificates in
+// caFile (PEM) for the control plane's HTTPS, as `serve --tls-self-signed`
+// makes them (OUTPOST_CA_FILE); proxies come from the environment as with
+// net/http's default transport.
+func TrustingCA(caFile string) (*http.Client, error) {
+	pemBytes, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("ca file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("ca file %s: no PEM certificate in it", caFile)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: t}, nil
 }
