@@ -71,13 +71,7 @@ func ExampleEnv_RealAgent() {
 		log.Fatal(err)
 	}
 	defer env.Close()
-	root, err := os.MkdirTemp("", "outposttest-root")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-
-	box, err := env.RealAgent(ctx, "box", root)
+	box, err := env.RealAgent(ctx, "box", "") // serving a new directory
 	if err != nil {
 		log.Fatal(err)
 	}

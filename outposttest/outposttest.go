@@ -116,10 +116,17 @@ func (e *Env) enroll(ctx context.Context, id string) (*enroll.Config, error) {
 }
 
 // RealAgent enrolls agent id and runs the real agent daemon in-process on
-// root (commands run, files are written, there) until Close; it returns
-// once the agent is online, with its target. For what a mock cannot show:
-// streamed output of real processes, real files, real git.
+// root (commands run, files are written, there; "" is a new directory
+// removed by Close) until Close; it returns once the agent is online, with
+// its target. For what a mock cannot show: streamed output of real
+// processes, real files, real git.
 func (e *Env) RealAgent(ctx context.Context, id, root string) (*client.Target, error) {
+	if root == "" {
+		var err error
+		if root, err = os.MkdirTemp(e.dir, "root-"); err != nil {
+			return nil, err
+		}
+	}
 	ident, err := e.enroll(ctx, id)
 	if err != nil {
 		return nil, err

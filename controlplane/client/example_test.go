@@ -113,12 +113,7 @@ func ExampleRun() {
 		log.Fatal(err)
 	}
 	defer env.Close()
-	root, err := os.MkdirTemp("", "outpost-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	box, err := env.RealAgent(ctx, "box", root)
+	box, err := env.RealAgent(ctx, "box", "") // serving a new directory
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,6 +12,19 @@ import (
 	"github.com/outposthq/outpost/outposttest"
 )
 
+// realAgent is the target of a real agent, in-process with a control
+// plane, serving a new directory until the test ends.
+func realAgent(t *testing.T) *client.Target {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	box, err := outposttest.New(t, outposttest.Config{}).RealAgent(ctx, "box", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return box
+}
+
 // signalWriter reports its first write on wrote.
 type signalWriter struct {
 	strings.Builder
@@ -28,13 +41,9 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 // Run hands output over while the process still runs, and a caller that
 // stops following (ctx ends) leaves no process behind.
 func TestRunStreamsAndTerminatesOnCancel(t *testing.T) {
-	env := outposttest.New(t, outposttest.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	box, err := env.RealAgent(ctx, "box", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	box := realAgent(t)
 
 	runCtx, stop := context.WithCancel(ctx)
 	out := &signalWriter{wrote: make(chan struct{})}
@@ -80,13 +89,9 @@ func TestRunStreamsAndTerminatesOnCancel(t *testing.T) {
 
 // Run returns the remote exit code and keeps the streams apart.
 func TestRunExitCodeAndStreams(t *testing.T) {
-	env := outposttest.New(t, outposttest.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	box, err := env.RealAgent(ctx, "box", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	box := realAgent(t)
 	tests := []struct {
 		cmd            string
 		code           int
