@@ -121,8 +121,9 @@ func (c *Client) DeleteSession(ctx context.Context, ws, id string) error {
 	return c.do(ctx, http.MethodDelete, c.sessionPath(ws, id), nil, nil)
 }
 
-// Session is the target of a session: its operations run on the session's
-// active backend. Use WithRoute to learn where each one ran.
+// Session is the target of session id of workspace ws ("" for the
+// client's default): its operations run on the session's active backend.
+// Use WithRoute to learn where each one ran.
 func (c *Client) Session(ws, id string) *Target {
 	return &Target{c: c, prefix: c.sessionPath(ws, id)}
 }
