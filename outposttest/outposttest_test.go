@@ -42,7 +42,7 @@ func TestFilesMoveInChunksThroughWholeFileHandlers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	want := make([]byte, 3*wire.MaxChunk+12345)
+	want := make([]byte, 2*wire.MaxChunk+12345) // more than one chunk of any size the control plane picks
 	_, _ = rand.Read(want)
 	wr, err := env.Target.Put(ctx, "big.bin", bytes.NewReader(want), int64(len(want)), client.PutOptions{})
 	if err != nil {
