@@ -31,18 +31,20 @@ type command struct {
 
 func commands() map[string]command {
 	cmds := map[string]command{
-		"agent":  {"agent enroll | agent run", runAgent},
-		"exec":   {"run a command on an agent or session", runExec},
-		"agents": {"agents [ls] | rm: the workspace's agents, revocation", runAgents},
-		"token":  {"token create | ls | rm: enrollment tokens", runToken},
-		"key":    {"key create | ls | rm: workspace keys (admin)", runKey},
-		"fs":     {"fs ls | get | put | rm: files on an agent or session", runFs},
-		"git":    {"git status | diff: a repository on an agent or session", runGit},
-		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
-			_, err := fmt.Fprintln(stdout, version)
-			return err
-		}},
+		"agent":   {"agent enroll | agent run", runAgent},
+		"exec":    {"run a command on an agent or session", runExec},
+		"agents":  {"agents [ls] | rm: the workspace's agents, revocation", runAgents},
+		"token":   {"token create | ls | rm: enrollment tokens", runToken},
+		"key":     {"key create | ls | rm: workspace keys (admin)", runKey},
+		"fs":      {"fs ls | stat | get | put | mkdir | mv | rm: files on an agent or session", runFs},
+		"git":     {"git status | diff | log | commit | apply: a repository on an agent or session", runGit},
 		"session": {"session create | show | swap | delete | ls", runSession},
+		// Outpost itself: version, contexts, shell completion.
+		"version":    {"print the version, commit, Go and protocol versions", runVersion},
+		"login":      {"save a control plane's URL and token as a context, and use it", runLogin},
+		"logout":     {"forget a saved context and its token", runLogout},
+		"context":    {"context [ls] | use: the saved contexts", runContext},
+		"completion": {"completion bash | zsh | fish: print a shell completion script", runCompletion},
 	}
 	maps.Copy(cmds, serverCommands())
 	return cmds
@@ -57,9 +59,9 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'outpost <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'outpost <command> --help' for a command's flags; 'outpost --version' for the version.")
 }
 
 func main() {
@@ -73,6 +75,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) == 0 {
 			return 1
 		}
+		return 0
+	}
+	switch args[0] {
+	case "--version", "-version", "-v":
+		args[0] = "version"
+	case "__complete": // what the completion scripts run
+		complete(args[1:], stdout)
 		return 0
 	}
 	cmd, ok := commands()[args[0]]
@@ -110,9 +119,41 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: outpost %s %s\n\nflags:\n", name, synopsis)
+		hideSecretDefaults(fs)
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// secretEnv are the environment variables that hold secrets.
+var secretEnv = []string{"OUTPOST_TOKEN", "OUTPOST_ADMIN_TOKEN"}
+
+// hideSecretDefaults blanks any flag default that holds a secret, so that
+// usage never prints one, whatever a later flag's default is made of: the
+// client flags read the environment after parsing, and this is the guard
+// behind them.
+func hideSecretDefaults(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if looksSecret(f.DefValue) {
+			f.DefValue = ""
+		}
+	})
+}
+
+// looksSecret reports whether v holds a secret: an Outpost token (admin,
+// workspace key, enrollment) or the value of a secret variable.
+func looksSecret(v string) bool {
+	for _, p := range []string{"opadm_", "opk_", "opt_"} {
+		if strings.Contains(v, p) {
+			return true
+		}
+	}
+	for _, name := range secretEnv {
+		if s := strings.TrimSpace(os.Getenv(name)); s != "" && strings.Contains(v, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // envOr returns the environment variable or def.
