@@ -31,7 +31,7 @@ func lockUpState(dir string) (unlock func(), err error) {
 		if b, err := os.ReadFile(filepath.Join(dir, "up.url")); err == nil && len(b) > 0 {
 			url = strings.TrimSpace(string(b))
 		}
-		return nil, fmt.Errorf("outpost up is already running at %s with state dir %s: use that one (its first lines say how), stop it with Ctrl-C, or pass another --state-dir", url, dir)
+		return nil, fmt.Errorf("already running at %s (state dir %s): use that one (its first lines say how), stop it with Ctrl-C, or pass another --state-dir", url, dir)
 	}
 	if err != nil {
 		return nil, err

@@ -10,6 +10,11 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
+// commit is the commit a release was built from, set with -ldflags
+// "-X main.commit=..."; without it, the Go toolchain's VCS stamp is used
+// (absent in builds with -buildvcs=false or from a git worktree).
+var commit = ""
+
 // versionInfo is what `outpost version` prints: the release, the commit it
 // was built from (the Go toolchain stamps it from git), the Go toolchain
 // and the wire protocol version agents and control plane speak.
@@ -26,13 +31,16 @@ type versionInfo struct {
 
 // buildVersion reads the version from the binary's build information.
 func buildVersion() versionInfo {
-	v := versionInfo{Version: version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Protocol: wire.Version}
+	v := versionInfo{Version: version, Commit: commit, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Protocol: wire.Version}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
 	}
 	if v.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v.Version = bi.Main.Version // go install module@version
+	}
+	if commit != "" {
+		return v
 	}
 	for _, s := range bi.Settings {
 		switch s.Key {
