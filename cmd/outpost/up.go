@@ -31,10 +31,10 @@ const (
 )
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("up", "[--dir DIR] [--listen ADDR]", stderr)
+	fs := newFlags("up", "[--dir DIR] [--listen ADDR] [--nats-listen ADDR] [--state-dir DIR] [-v]", stderr)
 	dir := fs.String("dir", ".", "directory the local agent serves")
-	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
-	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
+	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address (when the default is taken, a free port)")
+	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address (when the default is taken, a free port)")
 	stateDir := fs.String("state-dir", defaultStateDir(), "where the control plane and the agents keep their state (the pool agent serves its cloud/ directory)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
