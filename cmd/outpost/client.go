@@ -85,31 +85,23 @@ func pickAgent(ctx context.Context, cl *client.Client, ws string) (string, error
 	if err != nil {
 		return "", err
 	}
-	var own, pooled []string
+	var own []string
+	var described, pooled []string
 	for _, a := range agents {
 		if a.Pool == "" {
-			own = append(own, a.ID+" ("+a.Status+")")
+			own = append(own, a.ID)
+			described = append(described, a.ID+" ("+a.Status+")")
 		} else {
 			pooled = append(pooled, a.ID+" (pool "+a.Pool+", "+a.Status+")")
 		}
 	}
 	switch {
 	case len(own) == 1:
-		return agents[indexOwn(agents)].ID, nil
+		return own[0], nil
 	case len(own) == 0 && len(pooled) == 0:
 		return "", fmt.Errorf("workspace %s has no agents: enroll one ('outpost token create' prints the command)", ws)
 	case len(own) == 0:
-		return "", fmt.Errorf("workspace %s has no agent outside pools, only %s: name one with --agent or OUTPOST_AGENT, or use a session (--session)", ws, strings.Join(pooled, ", "))
+		return "", fmt.Errorf("workspace %s has no agent outside pools, only %s: name one with --agent (or OUTPOST_AGENT), or use a session (--session)", ws, strings.Join(pooled, ", "))
 	}
-	return "", fmt.Errorf("workspace %s has %d agents: %s; name one with --agent (or OUTPOST_AGENT)", ws, len(own), strings.Join(own, ", "))
-}
-
-// indexOwn is the index of the first agent outside pools.
-func indexOwn(agents []client.Agent) int {
-	for i, a := range agents {
-		if a.Pool == "" {
-			return i
-		}
-	}
-	return -1
+	return "", fmt.Errorf("workspace %s has %d agents: %s; name one with --agent (or OUTPOST_AGENT)", ws, len(own), strings.Join(described, ", "))
 }
