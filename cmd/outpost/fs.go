@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/wire"
 )
 
 // fsCommands are `outpost fs ...`: files on an agent or session.
@@ -189,6 +191,11 @@ func runFsGet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	f, err := t.Get(ctx, remote)
+	if errors.Is(err, wire.ErrInvalidArgument) {
+		if st, serr := t.Stat(ctx, remote); serr == nil && st.Type == "dir" {
+			return fmt.Errorf("%s is a directory: fs get fetches one file (a directory needs -r, which waits for the server's fs/archive; 'outpost fs ls -r %s' lists it)", remote, remote)
+		}
+	}
 	if err != nil {
 		return err
 	}

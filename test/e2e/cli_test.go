@@ -81,6 +81,9 @@ func TestFsAndGitCommandsOverBinary(t *testing.T) {
 	if exitCode(t, err) != 1 || !strings.Contains(errOut, dir+" is a directory") || !strings.Contains(errOut, "-r") {
 		t.Fatalf("put of a directory: %v, stderr %q; want exit 1, says it is a directory and names -r", err, errOut)
 	}
+	if _, errOut, err := e.cliErr(nil, "fs", "get", "a", "-"); exitCode(t, err) != 1 || !strings.Contains(errOut, "a is a directory") || !strings.Contains(errOut, "-r") {
+		t.Fatalf("get of a directory: %v, stderr %q; want exit 1, says it is a directory and names -r", err, errOut)
+	}
 	if _, errOut, err := e.cliErr(nil, "fs", "stat", "nope"); exitCode(t, err) != 1 || !strings.Contains(errOut, "not_found") {
 		t.Fatalf("stat of a missing path: %v, stderr %q", err, errOut)
 	}
@@ -501,5 +504,71 @@ func TestUpOncePerStateDirAndFreePorts(t *testing.T) {
 	_, errOut, code := runIn(t, append(os.Environ(), env...), nil, "up", "--dir", dir, "--state-dir", state, "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--nats-listen", busy.Addr().String())
 	if code != 1 || !strings.Contains(errOut, "address already in use") || !strings.Contains(errOut, "--nats-listen") {
 		t.Fatalf("up --nats-listen on a taken port: exit %d, %q", code, errOut)
+	}
+}
+
+// terminalScreen renders what a terminal shows for out: carriage returns,
+// newlines and erase-to-end-of-line (the controls the progress line uses).
+func terminalScreen(out string) []string {
+	lines := []string{""}
+	col := 0
+	for i := 0; i < len(out); i++ {
+		cur := &lines[len(lines)-1]
+		switch {
+		case out[i] == '\r':
+			col = 0
+		case out[i] == '\n':
+			lines, col = append(lines, ""), 0
+		case strings.HasPrefix(out[i:], "\x1b[K"):
+			*cur = (*cur)[:col]
+			i += 2
+		default:
+			if col < len(*cur) {
+				*cur = (*cur)[:col] + string(out[i]) + (*cur)[col+1:]
+			} else {
+				*cur += string(out[i])
+			}
+			col++
+		}
+	}
+	return lines
+}
+
+// TestProgressLineOnANarrowTerminal: on a terminal 50 columns wide, `fs
+// put` redraws its progress on one line that never wraps, and leaves the
+// final count as its last line.
+func TestProgressLineOnANarrowTerminal(t *testing.T) {
+	e := newAgentEnv(t)
+	src := filepath.Join(t.TempDir(), "p.bin")
+	writeRandom(t, src, 8<<20)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: 50, Rows: 20}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(outpostBin, "fs", "put", src, "p.bin")
+	cmd.Env = append(os.Environ(), "OUTPOST_URL="+e.cp.url, "OUTPOST_TOKEN="+adminToken, "OUTPOST_WORKSPACE="+e.ws, "OUTPOST_AGENT="+e.id)
+	cmd.Stderr = tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	raw := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(ptmx) // ends with EIO once the command exits
+		raw <- string(b)
+	}()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	lines := terminalScreen(strings.ReplaceAll(<-raw, "\r\n", "\n"))
+	if len(lines) != 2 || lines[1] != "" {
+		t.Fatalf("the screen has %d lines: %q; want the progress line and the cursor below it", len(lines), lines)
+	}
+	if last := lines[0]; len(last) >= 50 || !strings.HasPrefix(last, "[==============================] 100.0%") {
+		t.Fatalf("last line %q (%d wide on 50 columns)", last, len(last))
 	}
 }
