@@ -8,12 +8,14 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Shell completion: `outpost completion bash|zsh|fish` prints a script that
 // asks the binary itself (`outpost __complete WORDS... CURRENT`) for the
 // candidates, so that it never falls behind the commands and flags: they
-// are read from the same usage text --help prints.
+// are read from the same usage text --help prints. The values of --agent
+// and --session are the workspace's, listed from the control plane.
 
 // completionShells are the shells `outpost completion` knows, with their
 // scripts.
@@ -89,12 +91,16 @@ func complete(words []string, stdout io.Writer) {
 	path := commandPath(prev)
 	var cands []string
 	switch {
+	case len(prev) > 0 && valueOf(prev[len(prev)-1]) != "":
+		cands = remoteNames(valueOf(prev[len(prev)-1]))
 	case strings.HasPrefix(cur, "-"):
 		if len(path) == 0 {
 			cands = []string{"--help", "--version"}
 			break
 		}
 		cands = helpFlags(path)
+	case len(path) == len(prev) && argKind(path) != "":
+		cands = remoteNames(argKind(path))
 	case len(path) == len(prev) && (len(path) == 0 || len(path) == 1 && len(subcommands(path[0])) > 0):
 		if len(path) == 0 {
 			cands = topCommands()
@@ -107,6 +113,65 @@ func complete(words []string, stdout io.Writer) {
 			fmt.Fprintln(stdout, c)
 		}
 	}
+}
+
+// valueOf says which names complete the value of flag: "agent" for
+// --agent, "session" for --session, "" for any other.
+func valueOf(flag string) string {
+	switch flag {
+	case "-agent", "--agent":
+		return "agent"
+	case "-session", "--session":
+		return "session"
+	}
+	return ""
+}
+
+// argKind says which names complete the positional arguments of the
+// command at path: agents for `agents rm`, sessions for `session show`,
+// `swap` and `delete`.
+func argKind(path []string) string {
+	switch strings.Join(path, " ") {
+	case "agents rm":
+		return "agent"
+	case "session show", "session swap", "session delete":
+		return "session"
+	}
+	return ""
+}
+
+// remoteNames lists the workspace's agents or sessions for completion,
+// with the control plane the environment or the current context names;
+// nothing when it cannot be reached within a second.
+func remoteNames(kind string) []string {
+	var cf clientFlags
+	cl, err := cf.client()
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var names []string
+	switch kind {
+	case "agent":
+		agents, err := cl.ListAgents(ctx, cf.workspace)
+		if err != nil {
+			return nil
+		}
+		for _, a := range agents {
+			names = append(names, a.ID)
+		}
+	case "session":
+		sessions, err := cl.ListSessions(ctx, cf.workspace)
+		if err != nil {
+			return nil
+		}
+		for _, s := range sessions {
+			names = append(names, s.ID)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // commandPath is the command and subcommand named at the start of words,

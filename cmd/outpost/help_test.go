@@ -69,3 +69,28 @@ func TestUsageHidesSecretDefaults(t *testing.T) {
 		})
 	}
 }
+
+// A usage error prints the usage, then the error once, naming the command
+// and subcommand.
+func TestUsageErrorPrintedOnce(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fs", "ls", "--bogus"}, "outpost fs ls: flag provided but not defined: -bogus\n"},
+		{[]string{"token", "create", "--ttl", "5x"}, "outpost token create: invalid value \"5x\" for flag -ttl: parse error\n"},
+		{[]string{"git", "log", "a", "b"}, "outpost git log: want at most one REPO, got 2 arguments: [\"a\" \"b\"]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out bytes.Buffer
+			if code := run(tt.args, &out, &out); code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			got := out.String()
+			if !strings.HasPrefix(got, "usage: outpost ") || !strings.HasSuffix(got, tt.want) || strings.Count(got, strings.SplitN(tt.want, ": ", 2)[1]) != 1 {
+				t.Fatalf("output:\n%s\nwant the usage, then once: %s", got, tt.want)
+			}
+		})
+	}
+}

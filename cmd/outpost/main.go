@@ -102,7 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	default:
-		fmt.Fprintf(stderr, "outpost %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "outpost %s: %v\n", strings.Join(commandPath(args), " "), err)
 		return 1
 	}
 }
@@ -116,11 +116,15 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e))
 // newFlags makes a FlagSet whose --help prints the command's usage and flags.
 func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("outpost "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A parse error is printed once, by run, after the usage: the flag
+	// package's own copy goes nowhere.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: outpost %s %s\n\nflags:\n", name, synopsis)
 		hideSecretDefaults(fs)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }

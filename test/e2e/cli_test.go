@@ -166,6 +166,17 @@ func TestAgentChoiceSaysWhichThereAre(t *testing.T) {
 	if out := mustCLI(t, cp, adminToken, ws, "fs", "ls", "--agent", "server"); strings.Contains(out, "agents") {
 		t.Fatalf("fs ls --agent server: %s", out)
 	}
+	// Completion offers the workspace's agents after --agent and agents rm.
+	for _, words := range [][]string{{"fs", "ls", "--agent", ""}, {"exec", "--agent", "s"}, {"agents", "rm", ""}} {
+		out := mustCLI(t, cp, adminToken, ws, append([]string{"__complete"}, words...)...)
+		want := "laptop\nserver\n"
+		if words[len(words)-1] == "s" {
+			want = "server\n"
+		}
+		if out != want {
+			t.Fatalf("completing %q: %q, want %q", words, out, want)
+		}
+	}
 }
 
 // contextEnv is an environment with no OUTPOST_URL/OUTPOST_TOKEN and the
