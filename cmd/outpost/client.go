@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -41,6 +42,9 @@ func (c *clientFlags) client() (*client.Client, error) {
 	name := or(c.context, envOr("OUTPOST_CONTEXT", ""))
 	if name != "" || url == "" && token == "" {
 		st, _, err := loadContexts()
+		if errors.Is(err, errNoConfigDir) && name == "" {
+			st, err = &contextStore{}, nil // no contexts: the token is missing
+		}
 		if err != nil {
 			return nil, err
 		}

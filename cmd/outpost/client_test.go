@@ -21,6 +21,7 @@ func TestClientFlagsResolve(t *testing.T) {
 		env                      map[string]string
 		flags                    clientFlags
 		noContexts               bool
+		noConfigDir              bool // neither OUTPOST_CONFIG_DIR nor $HOME
 		wantURL, wantTok, wantWS string
 		wantErr                  string
 	}{
@@ -36,6 +37,8 @@ func TestClientFlagsResolve(t *testing.T) {
 		{name: "--context with its own --url", flags: clientFlags{context: "main", url: ctxURL}, wantURL: ctxURL, wantTok: "opk_main", wantWS: "team"},
 		{name: "flags win", flags: clientFlags{context: "main", token: "opk_flag", workspace: "w1"}, env: map[string]string{"OUTPOST_TOKEN": "opk_env"}, wantURL: ctxURL, wantTok: "opk_flag", wantWS: "w1"},
 		{name: "unknown context", flags: clientFlags{context: "nope"}, wantErr: `no context "nope"`},
+		{name: "no config dir at all", noConfigDir: true, wantErr: "no token"},
+		{name: "no config dir, a context named", noConfigDir: true, flags: clientFlags{context: "main"}, wantErr: "OUTPOST_CONFIG_DIR"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +47,11 @@ func TestClientFlagsResolve(t *testing.T) {
 				t.Setenv(k, tt.env[k])
 			}
 			t.Setenv("OUTPOST_CONFIG_DIR", dir)
+			if tt.noConfigDir {
+				t.Setenv("OUTPOST_CONFIG_DIR", "")
+				t.Setenv("HOME", "")
+				t.Setenv("XDG_CONFIG_HOME", "")
+			}
 			if !tt.noContexts {
 				if err := store.save(filepath.Join(dir, "contexts.json")); err != nil {
 					t.Fatal(err)

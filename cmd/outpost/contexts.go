@@ -41,6 +41,10 @@ type contextStore struct {
 	Contexts map[string]savedContext `json:"contexts"`
 }
 
+// errNoConfigDir is returned (wrapped) when there is nowhere to keep
+// contexts: no OUTPOST_CONFIG_DIR and no user config dir (no $HOME).
+var errNoConfigDir = errors.New("no config directory for contexts")
+
 // maxContextFile bounds the contexts file read.
 const maxContextFile = 1 << 20
 
@@ -57,7 +61,7 @@ func contextsPath() (string, error) {
 	}
 	d, err := os.UserConfigDir()
 	if err != nil {
-		return "", fmt.Errorf("no config directory for contexts (set OUTPOST_CONFIG_DIR): %w", err)
+		return "", fmt.Errorf("%w (set OUTPOST_CONFIG_DIR): %v", errNoConfigDir, err)
 	}
 	return filepath.Join(d, "outpost", "contexts.json"), nil
 }
