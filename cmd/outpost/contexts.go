@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 
@@ -158,21 +159,16 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		c.CAFile = abs
 	}
+	st, path, err := loadContexts() // a broken file fails before the prompt
+	if err != nil {
+		return err
+	}
 	if c.Token == "" {
-		var err error
 		if c.Token, err = readToken(os.Stdin, stderr, c.URL); err != nil {
 			return err
 		}
 	}
-	cl, err := newClient(c.URL, c.Token, c.CAFile)
-	if err != nil {
-		return err
-	}
-	if _, err := cl.GetWorkspace(ctx, c.Workspace); err != nil {
-		return fmt.Errorf("checking the token on workspace %s at %s (nothing saved): %w", c.Workspace, c.URL, err)
-	}
-	st, path, err := loadContexts()
-	if err != nil {
+	if err := checkLogin(ctx, c); err != nil {
 		return err
 	}
 	st.Contexts[*name] = c
@@ -182,6 +178,24 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	_, err = fmt.Fprintf(stdout, "logged in to %s, workspace %s: context %s is current (saved in %s)\n", c.URL, c.Workspace, *name, path)
 	return err
+}
+
+// loginTimeout bounds login's check of the token.
+const loginTimeout = 30 * time.Second
+
+// checkLogin reads the context's workspace with its token: a token that
+// does not work there is never saved.
+func checkLogin(ctx context.Context, c savedContext) error {
+	cl, err := newClient(c.URL, c.Token, c.CAFile)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
+	defer cancel()
+	if _, err := cl.GetWorkspace(ctx, c.Workspace); err != nil {
+		return fmt.Errorf("checking the token on workspace %s at %s (nothing saved): %w", c.Workspace, c.URL, err)
+	}
+	return nil
 }
 
 // readToken reads a token from stdin: on a terminal after a prompt on
