@@ -203,13 +203,10 @@ func checkLogin(ctx context.Context, c savedContext) error {
 func readToken(stdin *os.File, stderr io.Writer, url string) (string, error) {
 	var tok string
 	if term.IsTerminal(int(stdin.Fd())) {
-		fmt.Fprintf(stderr, "token for %s: ", url)
-		b, err := term.ReadPassword(int(stdin.Fd()))
-		fmt.Fprintln(stderr)
-		if err != nil {
+		var err error
+		if tok, err = readTokenNoEcho(stdin, stderr, "token for "+url+": "); err != nil {
 			return "", fmt.Errorf("read token: %w", err)
 		}
-		tok = string(b)
 	} else {
 		line, err := bufio.NewReaderSize(stdin, 4096).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -221,6 +218,28 @@ func readToken(stdin *os.File, stderr io.Writer, url string) (string, error) {
 		return "", fmt.Errorf("no token: pass --token or give it on stdin")
 	}
 	return tok, nil
+}
+
+// readTokenNoEcho reads a line from the terminal stdin with echo off, as
+// ssh and sudo do: the terminal is put in raw mode before the prompt is
+// written, so that nothing typed after the prompt appears, however early.
+// Ctrl-C or Ctrl-D gives up.
+func readTokenNoEcho(stdin *os.File, stderr io.Writer, prompt string) (string, error) {
+	fd := int(stdin.Fd())
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return "", err
+	}
+	defer term.Restore(fd, old)
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{stdin, stderr}, "")
+	tok, err := t.ReadPassword(prompt)
+	if errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("interrupted")
+	}
+	return tok, err
 }
 
 func runLogout(_ context.Context, args []string, stdout, stderr io.Writer) error {
