@@ -40,7 +40,7 @@ func (s *Server) handleStartProcess(w http.ResponseWriter, r *http.Request, t ta
 	body := &wire.ProcStartRequest{
 		ID: req.ID, Argv: req.Argv, Command: req.Command, Cwd: req.Cwd, Env: req.Env,
 		TTY: req.TTY, Cols: req.Cols, Rows: req.Rows, Stdin: req.Stdin,
-		Detached: req.Detached, TimeoutMs: req.TimeoutMs,
+		Detached: req.Detached, Hangup: req.Hangup, TimeoutMs: req.TimeoutMs,
 	}
 	if err := body.Validate(); err != nil {
 		return err
