@@ -261,4 +261,6 @@ func (s *Server) routeProcesses(mux *http.ServeMux) {
 	s.handleTarget(mux, "POST", "/processes/{id}/signal", s.handleProcessSignal)
 	s.handleTarget(mux, "POST", "/processes/{id}/resize", s.handleProcessResize)
 	s.handleTarget(mux, "DELETE", "/processes/{id}", s.handleTerminateProcess)
+	s.handleTarget(mux, "GET", "/processes/{id}/attach", s.handleAttach)
+	s.handleTarget(mux, "POST", "/processes/{id}/attach-tickets", s.handleAttachTicket)
 }
