@@ -138,7 +138,9 @@ func (a *attachment) keepalive(ctx context.Context) {
 // status to send. While the agent cannot be reached it tells the client
 // ("error" frames, retryable) and keeps trying.
 func (a *attachment) sendOutput(ctx context.Context) (int, string) {
-	failing := false
+	// The first read's cursor is sent even with nothing new, and so is the
+	// first after a failure: the client learns the agent answers.
+	failing := true
 	for ctx.Err() == nil {
 		var res wire.ProcReadResult
 		err := a.t.Call(ctx, wire.OpProcRead, &wire.ProcReadRequest{
