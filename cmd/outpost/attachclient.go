@@ -258,6 +258,13 @@ func (a *attachment) read(c *websocket.Conn) endReason {
 		switch {
 		case errors.As(err, &ce) && ce.Code == websocket.CloseNormal:
 			return endClosed
+		case errors.As(err, &ce) && ce.Code == websocket.CloseInternalError:
+			a.mu.Lock()
+			if a.fatal == nil {
+				a.fatal = fmt.Errorf("the server ended the attach: %s", ce.Reason)
+			}
+			a.mu.Unlock()
+			return endFatal
 		case err != nil:
 			return endBroken
 		}
@@ -292,6 +299,8 @@ func (a *attachment) read(c *websocket.Conn) endReason {
 				a.trouble.CompareAndSwap(0, time.Now().UnixNano())
 				continue
 			}
+			// The server closes with 1011 after an error that ends the
+			// attach; others (stdin refused, say) are told and go on.
 			var err error = m.Error.Err()
 			if m.Error.Code == wire.CodeNotFound {
 				err = fmt.Errorf("agent restarted; the process was lost (%v)", err)
@@ -299,7 +308,13 @@ func (a *attachment) read(c *websocket.Conn) endReason {
 			a.mu.Lock()
 			a.fatal = err
 			a.mu.Unlock()
-			return endFatal
+			if m.Error.Code != wire.CodeNotFound {
+				nl := "\n"
+				if a.tty {
+					nl = "\r\n"
+				}
+				fmt.Fprintf(a.stderr, "outpost %s: %v%s", a.name, err, nl)
+			}
 		}
 	}
 }

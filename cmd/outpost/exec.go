@@ -113,7 +113,7 @@ func execCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return bufferedExec(ctx, target, client.ExecRequest{Argv: argv, Cwd: *cwd, TimeoutMs: *timeout, Env: env}, stdout, stderr)
 	}
 	req := client.StartProcessRequest{
-		Argv: argv, Cwd: *cwd, TimeoutMs: *timeout, TTY: wantTTY, Stdin: !*detach,
+		Argv: argv, Cwd: *cwd, TimeoutMs: *timeout, TTY: wantTTY, Stdin: true,
 		Env: forwardedEnv(env, wantTTY), Hangup: !*detach, Detached: *detach,
 	}
 	if len(argv) == 0 {
