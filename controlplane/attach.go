@@ -80,9 +80,27 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, t target) 
 		return wire.Errorf(wire.CodeInternal, "", "attach: %v", err)
 	}
 	conn.MaxMessage = attachMaxMessage
+	t = attachTarget(t)
 	a := &attachment{s: s, t: t, id: id, conn: conn, after: after, writePrefix: rand.Text()[:12] + "-"}
 	a.run(context.WithoutCancel(r.Context()))
 	return nil
+}
+
+// attachTarget is t without the wrappers of one HTTP exchange: once
+// upgraded there are no response headers to keep (and two goroutines
+// call), and a request's Idempotency-Key must not make every stdin write
+// one.
+func attachTarget(t target) target {
+	for {
+		switch w := t.(type) {
+		case routedTarget:
+			t = w.target
+		case keyedTarget:
+			t = w.target
+		default:
+			return t
+		}
+	}
 }
 
 // attachment is one attach WebSocket: run's goroutine sends output, one

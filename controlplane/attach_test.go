@@ -144,3 +144,43 @@ func TestAttach(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// TestAttachThroughSession: the attach WebSocket under a session's prefix
+// reaches the process on the session's active backend.
+func TestAttachThroughSession(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx := context.Background()
+	cl := adminClient(s)
+	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	agentTgt := realAgent(t, s, "w1", "a1", t.TempDir())
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := agentTgt.ListProcesses(ctx)
+		return err == nil
+	})
+	if _, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{
+		ID: "s1", Backends: map[string]client.SessionBackend{"laptop": {Kind: "agent", Agent: "a1"}}, Active: "laptop",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tgt := cl.Session("w1", "s1")
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true, TTY: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if err := c.WriteMessage(websocket.OpBinary, []byte("via-session\r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMessage(websocket.OpText, []byte(`{"type":"signal","signal":"KILL"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ev := readAttach(t, c)
+	if !strings.Contains(ev.stdout.String(), "via-session") || ev.exitCode == nil || *ev.exitCode != 137 {
+		t.Fatalf("attach through a session: output %q exit %v; want the echo and 137", ev.stdout.String(), ev.exitCode)
+	}
+}
