@@ -88,6 +88,7 @@ func (m *Manager) start(s spec) (*process, context.Context, error) {
 		exited: make(chan struct{}), killed: make(chan struct{}), reaped: make(chan struct{}), closed: make(chan struct{}),
 	}
 	cmd.Cancel = func() error { return p.interrupt(context.Cause(life)) }
+	unblockChildSignals(cmd)
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		io.abort()

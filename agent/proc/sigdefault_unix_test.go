@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func init() { platformHelpers["sigdefault"] = runSigDefault }
@@ -19,10 +20,12 @@ func init() { platformHelpers["sigdefault"] = runSigDefault }
 // and INT ignored, it runs a Manager, signals a started sleep with each and
 // prints the exit codes ("HUP 129" when it died of it).
 func runSigDefault() int {
-	for _, sig := range inheritedIgnorable {
-		if !signal.Ignored(sig) {
-			fmt.Printf("helper: %v not ignored at start\n", sig)
-			return 3
+	if os.Getenv("SIGDEFAULT_IGNORED") == "1" {
+		for _, sig := range inheritedIgnorable {
+			if !signal.Ignored(sig) {
+				fmt.Printf("helper: %v not ignored at start\n", sig)
+				return 3
+			}
 		}
 	}
 	root, err := os.MkdirTemp("", "sigdefault")
@@ -37,11 +40,15 @@ func runSigDefault() int {
 		return 2
 	}
 	defer m.Close()
-	for _, name := range []string{"HUP", "INT"} {
+	for _, name := range []string{"HUP", "INT", "USR1"} {
 		id, _, err := m.Start(StartRequest{Argv: []string{"sleep", "60"}})
 		if err != nil {
 			fmt.Println(err)
 			return 2
+		}
+		// Signal the sleep itself, not a shim on its way to exec it.
+		if in, err := m.Get(id); err == nil {
+			waitComm(in.PID, "sleep")
 		}
 		if err := m.Signal(id, name); err != nil {
 			fmt.Println(err)
@@ -56,6 +63,10 @@ func runSigDefault() int {
 		}
 		fmt.Printf("%s %d\n", name, *info.ExitCode)
 	}
+	if os.Getenv("SIGDEFAULT_IGNORED") != "1" {
+		fmt.Println("done")
+		return 0
+	}
 	// The agent itself still does not die of them.
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		fmt.Println(err)
@@ -63,6 +74,18 @@ func runSigDefault() int {
 	}
 	fmt.Println("alive")
 	return 0
+}
+
+// waitComm waits (where /proc tells) until process pid runs the
+// program named comm.
+func waitComm(pid int, comm string) {
+	path := fmt.Sprintf("/proc/%d/comm", pid)
+	for deadline := time.Now().Add(generous); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(path)
+		if err != nil || strings.TrimSpace(string(b)) == comm {
+			return
+		}
+	}
 }
 
 // TestChildSignalsDefault: an agent started under nohup (HUP ignored) or in
@@ -75,13 +98,13 @@ func TestChildSignalsDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	// trap '' sets SIG_IGN, which exec keeps: what nohup does for HUP.
-	cmd := exec.Command("/bin/sh", "-c", `trap '' HUP INT; exec "$0" -test.run=^$`, self)
-	cmd.Env = append(os.Environ(), helperEnv+"=sigdefault")
+	cmd := exec.Command("/bin/sh", "-c", `trap '' HUP INT USR1; exec "$0" -test.run=^$`, self)
+	cmd.Env = append(os.Environ(), helperEnv+"=sigdefault", "SIGDEFAULT_IGNORED=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("helper: %v\n%s", err, out)
 	}
-	want := fmt.Sprintf("HUP %d\nINT %d\nalive\n", 128+int(syscall.SIGHUP), 128+int(syscall.SIGINT))
+	want := fmt.Sprintf("HUP %d\nINT %d\nUSR1 %d\nalive\n", 128+int(syscall.SIGHUP), 128+int(syscall.SIGINT), 128+int(syscall.SIGUSR1))
 	if got := string(out); !strings.HasSuffix(got, want) {
 		t.Fatalf("helper printed %q, want %q", got, want)
 	}
