@@ -287,3 +287,31 @@ func cliOutput(env []string, args ...string) (string, error) {
 	b, err := cmd.CombinedOutput()
 	return string(b), err
 }
+
+// TestExecResumesAcrossControlPlaneRestart: when the control plane
+// restarts under a running exec, the CLI reconnects and resumes after the
+// last seq it got: every line once, in order, and the exit status.
+func TestExecResumesAcrossControlPlaneRestart(t *testing.T) {
+	e := newAgentEnv(t)
+	p := startProc(t, e.cliEnv()[len(os.Environ()):], "exec", "--", "sh", "-c",
+		`i=0; while [ $i -lt 80 ]; do echo line-$i; i=$((i+1)); sleep 0.1; done; exit 6`)
+	waitFor(t, statusTimeout, "output before the restart", func() error {
+		if !strings.Contains(p.output(), "line-5\n") {
+			return fmt.Errorf("output so far %q", p.output())
+		}
+		return nil
+	})
+	e.cp.restart()
+	select {
+	case <-p.done:
+	case <-time.After(lostBound + statusTimeout):
+		t.Fatalf("exec still running; output %q", p.output())
+	}
+	var want strings.Builder
+	for i := range 80 {
+		fmt.Fprintf(&want, "line-%d\n", i)
+	}
+	if got := p.output(); got != want.String() || p.cmd.ProcessState.ExitCode() != 6 {
+		t.Fatalf("exit %d, output %q; want every line once and 6", p.cmd.ProcessState.ExitCode(), got)
+	}
+}
