@@ -179,7 +179,7 @@ var frameTests = []struct {
 	wantErr error
 }{
 	{"masked text", appendFrame(nil, OpText, []byte("hi"), true, [4]byte{1, 2, 3, 4}), "hi", nil},
-	{"fragmented", append(append([]byte{0x01, 0x82, 0, 0, 0, 0, 'a', 'b'}, 0x80, 0x81, 9, 9, 9, 9, 'c'^9)), "abc", nil},
+	{"fragmented", append([]byte{0x01, 0x82, 0, 0, 0, 0, 'a', 'b'}, 0x80, 0x81, 9, 9, 9, 9, 'c'^9), "abc", nil},
 	{"ping between fragments", append(append([]byte{0x01, 0x81, 0, 0, 0, 0, 'a'}, appendFrame(nil, OpPing, []byte("p"), true, [4]byte{})...), 0x80, 0x81, 0, 0, 0, 0, 'b'), "ab", nil},
 	{"16-bit length", appendFrame(nil, OpBinary, bytes.Repeat([]byte{7}, 300), true, [4]byte{5}), strings.Repeat("\x07", 300), nil},
 	{"unmasked from a client", appendFrame(nil, OpText, []byte("hi"), false, [4]byte{}), "", ErrProtocol},
