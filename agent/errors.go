@@ -27,6 +27,9 @@ var wireErrors = []struct {
 	{kind: fs.ErrTooManyEntries, code: wire.CodePayloadTooLarge},
 	{kind: fs.ErrChecksumMismatch, code: wire.CodeInvalidArgument, reason: wire.ReasonChecksumMismatch},
 	{kind: fs.ErrUploadDone, code: wire.CodeConflict},
+	{kind: fs.ErrUnsafeEntry, code: wire.CodePermissionDenied, reason: wire.ReasonUnsafeArchiveEntry},
+	{kind: fs.ErrArchiveTooLarge, code: wire.CodePayloadTooLarge, reason: wire.ReasonArchiveTooLarge},
+	{kind: fs.ErrUnsupportedEntry, code: wire.CodeInvalidArgument, reason: wire.ReasonUnsupportedArchiveEntry},
 
 	{kind: git.ErrNoGit, code: wire.CodeUnsupported, reason: wire.ReasonExecutableNotFound},
 	{kind: git.ErrNotRepository, code: wire.CodeNotFound},

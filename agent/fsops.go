@@ -18,6 +18,7 @@ type fileOps struct {
 	git       *git.Git
 	gitVer    string
 	transfers *transfers
+	archives  *archives
 }
 
 // registerFiles opens the root and serves the file and git ops. The
@@ -54,12 +55,15 @@ func (a *Agent) registerFiles() error {
 		a.Register(op, h)
 	}
 	a.register(wire.OpFsRead, fo.read)
+	fo.archives = &archives{fs: root, open: map[string]*archiveJob{}}
+	fo.archives.register(a)
 	return nil
 }
 
 // close ends open transfers and releases the root.
 func (fo *fileOps) close() {
 	fo.transfers.close()
+	fo.archives.close()
 	fo.fs.Close()
 }
 
