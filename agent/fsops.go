@@ -57,6 +57,7 @@ func (a *Agent) registerFiles() error {
 	a.register(wire.OpFsRead, fo.read)
 	fo.archives = &archives{fs: root, open: map[string]*archiveJob{}}
 	fo.archives.register(a)
+	registerSearch(a, root)
 	return nil
 }
 

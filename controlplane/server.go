@@ -538,6 +538,7 @@ func (s *Server) routes() http.Handler {
 	s.routeProcesses(mux)
 	s.routeFiles(mux)
 	s.routeArchive(mux)
+	s.routeSearch(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
 	return errorMux{mux: mux, log: s.log}
 }

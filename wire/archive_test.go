@@ -83,3 +83,26 @@ func FuzzDecodeArchiveBodies(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeSearchBodies decodes arbitrary bytes as the search bodies.
+func FuzzDecodeSearchBodies(f *testing.F) {
+	for _, v := range []any{&FsSearchRequest{Path: "src", Query: "x", Regex: true, Glob: "*.go", MaxResults: 10}, &FsFindRequest{Glob: "*", MaxResults: 1}} {
+		b, err := Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, v := range []validator{&FsSearchRequest{}, &FsFindRequest{}} {
+			if Unmarshal(data, v) != nil {
+				continue
+			}
+			if err := v.Validate(); err != nil && AsError(err).Code == "" {
+				t.Fatalf("validation error without a code: %v", err)
+			}
+		}
+		_ = Unmarshal(data, &FsSearchResult{})
+		_ = Unmarshal(data, &FsFindResult{})
+	})
+}

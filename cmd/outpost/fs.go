@@ -25,6 +25,8 @@ var fsCommands = []leafCommand{
 	{"mkdir", "make a directory", runFsMkdir},
 	{"mv", "move or rename", runFsMv},
 	{"rm", "remove files or directories", runFsRm},
+	{"search", "lines matching a literal or regex, .gitignore-aware", runFsSearch},
+	{"find", "paths matching a glob", runFsFind},
 }
 
 // runFs is `outpost fs ls|stat|get|put|mkdir|mv|rm`.

@@ -56,3 +56,35 @@ func TestFsTreeOverBinary(t *testing.T) {
 		t.Errorf("get -r of a missing tree: %v, %q", err, errOut)
 	}
 }
+
+// TestFsSearchFindOverBinary: fs search prints PATH:LINE:COL:TEXT and skips
+// what .gitignore excludes; fs find prints paths matching the glob.
+func TestFsSearchFindOverBinary(t *testing.T) {
+	e := newAgentEnv(t)
+	for name, content := range map[string]string{
+		".gitignore":   "gen/\n",
+		"a/one.go":     "package a\n\nfunc One() {} // marker\n",
+		"a/two.txt":    "no\nmarker here\n",
+		"gen/three.go": "// marker generated\n",
+	} {
+		p := filepath.Join(e.root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := e.cli(t, nil, "fs", "search", "marker"); out != "a/one.go:3:18:func One() {} // marker\na/two.txt:2:1:marker here\n" {
+		t.Errorf("fs search:\n%s", out)
+	}
+	if out := e.cli(t, nil, "fs", "search", "-e", "--glob", "*.go", `^func \w+`); out != "a/one.go:3:1:func One() {} // marker\n" {
+		t.Errorf("fs search -e --glob:\n%s", out)
+	}
+	if out := e.cli(t, nil, "fs", "find", "*.go"); out != "a/one.go\ngen/three.go\n" {
+		t.Errorf("fs find:\n%s", out)
+	}
+	if _, errOut, err := e.cliErr(nil, "fs", "search", "-e", "("); exitCode(t, err) != 1 || !strings.Contains(errOut, "invalid_argument") {
+		t.Errorf("bad regex: %v, %q", err, errOut)
+	}
+}
