@@ -481,4 +481,3 @@ func (g *pathGlob) match(p, base string) bool {
 	}
 	return g.re.MatchString(rel)
 }
-

@@ -34,9 +34,9 @@ func searchTree(t *testing.T) *fixture {
 func TestSearch(t *testing.T) {
 	fx := searchTree(t)
 	for _, tc := range []struct {
-		name string
-		opts SearchOptions
-		want []string
+		name  string
+		opts  SearchOptions
+		want  []string
 		trunc bool
 	}{
 		{"literal", SearchOptions{Query: "needle", MaxResults: 100}, []string{
