@@ -29,6 +29,7 @@ var wireErrors = []struct {
 	{kind: fs.ErrUploadDone, code: wire.CodeConflict},
 	{kind: fs.ErrUnsafeEntry, code: wire.CodePermissionDenied, reason: wire.ReasonUnsafeArchiveEntry},
 	{kind: fs.ErrArchiveTooLarge, code: wire.CodePayloadTooLarge, reason: wire.ReasonArchiveTooLarge},
+	{kind: fs.ErrWatchUnsupported, code: wire.CodeUnsupported},
 	{kind: fs.ErrUnsupportedEntry, code: wire.CodeInvalidArgument, reason: wire.ReasonUnsupportedArchiveEntry},
 
 	{kind: git.ErrNoGit, code: wire.CodeUnsupported, reason: wire.ReasonExecutableNotFound},

@@ -19,6 +19,7 @@ type fileOps struct {
 	gitVer    string
 	transfers *transfers
 	archives  *archives
+	watches   *watches
 }
 
 // registerFiles opens the root and serves the file and git ops. The
@@ -58,6 +59,8 @@ func (a *Agent) registerFiles() error {
 	fo.archives = &archives{fs: root, open: map[string]*archiveJob{}}
 	fo.archives.register(a)
 	registerSearch(a, root)
+	fo.watches = newWatches(root)
+	registerWatch(a, fo.watches)
 	return nil
 }
 
@@ -65,6 +68,7 @@ func (a *Agent) registerFiles() error {
 func (fo *fileOps) close() {
 	fo.transfers.close()
 	fo.archives.close()
+	fo.watches.close()
 	fo.fs.Close()
 }
 

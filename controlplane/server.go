@@ -539,6 +539,7 @@ func (s *Server) routes() http.Handler {
 	s.routeFiles(mux)
 	s.routeArchive(mux)
 	s.routeSearch(mux)
+	s.routeWatch(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
 	return errorMux{mux: mux, log: s.log}
 }

@@ -106,3 +106,26 @@ func FuzzDecodeSearchBodies(f *testing.F) {
 		_ = Unmarshal(data, &FsFindResult{})
 	})
 }
+
+// FuzzDecodeWatchBodies decodes arbitrary bytes as the watch bodies.
+func FuzzDecodeWatchBodies(f *testing.F) {
+	for _, v := range []any{&FsWatchStartRequest{Path: "src", Recursive: true}, &FsWatchPollRequest{Handle: "w1", After: 1 << 50, WaitMs: 100}} {
+		b, err := Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, v := range []validator{&FsWatchStartRequest{}, &FsWatchPollRequest{}} {
+			if Unmarshal(data, v) != nil {
+				continue
+			}
+			if err := v.Validate(); err != nil && AsError(err).Code == "" {
+				t.Fatalf("validation error without a code: %v", err)
+			}
+		}
+		_ = Unmarshal(data, &FsWatchPollResult{})
+		_ = Unmarshal(data, &FsWatchStartResult{})
+	})
+}

@@ -27,6 +27,7 @@ var fsCommands = []leafCommand{
 	{"rm", "remove files or directories", runFsRm},
 	{"search", "lines matching a literal or regex, .gitignore-aware", runFsSearch},
 	{"find", "paths matching a glob", runFsFind},
+	{"watch", "print changes under a directory as they happen", runFsWatch},
 }
 
 // runFs is `outpost fs ls|stat|get|put|mkdir|mv|rm`.

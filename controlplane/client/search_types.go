@@ -28,3 +28,13 @@ type SearchOptions struct {
 	Regex             bool
 	MaxResults        int
 }
+
+// WatchEvent is one event of GET {target}/fs/watch: op create, write,
+// remove or rename (the old name; the new one comes as create); Reset
+// (an `event: reset`) says events were lost.
+type WatchEvent struct {
+	Seq   uint64 `json:"-"`
+	Path  string `json:"path"`
+	Op    string `json:"op"`
+	Reset bool   `json:"-"`
+}
