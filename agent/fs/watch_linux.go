@@ -76,8 +76,8 @@ func (f *FS) Watch(ctx context.Context, p string, recursive bool, ready func(), 
 type inotify struct {
 	fs        *FS
 	fd        int
-	top       string // the watched directory, clean
-	hostTop   string // its host path
+	top       string           // the watched directory, clean
+	hostTop   string           // its host path
 	dirs      map[int32]string // watch descriptor → clean dir
 	recursive bool
 }
