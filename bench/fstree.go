@@ -225,9 +225,15 @@ func treeBaselines(ctx context.Context, src, back string) (scpUp, scpDown, rsUp,
 		f func() error
 	}{
 		{&scpUp, func() error { clean(); return run("scp", "-q", "-r", "-F", cfg, src, "peer:outpost-bench-tree") }},
-		{&scpDown, func() error { os.RemoveAll(back); return run("scp", "-q", "-r", "-F", cfg, "peer:outpost-bench-tree", back) }},
+		{&scpDown, func() error {
+			os.RemoveAll(back)
+			return run("scp", "-q", "-r", "-F", cfg, "peer:outpost-bench-tree", back)
+		}},
 		{&rsUp, func() error { clean(); return run("rsync", "-a", "-e", rsh, src+"/", "peer:outpost-bench-tree/") }},
-		{&rsDown, func() error { os.RemoveAll(back); return run("rsync", "-a", "-e", rsh, "peer:outpost-bench-tree/", back+"/") }},
+		{&rsDown, func() error {
+			os.RemoveAll(back)
+			return run("rsync", "-a", "-e", rsh, "peer:outpost-bench-tree/", back+"/")
+		}},
 	}
 	for _, s := range steps {
 		if *s.d, err = best(2, func() (time.Duration, error) { return timedD(s.f) }); err != nil {
