@@ -26,6 +26,10 @@ import (
 //     leave the path as it was (a container network, a second interface)
 //     leave the connection alone, and the requests in flight on it.
 //
+// A change of routes alone forces a reconnect at most once every
+// routeReconnectEvery (see there); one wanted sooner is looked at again when
+// that time is up.
+//
 // The changes are handled on a goroutine of the agent's own, so that a
 // connection stuck in a write (nats.go holds its lock for up to its
 // flusher timeout) never holds up the watcher; Run waits for it after it
@@ -36,25 +40,48 @@ func (a *Agent) watchLinks(nc *nats.Conn) (stop func()) {
 		pending *linkEvent
 	)
 	wake, quit := make(chan struct{}, 1), make(chan struct{})
+	hub := a.links
 	a.linkWG.Add(1)
 	go func() {
 		defer a.linkWG.Done()
+		limit := routeLimit{every: hub.routeEvery}
+		putOff := time.NewTimer(time.Hour)
+		putOff.Stop()
+		defer putOff.Stop()
+		waiting := false // putOff is set
 		for {
+			var ev linkEvent
 			select {
 			case <-quit:
 				return
 			case <-wake:
+				mu.Lock()
+				p := pending
+				pending = nil
+				mu.Unlock()
+				if p == nil {
+					continue
+				}
+				ev = *p
+			case <-putOff.C:
+				waiting = false
+				ev = linkEvent{Routes: true}
 			}
-			mu.Lock()
-			ev := pending
-			pending = nil
-			mu.Unlock()
-			if ev != nil {
-				a.followLinks(nc, *ev)
+			if ev.RoutesOnly() {
+				if wait := limit.wait(time.Now()); wait > 0 {
+					if !waiting {
+						putOff.Reset(wait)
+						waiting = true
+					}
+					continue
+				}
+			}
+			if a.followLinks(nc, ev) && ev.RoutesOnly() {
+				limit.forced(time.Now())
 			}
 		}
 	}()
-	unsubscribe := a.links.subscribe(func(ev linkEvent) {
+	unsubscribe := hub.subscribe(func(ev linkEvent) {
 		mu.Lock()
 		if pending != nil {
 			ev = pending.merge(ev)
@@ -72,6 +99,24 @@ func (a *Agent) watchLinks(nc *nats.Conn) (stop func()) {
 	}
 }
 
+// routeLimit spaces the reconnects changes of routes alone force.
+type routeLimit struct {
+	every time.Duration
+	last  time.Time // the last such reconnect; zero: none yet
+}
+
+// wait is how long until a route change may force a reconnect again (0:
+// now).
+func (l *routeLimit) wait(now time.Time) time.Duration {
+	if l.last.IsZero() {
+		return 0
+	}
+	return max(0, l.last.Add(l.every).Sub(now))
+}
+
+// forced records a reconnect a route change forced at now.
+func (l *routeLimit) forced(now time.Time) { l.last = now }
+
 // merge is what e and then later together say.
 func (e linkEvent) merge(later linkEvent) linkEvent {
 	e.Slept = max(e.Slept, later.Slept)
@@ -81,21 +126,23 @@ func (e linkEvent) merge(later linkEvent) linkEvent {
 	return e
 }
 
-// followLinks reconnects nc when ev calls for it (see watchLinks).
-func (a *Agent) followLinks(nc *nats.Conn, ev linkEvent) {
+// followLinks reconnects nc when ev calls for it (see watchLinks), and
+// says whether it did.
+func (a *Agent) followLinks(nc *nats.Conn, ev linkEvent) bool {
 	switch {
 	case ev.Slept > 0:
 		a.log.Info("the clock jumped (the machine slept?): reconnecting now", "by", ev.Slept.Round(time.Millisecond))
-		a.forceReconnect(nc)
 	case !nc.IsConnected():
-		a.log.Info("network changed while disconnected: reconnecting now", "removed", ev.Removed, "added", ev.Added)
-		a.forceReconnect(nc)
+		a.log.Info("network changed while disconnected: reconnecting now", "removed", ev.Removed, "added", ev.Added, "routes", ev.RoutesOnly())
 	default:
-		if why := pathGone(nc, ev); why != "" {
-			a.log.Info("network changed: reconnecting now", "why", why, "removed", ev.Removed, "added", ev.Added)
-			a.forceReconnect(nc)
+		why := a.links.pathGone(nc, ev)
+		if why == "" {
+			return false
 		}
+		a.log.Info("network changed: reconnecting now", "why", why, "removed", ev.Removed, "added", ev.Added, "routes", ev.RoutesOnly())
 	}
+	a.forceReconnect(nc)
+	return true
 }
 
 func (a *Agent) forceReconnect(nc *nats.Conn) {
