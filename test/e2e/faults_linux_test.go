@@ -177,13 +177,20 @@ func TestFaultProxy(t *testing.T) {
 			t.Fatalf("exec through 150 ms each way: %v", err)
 		}
 		execTook := time.Since(began)
-		// A burst of output that fills the link for a few seconds.
+		// A burst of output that fills the link for ten seconds: 2.7 MB,
+		// more than a read's reply may carry (1 MiB by default). The
+		// agent's pings and pongs must not starve behind it: it stays
+		// connected throughout.
+		mark := e.agent.mark()
 		began = time.Now()
-		burst := startBurst(t, e.target, "burst", 100000)
+		burst := startBurst(t, e.target, "burst", 400000)
 		burst.check(t)
 		t.Logf("latency 150±50 ms each way, 256 KB/s up: exec true %v; %d bytes of output in %v",
 			execTook.Round(time.Millisecond), burst.n.Load(), time.Since(began).Round(time.Millisecond))
 		e.status.check(t, from, "online")
+		if log := e.agent.output()[mark:]; strings.Contains(log, "disconnected from NATS") {
+			t.Errorf("the agent lost its connection during the burst:\n%s", log)
+		}
 	})
 
 	t.Run("reset", func(t *testing.T) {
