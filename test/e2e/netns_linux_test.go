@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/outposthq/outpost/controlplane/client"
 )
 
 // A real link for the fault tests: the agent runs in a network namespace
@@ -216,26 +214,32 @@ func TestNewcomerAcrossALink(t *testing.T) {
 			}
 			cp := startControlPlaneWith(t, cfg)
 			cp.workspace("default")
-			tok, err := cp.cl.CreateEnrollmentToken(ctx(t), "default", client.EnrollmentTokenRequest{Agent: "laptop"})
-			if err != nil {
-				t.Fatal(err)
+			env := []string{"OUTPOST_URL=" + cp.url, "OUTPOST_TOKEN=" + adminToken}
+			if cfg.tls {
+				env = append(env, "OUTPOST_CA_FILE="+cp.caFile())
 			}
 			config := filepath.Join(t.TempDir(), "agent.json")
+			var token string
 			if cfg.tls {
-				// The line as printed, run on the other machine; only the
-				// program's path and the config's are this test's own.
-				args := strings.Fields(tok.EnrollCommand)
-				if len(args) < 3 || args[0] != "outpost" || !strings.Contains(tok.EnrollCommand, "--url "+cfg.publicURL) ||
-					!strings.Contains(tok.EnrollCommand, "--ca-sha256 "+tok.CASHA256) || tok.CASHA256 == "" {
-					t.Fatalf("enrollCommand %q (caSha256 %q)", tok.EnrollCommand, tok.CASHA256)
+				// The line `outpost token create` prints, run as given on
+				// the other machine; only the program's path and the
+				// config's are this test's own.
+				out := mustRunWithEnv(t, env, "token", "create", "--agent", "laptop")
+				_, line, _ := strings.Cut(out, "on the machine, run:\n")
+				args := strings.Fields(line)
+				if len(args) < 3 || args[0] != "outpost" || !strings.Contains(line, "--url "+cfg.publicURL+" ") || !strings.Contains(line, "--ca-sha256 ") {
+					t.Fatalf("outpost token create printed no enrollCommand with the public URL and a CA pin:\n%s", out)
 				}
 				for i, a := range args {
-					if a == "~/.outpost/agent.json" {
+					switch {
+					case a == "~/.outpost/agent.json":
 						args[i] = config
+					case i > 0 && args[i-1] == "--token":
+						token = a
 					}
 				}
 				if out, err := l.command(outpostBin, args[1:]...).CombinedOutput(); err != nil {
-					t.Fatalf("%s (in the namespace): %v\n%s", tok.EnrollCommand, err, out)
+					t.Fatalf("%s (in the namespace): %v\n%s", line, err, out)
 				}
 			} else {
 				config = cp.enroll("default", "laptop", "")
@@ -243,10 +247,6 @@ func TestNewcomerAcrossALink(t *testing.T) {
 			startCommand(t, nil, l.command(outpostBin, "agent", "run", "--config", config, "--root", t.TempDir()))
 			cp.waitStatus("default", "laptop", "online")
 
-			env := []string{"OUTPOST_URL=" + cp.url, "OUTPOST_TOKEN=" + adminToken}
-			if cfg.tls {
-				env = append(env, "OUTPOST_CA_FILE="+cp.caFile())
-			}
 			out := mustRunWithEnv(t, env, "exec", "--agent", "laptop", "--", "sh", "-c", script)
 			if strings.TrimSpace(out) != marker {
 				t.Fatalf("outpost exec: %q, want %q", out, marker)
@@ -262,7 +262,7 @@ func TestNewcomerAcrossALink(t *testing.T) {
 				}
 				return
 			}
-			for what, s := range map[string]string{"the command's output": marker, "the enrollment token": tok.Token, "a NATS CONNECT": "CONNECT {"} {
+			for what, s := range map[string]string{"the command's output": marker, "the enrollment token": token, "a NATS CONNECT": "CONNECT {"} {
 				if r.saw(s) {
 					t.Errorf("the relay saw %s (%q) in clear", what, s)
 				}
