@@ -75,6 +75,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 	)
 	opts = append(opts, NATSProxy(nil, a.cfg.Identity.NATSURLs)) // HTTPS_PROXY, NO_PROXY
 	opts = append(opts, a.cfg.NATSOptions...)
+	opts = append(opts, connectDeadline(handshakeTimeout)) // after every dialer
 	servers := a.cfg.Identity.NATSServers()
 	b := newBackoff()
 	for {

@@ -191,3 +191,54 @@ func routeSource(addr string) (netip.Addr, error) {
 	}
 	return ap.Addr().Unmap().WithZone(""), nil
 }
+
+// handshakeTimeout bounds a connection attempt from its dial until nats.go
+// sets its own deadline for the connect exchange.
+const handshakeTimeout = 10 * time.Second
+
+// connectDeadline is the option that puts a deadline on every connection
+// the agent dials, until nats.go replaces it with its own. nats.go sets
+// that one only after the TLS handshake of a wss:// connection: a server
+// or a middlebox that accepts TCP and never completes TLS held the attempt,
+// and with it the agent's reconnect loop, forever. It wraps the dialer
+// NATSProxy set, if any: it goes after it.
+func connectDeadline(timeout time.Duration) nats.Option {
+	return func(o *nats.Options) error {
+		inner := o.CustomDialer
+		if inner == nil {
+			d := net.Dialer{Timeout: o.Timeout}
+			if o.Dialer != nil {
+				d = *o.Dialer
+			}
+			inner = &d
+		}
+		o.CustomDialer = deadlineDialer{inner: inner, timeout: timeout}
+		return nil
+	}
+}
+
+// deadlineDialer dials with inner and sets a deadline on the connection.
+type deadlineDialer struct {
+	inner   nats.CustomDialer
+	timeout time.Duration
+}
+
+// Dial dials address; the connection must be done with its handshakes
+// within the timeout.
+func (d deadlineDialer) Dial(network, address string) (net.Conn, error) {
+	c, err := d.inner.Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SetDeadline(time.Now().Add(d.timeout)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// SkipTLSHandshake passes on the inner dialer's answer (nats.go asks).
+func (d deadlineDialer) SkipTLSHandshake() bool {
+	s, ok := d.inner.(interface{ SkipTLSHandshake() bool })
+	return ok && s.SkipTLSHandshake()
+}
