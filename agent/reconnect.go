@@ -192,9 +192,15 @@ func routeSource(addr string) (netip.Addr, error) {
 	return ap.Addr().Unmap().WithZone(""), nil
 }
 
-// handshakeTimeout bounds a connection attempt from its dial until nats.go
-// sets its own deadline for the connect exchange.
-const handshakeTimeout = 10 * time.Second
+// connectTimeout bounds one connection attempt: from the dial through the
+// TLS and WebSocket handshakes (connectDeadline), and then the connect
+// exchange (nats.go's Timeout, 2 s by default). 2 s was too short for a
+// fleet reconnecting at once over wss://: attempts queued at a busy server
+// timed out and were made again, so the work grew; 2,000 agents took
+// 87-115 s to be online after a control-plane restart on a loaded machine,
+// 15.7 s with 10 s (BENCHMARKS.md). A dead path is still left at once
+// when the link watcher sees the network change.
+const connectTimeout = 10 * time.Second
 
 // connectDeadline is the option that puts a deadline on every connection
 // the agent dials, until nats.go replaces it with its own. nats.go sets
