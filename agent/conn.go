@@ -45,6 +45,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		nats.Name("outpost-agent "+a.id.String()),
 		nats.CustomInboxPrefix(inbox),
 		nats.MaxReconnects(-1),
+		nats.Timeout(connectTimeout),
 		nats.PingInterval(pingInterval),
 		nats.MaxPingsOutstanding(maxPingsOut),
 		nats.CustomReconnectDelay(func(attempts int) time.Duration {
@@ -75,6 +76,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 	)
 	opts = append(opts, NATSProxy(nil, a.cfg.Identity.NATSURLs)) // HTTPS_PROXY, NO_PROXY
 	opts = append(opts, a.cfg.NATSOptions...)
+	opts = append(opts, connectDeadline(connectTimeout)) // after every dialer
 	servers := a.cfg.Identity.NATSServers()
 	b := newBackoff()
 	for {
