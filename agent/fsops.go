@@ -263,7 +263,9 @@ func (fo *fileOps) uploadChunk(_ context.Context, req *wire.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	if _, err := u.WriteAt(body.Data, body.Offset); err != nil {
+	// The data aliases the request, which nothing reuses: the upload may
+	// keep it until it is hashed.
+	if _, err := u.WriteAtRetained(body.Data, body.Offset); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
