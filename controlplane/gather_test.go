@@ -70,4 +70,3 @@ func TestTransfersOverTLS(t *testing.T) {
 		t.Fatalf("stream: exited %v, %d bytes, want %d", exited, out.Len(), lines*24)
 	}
 }
-
