@@ -41,16 +41,6 @@ func (s *Server) newTransfer(t target) *transfer {
 	return &transfer{t: t, chunk: max(chunk, minChunk), window: transferWindow}
 }
 
-// concurrent is the target for calls made several at once: without the
-// response-header updates of a session (the begin or open call set them,
-// and net/http may be writing them out meanwhile).
-func (x *transfer) concurrent() target {
-	if rt, ok := x.t.(routedTarget); ok {
-		return rt.target
-	}
-	return x.t
-}
-
 // readChunk fills buf from r; it returns fewer bytes only at r's end
 // (done). Any error but a clean EOF is an error: a body cut short is never
 // taken for a shorter file.
@@ -144,7 +134,7 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 			// one's reply.
 			opts := fileCall()
 			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
-			if err := x.concurrent().Call(ctx, wire.OpFsUploadChunk, req, nil, opts); err != nil {
+			if err := x.t.Concurrent().Call(ctx, wire.OpFsUploadChunk, req, nil, opts); err != nil {
 				cancel(err)
 			}
 			free <- buf
@@ -211,7 +201,7 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 				defer wg.Done()
 				defer close(p.done)
 				var res wire.FsReadResult
-				p.err = x.concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
+				p.err = x.t.Concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
 				p.data = res.Data
 			}()
 		}
