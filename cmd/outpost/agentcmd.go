@@ -22,7 +22,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "run":
 		return runAgentRun(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: outpost agent enroll|run [flags]\n\n  enroll  make a key pair, enroll with a token, write the config\n  run     serve a directory until SIGINT/SIGTERM")
+		fmt.Fprintln(stdout, "usage: outpost agent enroll|run [flags]\n\ncommands:\n  enroll  make a key pair, enroll with a token, write the config\n  run     serve a directory until SIGINT/SIGTERM")
 		return nil
 	}
 	return fmt.Errorf("unknown subcommand %q (want enroll or run)", args[0])
@@ -30,7 +30,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME] [--ca-sha256 HEX]", stderr)
-	url := fs.String("url", envOr("OUTPOST_URL", ""), "control plane URL")
+	url := fs.String("url", "", "control plane URL (default $OUTPOST_URL)")
 	token := fs.String("token", "", "enrollment token (single use)")
 	config := fs.String("config", "", "where to write the agent config (mode 0600; missing directories are made 0700)")
 	name := fs.String("name", "", "agent name (used as its id when the token names none)")
@@ -38,6 +38,10 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := exactly(fs, 0, "no arguments"); err != nil {
+		return err
+	}
+	*url = or(*url, envOr("OUTPOST_URL", ""))
 	if *url == "" || *token == "" || *config == "" {
 		fs.Usage()
 		return fmt.Errorf("--url, --token and --config are required")
@@ -67,6 +71,9 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	root := fs.String("root", ".", "directory the agent serves")
 	takeover := fs.Bool("takeover", false, "make a daemon already serving this identity stop, and serve instead")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := exactly(fs, 0, "no arguments (the directory goes in --root)"); err != nil {
 		return err
 	}
 	if *config == "" {

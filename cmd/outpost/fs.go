@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,34 +10,38 @@ import (
 	"path/filepath"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/wire"
 )
 
-// runFs is `outpost fs ls|get|put|rm`.
+// fsCommands are `outpost fs ...`: files on an agent or session.
+var fsCommands = []leafCommand{
+	{"ls", "list a directory", runFsLs},
+	{"stat", "describe a file, directory or symbolic link", runFsStat},
+	{"get", "download a file (to stdout with -)", runFsGet},
+	{"put", "upload a file (from stdin with -)", runFsPut},
+	{"mkdir", "make a directory", runFsMkdir},
+	{"mv", "move or rename", runFsMv},
+	{"rm", "remove files or directories", runFsRm},
+}
+
+// runFs is `outpost fs ls|stat|get|put|mkdir|mv|rm`.
 func runFs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	subs := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-		"ls": runFsLs, "get": runFsGet, "put": runFsPut, "rm": runFsRm,
-	}
-	if len(args) == 0 || subs[args[0]] == nil {
-		fmt.Fprintln(stderr, "usage: outpost fs ls|get|put|rm [flags] ...\n\nRun 'outpost fs <command> --help' for its flags.")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return nil
-		}
-		return fmt.Errorf("want ls, get, put or rm")
-	}
-	return subs[args[0]](ctx, args[1:], stdout, stderr)
+	return runLeafGroup(ctx, "fs", fsCommands, args, stdout, stderr)
 }
 
 func runFsLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("fs ls", "[-r] [PATH]", stderr)
+	fs := newFlags("fs ls", "[-r] [--json] [PATH]", stderr)
 	tf := addTargetCommand(fs)
 	rec := fs.Bool("r", false, "list subdirectories too")
+	asJSON := jsonFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("at most one path")
+	if err := atMost(fs, 1, "one PATH"); err != nil {
+		return err
 	}
 	t, err := tf.target(ctx)
 	if err != nil {
@@ -46,18 +51,113 @@ func runFsLs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return printJSON(stdout, client.FileList{Entries: es})
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 1, ' ', tabwriter.AlignRight)
 	for _, e := range es {
-		name := e.Path
-		switch e.Type {
-		case "dir":
-			name += "/"
-		case "symlink":
-			name += " -> " + e.LinkTarget
-		}
-		fmt.Fprintf(tw, "%s %s\t%d\t %s %s\n", typeLetter(e.Type), e.Mode, e.Size, e.ModTime.Local().Format("2006-01-02 15:04"), name)
+		fmt.Fprintf(tw, "%s %s\t%d\t %s %s\n", typeLetter(e.Type), e.Mode, e.Size, e.ModTime.Local().Format("2006-01-02 15:04"), entryName(e))
 	}
 	return tw.Flush()
+}
+
+// entryName is an entry's path as ls shows it: a directory with a slash, a
+// link with its target.
+func entryName(e client.FileStat) string {
+	switch e.Type {
+	case "dir":
+		return e.Path + "/"
+	case "symlink":
+		return e.Path + " -> " + e.LinkTarget
+	}
+	return e.Path
+}
+
+func runFsStat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fs stat", "[--json] PATH", stderr)
+	tf := addTargetCommand(fs)
+	asJSON := jsonFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := exactly(fs, 1, "one PATH"); err != nil {
+		return err
+	}
+	t, err := tf.target(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := t.Stat(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	return printStat(stdout, st, *asJSON)
+}
+
+// printStat prints what stat returns: as JSON, or a field a line.
+func printStat(w io.Writer, st *client.FileStat, asJSON bool) error {
+	if asJSON {
+		return printJSON(w, st)
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "path\t%s\ntype\t%s\nsize\t%d\nmode\t%s\nmodified\t%s\n",
+		entryName(*st), st.Type, st.Size, st.Mode, st.ModTime.Local().Format(time.RFC3339))
+	return tw.Flush()
+}
+
+func runFsMkdir(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fs mkdir", "[-p] [--json] PATH...", stderr)
+	tf := addTargetCommand(fs)
+	parents := fs.Bool("p", false, "make missing parents too, and accept a directory that exists")
+	asJSON := jsonFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return fmt.Errorf("no path given")
+	}
+	t, err := tf.target(ctx)
+	if err != nil {
+		return err
+	}
+	var made []client.FileStat
+	for _, p := range fs.Args() {
+		st, err := t.Mkdir(ctx, p, *parents)
+		if err != nil {
+			return fmt.Errorf("mkdir %s: %w", p, err)
+		}
+		made = append(made, *st)
+	}
+	if *asJSON {
+		return printJSON(stdout, client.FileList{Entries: made})
+	}
+	return nil
+}
+
+func runFsMv(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fs mv", "[-f] [--json] FROM TO", stderr)
+	tf := addTargetCommand(fs)
+	force := fs.Bool("f", false, "replace TO if it exists")
+	asJSON := jsonFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := exactly(fs, 2, "FROM and TO"); err != nil {
+		return err
+	}
+	t, err := tf.target(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := t.Move(ctx, fs.Arg(0), fs.Arg(1), *force)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, st)
+	}
+	return nil
 }
 
 func typeLetter(t string) string {
@@ -80,7 +180,7 @@ func runFsGet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fs.Usage()
-		return fmt.Errorf("want REMOTE and optionally LOCAL (- for stdout)")
+		return fmt.Errorf("want REMOTE and optionally LOCAL (- for stdout), got %d arguments", fs.NArg())
 	}
 	remote, local := fs.Arg(0), fs.Arg(1)
 	if local == "" {
@@ -91,6 +191,11 @@ func runFsGet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	f, err := t.Get(ctx, remote)
+	if errors.Is(err, wire.ErrInvalidArgument) {
+		if st, serr := t.Stat(ctx, remote); serr == nil && st.Type == "dir" {
+			return fmt.Errorf("%s is a directory: fs get fetches one file (a directory needs -r, which waits for the server's fs/archive; 'outpost fs ls -r %s' lists it)", remote, remote)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -128,16 +233,16 @@ func writeLocal(name string, r io.Reader) error {
 }
 
 func runFsPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("fs put", "LOCAL|- REMOTE", stderr)
+	fs := newFlags("fs put", "[--mode MODE] [--no-overwrite] [--json] LOCAL|- REMOTE", stderr)
 	tf := addTargetCommand(fs)
 	mode := fs.String("mode", "", "permission bits in octal, e.g. 0644 (default: keep the existing file's)")
 	noOverwrite := fs.Bool("no-overwrite", false, "fail if REMOTE exists")
+	asJSON := jsonFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return fmt.Errorf("want LOCAL (- for stdin) and REMOTE")
+	if err := exactly(fs, 2, "LOCAL (- for stdin) and REMOTE"); err != nil {
+		return err
 	}
 	opts := client.PutOptions{NoOverwrite: *noOverwrite}
 	if *mode != "" {
@@ -159,6 +264,9 @@ func runFsPut(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory: fs put sends one file (a directory needs -r, which waits for the server's fs/archive)", local)
+		}
 		if fi.Mode().IsRegular() {
 			size = fi.Size()
 		}
@@ -174,8 +282,11 @@ func runFsPut(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s  %d bytes  sha256 %s\n", res.Path, res.Size, res.SHA256)
-	return nil
+	if *asJSON {
+		return printJSON(stdout, res)
+	}
+	_, err = fmt.Fprintf(stdout, "%s  %d bytes  sha256 %s\n", res.Path, res.Size, res.SHA256)
+	return err
 }
 
 func runFsRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -79,3 +79,54 @@ func wantSome(args []string, what string) error {
 	}
 	return nil
 }
+
+// leafCommand is one command of a group whose commands parse their own
+// flags, as `outpost fs ls` and `outpost git log` do.
+type leafCommand struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// runLeafGroup runs the command of group named by args[0].
+func runLeafGroup(ctx context.Context, group string, cmds []leafCommand, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || isHelp(args[0]) {
+		leafUsage(stderr, group, cmds)
+		if len(args) == 0 {
+			return fmt.Errorf("no %s command given", group)
+		}
+		return flag.ErrHelp
+	}
+	i := slices.IndexFunc(cmds, func(c leafCommand) bool { return c.name == args[0] })
+	if i < 0 {
+		leafUsage(stderr, group, cmds)
+		return fmt.Errorf("unknown %s command %q", group, args[0])
+	}
+	return cmds[i].run(ctx, args[1:], stdout, stderr)
+}
+
+func leafUsage(w io.Writer, group string, cmds []leafCommand) {
+	fmt.Fprintf(w, "usage: outpost %s <command> [flags]\n\ncommands:\n", group)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'outpost %s <command> --help' for a command's flags.\n", group)
+}
+
+// exactly checks that fs was given n positional arguments, naming what
+// they are when not: extra arguments are errors, never ignored.
+func exactly(fs *flag.FlagSet, n int, what string) error {
+	if fs.NArg() != n {
+		fs.Usage()
+		return fmt.Errorf("want %s, got %d argument(s)", what, fs.NArg())
+	}
+	return nil
+}
+
+// atMost checks that fs was given at most n positional arguments.
+func atMost(fs *flag.FlagSet, n int, what string) error {
+	if fs.NArg() > n {
+		fs.Usage()
+		return fmt.Errorf("want at most %s, got %d arguments: %q", what, fs.NArg(), fs.Args())
+	}
+	return nil
+}

@@ -31,18 +31,20 @@ type command struct {
 
 func commands() map[string]command {
 	cmds := map[string]command{
-		"agent":  {"agent enroll | agent run", runAgent},
-		"exec":   {"run a command on an agent or session", runExec},
-		"agents": {"agents [ls] | rm: the workspace's agents, revocation", runAgents},
-		"token":  {"token create | ls | rm: enrollment tokens", runToken},
-		"key":    {"key create | ls | rm: workspace keys (admin)", runKey},
-		"fs":     {"fs ls | get | put | rm: files on an agent or session", runFs},
-		"git":    {"git status | diff: a repository on an agent or session", runGit},
-		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
-			_, err := fmt.Fprintln(stdout, version)
-			return err
-		}},
+		"agent":   {"agent enroll | agent run", runAgent},
+		"exec":    {"run a command on an agent or session", runExec},
+		"agents":  {"agents [ls] | rm: the workspace's agents, revocation", runAgents},
+		"token":   {"token create | ls | rm: enrollment tokens", runToken},
+		"key":     {"key create | ls | rm: workspace keys (admin)", runKey},
+		"fs":      {"fs ls | stat | get | put | mkdir | mv | rm: files on an agent or session", runFs},
+		"git":     {"git status | diff | log | commit | apply: a repository on an agent or session", runGit},
 		"session": {"session create | show | swap | delete | ls", runSession},
+		// Outpost itself: version, contexts, shell completion.
+		"version":    {"print the version, commit, Go and protocol versions", runVersion},
+		"login":      {"save a control plane's URL and token as a context, and use it", runLogin},
+		"logout":     {"forget a saved context and its token", runLogout},
+		"context":    {"context [ls] | use: the saved contexts", runContext},
+		"completion": {"completion bash | zsh | fish: print a shell completion script", runCompletion},
 	}
 	maps.Copy(cmds, serverCommands())
 	return cmds
@@ -57,9 +59,9 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'outpost <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'outpost <command> --help' for a command's flags; 'outpost --version' for the version.")
 }
 
 func main() {
@@ -73,6 +75,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) == 0 {
 			return 1
 		}
+		return 0
+	}
+	switch args[0] {
+	case "--version", "-version", "-v":
+		args[0] = "version"
+	case "__complete": // what the completion scripts run
+		complete(args[1:], stdout)
 		return 0
 	}
 	cmd, ok := commands()[args[0]]
@@ -93,7 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	default:
-		fmt.Fprintf(stderr, "outpost %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "outpost %s: %v\n", strings.Join(commandPath(args), " "), err)
 		return 1
 	}
 }
@@ -107,10 +116,15 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e))
 // newFlags makes a FlagSet whose --help prints the command's usage and flags.
 func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("outpost "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A parse error is printed once, by run, after the usage: the flag
+	// package's own copy goes nowhere.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: outpost %s %s\n\nflags:\n", name, synopsis)
+		hideSecretDefaults(fs)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }

@@ -29,6 +29,9 @@ func runNATSConfig(_ context.Context, args []string, stdout, stderr io.Writer) e
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := exactly(fs, 0, "no arguments"); err != nil {
+		return err
+	}
 	if *stateDir == "" {
 		return fmt.Errorf("--state-dir is required")
 	}

@@ -21,6 +21,9 @@ type progress struct {
 	start  time.Time
 	last   time.Time
 	redraw time.Duration
+	// width is the terminal's (0: unknown); a line never reaches it, so
+	// that it never wraps and every redraw overwrites the last.
+	width int
 }
 
 // newProgress returns a progress line on stderr when stderr is a terminal
@@ -31,8 +34,8 @@ func newProgress(stderr io.Writer, total int64) *progress {
 	if !ok || !term.IsTerminal(int(f.Fd())) || total >= 0 && total < progressMin {
 		return nil
 	}
-	now := time.Now()
-	return &progress{w: stderr, total: total, start: now, redraw: 100 * time.Millisecond}
+	width, _, _ := term.GetSize(int(f.Fd()))
+	return &progress{w: stderr, total: total, start: time.Now(), redraw: 100 * time.Millisecond, width: width}
 }
 
 // add counts n more bytes.
@@ -47,7 +50,8 @@ func (p *progress) add(n int) {
 	}
 }
 
-// finish draws the final line and ends it.
+// finish draws the final line and ends it: the last line holds the final
+// count and nothing left over from earlier draws.
 func (p *progress) finish() {
 	if p == nil {
 		return
@@ -56,11 +60,21 @@ func (p *progress) finish() {
 	fmt.Fprintln(p.w)
 }
 
+// draw rewrites the status line: back to its start, the line, then erase
+// to the end of the line (a shorter line leaves nothing of a longer one).
 func (p *progress) draw() {
+	line := p.line()
+	if p.width > 1 && len(line) >= p.width {
+		line = line[:p.width-1]
+	}
+	fmt.Fprintf(p.w, "\r%s\x1b[K", line)
+}
+
+// line is the status line's text.
+func (p *progress) line() string {
 	rate := float64(p.done) / max(time.Since(p.start).Seconds(), 1e-3)
 	if p.total < 0 {
-		fmt.Fprintf(p.w, "\r%s  %s/s ", human(p.done), human(int64(rate)))
-		return
+		return fmt.Sprintf("%s  %s/s", human(p.done), human(int64(rate)))
 	}
 	pct := 100.0
 	if p.total > 0 {
@@ -74,7 +88,7 @@ func (p *progress) draw() {
 			bar[i] = '='
 		}
 	}
-	fmt.Fprintf(p.w, "\r[%s] %5.1f%%  %s / %s  %s/s ", bar, pct, human(p.done), human(p.total), human(int64(rate)))
+	return fmt.Sprintf("[%s] %5.1f%%  %s / %s  %s/s", bar, pct, human(p.done), human(p.total), human(int64(rate)))
 }
 
 // human renders a byte count with a binary unit.

@@ -31,8 +31,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := exactly(fs, 0, "no arguments"); err != nil {
+		return err
+	}
 	if *stateDir == "" {
 		return fmt.Errorf("--state-dir is required")
+	}
+	if err := checkListen(*listen, "--listen"); err != nil {
+		return err
+	}
+	if *natsURL == "" {
+		if err := checkListen(*natsListen, "--nats-listen"); err != nil {
+			return err
+		}
 	}
 	srv, err := controlplane.New(controlplane.Config{
 		Listen:         *listen,

@@ -31,13 +31,16 @@ const (
 )
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("up", "[--dir DIR] [--listen ADDR]", stderr)
+	fs := newFlags("up", "[--dir DIR] [--listen ADDR] [--nats-listen ADDR] [--state-dir DIR] [-v]", stderr)
 	dir := fs.String("dir", ".", "directory the local agent serves")
-	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
-	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
+	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address (when the default is taken, a free port)")
+	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address (when the default is taken, a free port)")
 	stateDir := fs.String("state-dir", defaultStateDir(), "where the control plane and the agents keep their state (the pool agent serves its cloud/ directory)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := exactly(fs, 0, "no arguments (the directory goes in --dir)"); err != nil {
 		return err
 	}
 	root, err := filepath.Abs(*dir)
@@ -52,6 +55,18 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	unlock, err := lockUpState(*stateDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	set := setFlags(fs)
+	if *listen, err = freeListen(*listen, "--listen", set["listen"], stderr); err != nil {
+		return err
+	}
+	if *natsListen, err = freeListen(*natsListen, "--nats-listen", set["nats-listen"], stderr); err != nil {
+		return err
+	}
 
 	srv, err := controlplane.New(controlplane.Config{
 		Listen:     *listen,
@@ -67,6 +82,9 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.Close()
+	if err := recordUpURL(*stateDir, srv.URL()); err != nil {
+		return err
+	}
 
 	cl := client.New(srv.URL(), srv.AdminToken())
 	if _, err := cl.CreateWorkspace(ctx, upWorkspace); err != nil && !errors.Is(err, wire.ErrConflict) {
