@@ -22,6 +22,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/agent/proc"
+	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -139,7 +140,7 @@ type Agent struct {
 
 	conn   atomic.Pointer[nats.Conn] // the serving connection, for its max payload
 	sem    chan struct{}
-	fence  *fence
+	fence  delivery.Fence // sessions' epochs (the delivery rule)
 	idem   *idempotency
 	stopCh chan error // a takeover or fatal NATS error asks Run to stop
 	links  *linkHub   // tells of sleep/wake and network changes
@@ -160,7 +161,6 @@ func New(cfg Config) (*Agent, error) {
 		procs:    cfg.Procs,
 		handlers: map[string]opFunc{},
 		sem:      make(chan struct{}, cfg.Workers),
-		fence:    newFence(),
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
 		links:    links,

@@ -11,6 +11,11 @@ import (
 // gitProbeTimeout bounds `git version` when the agent starts.
 const gitProbeTimeout = 5 * time.Second
 
+// The git domain package knows nothing of the wire (internal/deptest); its
+// result types have the wire's fields in the wire's order, so each converts
+// with a plain type conversion, and a field added on one side only fails to
+// compile here.
+
 // repoDir is the host directory of the repository path p under the root.
 func (fo *fileOps) repoDir(p string) (string, error) {
 	if fo.gitVer == "" {
@@ -32,13 +37,7 @@ func (fo *fileOps) gitStatus(ctx context.Context, req *wire.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	b := st.Branch
-	out := &wire.GitStatus{
-		IsRepo: st.IsRepo,
-		Branch: wire.GitBranch{Head: b.Head, OID: b.OID, Upstream: b.Upstream, Ahead: b.Ahead, Behind: b.Behind,
-			Detached: b.Detached, Unborn: b.Unborn},
-		Entries: make([]wire.GitStatusEntry, len(st.Entries)),
-	}
+	out := &wire.GitStatus{IsRepo: st.IsRepo, Branch: wire.GitBranch(st.Branch), Entries: make([]wire.GitStatusEntry, len(st.Entries))}
 	for i, e := range st.Entries {
 		out.Entries[i] = wire.GitStatusEntry{Path: e.Path, OrigPath: e.OrigPath, Index: e.Index, Worktree: e.Worktree, Kind: e.Kind}
 	}
@@ -60,7 +59,7 @@ func (fo *fileOps) gitDiff(ctx context.Context, req *wire.Request) (any, error) 
 	}
 	out := &wire.GitDiff{Files: make([]wire.GitDiffFile, len(d.Files)), Patch: d.Patch}
 	for i, f := range d.Files {
-		out.Files[i] = wire.GitDiffFile{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted, Binary: f.Binary}
+		out.Files[i] = wire.GitDiffFile(f)
 	}
 	return out, nil
 }
@@ -95,7 +94,7 @@ func (fo *fileOps) gitCommit(ctx context.Context, req *wire.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	return &wire.GitCommitResult{OID: res.OID, Summary: res.Summary}, nil
+	return (*wire.GitCommitResult)(res), nil
 }
 
 func (fo *fileOps) gitLog(ctx context.Context, req *wire.Request) (any, error) {
@@ -113,7 +112,7 @@ func (fo *fileOps) gitLog(ctx context.Context, req *wire.Request) (any, error) {
 	}
 	out := &wire.GitLog{Commits: make([]wire.GitCommit, len(cs))}
 	for i, c := range cs {
-		out.Commits[i] = wire.GitCommit{OID: c.OID, Author: c.Author, Email: c.Email, Time: c.Time, Subject: c.Subject}
+		out.Commits[i] = wire.GitCommit(c)
 	}
 	return out, nil
 }

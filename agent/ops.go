@@ -42,17 +42,21 @@ func (a *Agent) probeOp(_ context.Context, req *wire.Request) (any, error) {
 	return &wire.ProbeResult{Instance: a.instance, PID: os.Getpid(), Hostname: host}, nil
 }
 
+// exec is the agent's trust boundary for a buffered run: the request is
+// validated and given its defaults here, once (wire.ExecRequest.Normalize),
+// with the output cap lowered to what one reply on the serving connection
+// can carry (wire.MaxExecOutput).
 func (a *Agent) exec(ctx context.Context, req *wire.Request) (any, error) {
 	var body wire.ExecRequest
 	if err := req.DecodeBody(&body); err != nil {
 		return nil, err
 	}
-	if err := body.Validate(); err != nil {
-		return nil, err
+	var maxPayload int64
+	if nc := a.conn.Load(); nc != nil {
+		maxPayload = nc.MaxPayload()
 	}
-	timeout := time.Duration(body.TimeoutMs) * time.Millisecond
-	if timeout == 0 {
-		timeout = wire.DefaultExecTimeoutMs * time.Millisecond
+	if err := body.Normalize(wire.MaxExecOutput(maxPayload)); err != nil {
+		return nil, err
 	}
 	res, err := a.procs.Exec(ctx, proc.ExecRequest{
 		Argv:      body.Argv,
@@ -60,8 +64,8 @@ func (a *Agent) exec(ctx context.Context, req *wire.Request) (any, error) {
 		Cwd:       body.Cwd,
 		Env:       body.Env,
 		Stdin:     body.Stdin,
-		Timeout:   timeout,
-		OutputCap: a.outputCap(body.OutputCap),
+		Timeout:   time.Duration(body.TimeoutMs) * time.Millisecond,
+		OutputCap: body.OutputCap,
 	})
 	if err != nil {
 		return nil, err
@@ -74,18 +78,4 @@ func (a *Agent) exec(ctx context.Context, req *wire.Request) (any, error) {
 		Truncated:  res.Truncated,
 		DurationMs: res.Duration.Milliseconds(),
 	}, nil
-}
-
-// outputCap is an exec's per-stream output cap (default
-// wire.DefaultOutputCap), clamped to what one reply on the serving
-// connection can carry (wire.MaxExecOutput).
-func (a *Agent) outputCap(requested int) int {
-	if requested == 0 {
-		requested = wire.DefaultOutputCap
-	}
-	var maxPayload int64
-	if nc := a.conn.Load(); nc != nil {
-		maxPayload = nc.MaxPayload()
-	}
-	return min(requested, wire.MaxExecOutput(maxPayload))
 }

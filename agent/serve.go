@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -154,15 +155,7 @@ func (a *Agent) handle(base context.Context, data []byte) (reply []byte, release
 		}
 		return wire.EncodeError(id, err), nil
 	}
-	if req.Expired(time.Now()) {
-		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
-			"request %s (%s) arrived after its deadline", req.ID, req.Op)), nil
-	}
-	if req.Late(time.Now()) {
-		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
-			"request %s (%s) arrived after its start-by time; its caller was told this agent is unavailable", req.ID, req.Op)), nil
-	}
-	if err := a.fence.check(req.Session, req.Epoch); err != nil {
+	if err := delivery.Admit(req, time.Now(), &a.fence); err != nil {
 		return wire.EncodeError(req.ID, err), nil
 	}
 	h := a.handler(req.Op)

@@ -16,9 +16,6 @@ import (
 // outlast it.
 const execGrace = 15 * time.Second
 
-// maxExecTimeoutMs bounds timeoutMs (24 h).
-const maxExecTimeoutMs = 24 * 60 * 60 * 1000
-
 func (s *Server) handleExec(w http.ResponseWriter, r *http.Request, t target) error {
 	encoding := r.URL.Query().Get("encoding")
 	if encoding != "" && encoding != "text" && encoding != "base64" {
@@ -51,9 +48,10 @@ func (s *Server) maxOutputCap() int {
 	return max((int(s.nc.MaxPayload())-payloadReserve)/2, 0)
 }
 
-// execBody turns the HTTP body into the wire body, with API.md's defaults;
-// maxCap bounds outputCap (the default is lowered to it, a larger one
-// asked for is invalid_argument).
+// execBody turns the HTTP body into the wire body, with API.md's defaults
+// (wire.ExecRequest.Normalize); maxCap bounds outputCap (the default is
+// lowered to it, a larger one asked for is invalid_argument). Only the
+// stdin forms are HTTP's own.
 func execBody(req *client.ExecRequest, maxCap int) (*wire.ExecRequest, error) {
 	body := &wire.ExecRequest{
 		Argv:      req.Argv,
@@ -75,39 +73,25 @@ func execBody(req *client.ExecRequest, maxCap int) (*wire.ExecRequest, error) {
 	case req.Stdin != "":
 		body.Stdin = []byte(req.Stdin)
 	}
-	if body.TimeoutMs == 0 {
-		body.TimeoutMs = wire.DefaultExecTimeoutMs
-	}
-	switch {
-	case body.OutputCap == 0:
-		body.OutputCap = min(wire.DefaultOutputCap, maxCap)
-	case body.OutputCap > maxCap:
+	if body.OutputCap > maxCap {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "outputCap must be at most %d bytes (what one reply can carry: both streams within the NATS max payload)", maxCap)
 	}
-	if body.TimeoutMs > maxExecTimeoutMs {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "timeoutMs must be at most %d", maxExecTimeoutMs)
-	}
-	if err := body.Validate(); err != nil {
+	if err := body.Normalize(maxCap); err != nil {
 		return nil, err
 	}
 	return body, nil
 }
 
-// renderExec renders output as UTF-8 text (invalid bytes become U+FFFD) or
-// as base64 of the exact bytes.
-func renderExec(res *wire.ExecResult, b64 bool) client.ExecResult {
-	text := func(b []byte) string {
-		if b64 {
-			return base64.StdEncoding.EncodeToString(b)
-		}
-		return strings.ToValidUTF8(string(b), "\uFFFD")
+// renderExec renders output as UTF-8 text (invalid bytes become U+FFFD) or,
+// for base64, as the wire result itself (its JSON is base64 of the exact
+// bytes).
+func renderExec(res *wire.ExecResult, b64 bool) any {
+	if b64 {
+		return res
 	}
-	return client.ExecResult{
-		ExitCode:   res.ExitCode,
-		Stdout:     text(res.Stdout),
-		Stderr:     text(res.Stderr),
-		TimedOut:   res.TimedOut,
-		Truncated:  res.Truncated,
-		DurationMs: res.DurationMs,
+	text := func(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
+	return &client.ExecResult{
+		ExitCode: res.ExitCode, Stdout: text(res.Stdout), Stderr: text(res.Stderr),
+		TimedOut: res.TimedOut, Truncated: res.Truncated, DurationMs: res.DurationMs,
 	}
 }

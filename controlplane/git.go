@@ -23,17 +23,7 @@ func (s *Server) handleGitStatus(w http.ResponseWriter, r *http.Request, t targe
 	if err := t.Call(r.Context(), wire.OpGitStatus, &wire.GitStatusRequest{Path: q.Get("path"), Ignored: ignored}, &st, fileCall()); err != nil {
 		return err
 	}
-	b := st.Branch
-	out := client.GitStatus{
-		IsRepo: st.IsRepo,
-		Branch: client.GitBranch{Head: b.Head, OID: b.OID, Upstream: b.Upstream, Ahead: b.Ahead, Behind: b.Behind,
-			Detached: b.Detached, Unborn: b.Unborn},
-		Entries: make([]client.GitStatusEntry, len(st.Entries)),
-	}
-	for i, e := range st.Entries {
-		out.Entries[i] = client.GitStatusEntry{Path: e.Path, OrigPath: e.OrigPath, Index: e.Index, Worktree: e.Worktree, Kind: e.Kind}
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, &st)
 	return nil
 }
 
@@ -49,11 +39,7 @@ func (s *Server) handleGitDiff(w http.ResponseWriter, r *http.Request, t target)
 	if err := t.Call(r.Context(), wire.OpGitDiff, body, &d, fileCall()); err != nil {
 		return err
 	}
-	out := client.GitDiff{Files: make([]client.GitDiffFile, len(d.Files)), Patch: d.Patch}
-	for i, f := range d.Files {
-		out.Files[i] = client.GitDiffFile{Path: f.Path, OldPath: f.OldPath, Added: f.Added, Deleted: f.Deleted, Binary: f.Binary}
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, &d)
 	return nil
 }
 
@@ -72,17 +58,16 @@ func (s *Server) handleGitApply(w http.ResponseWriter, r *http.Request, t target
 	if err := t.Call(r.Context(), wire.OpGitApply, body, &res, fileCall()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, client.GitApplyResult{Applied: res.Applied})
+	writeJSON(w, http.StatusOK, &res)
 	return nil
 }
 
 // handleGitCommit serves POST {target}/git/commit: 201 {"oid","summary"}.
 func (s *Server) handleGitCommit(w http.ResponseWriter, r *http.Request, t target) error {
-	var req client.GitCommitRequest
-	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+	body := &wire.GitCommitRequest{}
+	if err := decodeJSON(w, r, maxJSONBody, body); err != nil {
 		return err
 	}
-	body := &wire.GitCommitRequest{Path: req.Path, Message: req.Message, All: req.All, AuthorName: req.AuthorName, AuthorEmail: req.AuthorEmail}
 	if err := body.Validate(); err != nil {
 		return err
 	}
@@ -90,7 +75,7 @@ func (s *Server) handleGitCommit(w http.ResponseWriter, r *http.Request, t targe
 	if err := t.Call(r.Context(), wire.OpGitCommit, body, &res, fileCall()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, client.GitCommitResult{OID: res.OID, Summary: res.Summary})
+	writeJSON(w, http.StatusCreated, &res)
 	return nil
 }
 
@@ -112,10 +97,6 @@ func (s *Server) handleGitLog(w http.ResponseWriter, r *http.Request, t target) 
 	if err := t.Call(r.Context(), wire.OpGitLog, body, &res, fileCall()); err != nil {
 		return err
 	}
-	out := client.GitLog{Commits: make([]client.GitCommit, len(res.Commits))}
-	for i, c := range res.Commits {
-		out.Commits[i] = client.GitCommit{OID: c.OID, Author: c.Author, Email: c.Email, Time: c.Time, Subject: c.Subject}
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, &res)
 	return nil
 }

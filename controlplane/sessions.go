@@ -138,7 +138,7 @@ func (s *Server) sessionJSON(st *routing.State) client.Session {
 	out := client.Session{
 		ID: st.ID, Active: st.Active, Epoch: st.Epoch, CreatedAt: st.CreatedAt,
 		Backends:    make(map[string]client.SessionBackend, len(st.Backends)),
-		Transitions: make([]client.Transition, 0, len(st.Transitions)),
+		Transitions: append([]client.Transition{}, st.Transitions...),
 	}
 	for name, spec := range st.Backends {
 		b := client.SessionBackend{Kind: string(spec.Kind), Agent: spec.Agent, Pool: spec.Pool}
@@ -149,9 +149,6 @@ func (s *Server) sessionJSON(st *routing.State) client.Session {
 			b.Status = string(s.presence.Get(ag).Status)
 		}
 		out.Backends[name] = b
-	}
-	for _, t := range st.Transitions {
-		out.Transitions = append(out.Transitions, client.Transition{From: t.From, To: t.To, Epoch: t.Epoch, At: t.At, Agent: t.Agent})
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -66,17 +67,9 @@ func (b *rpcBackend) Ready(ctx context.Context) error {
 	return wire.Errorf(wire.CodeUnavailable, wire.ReasonNotResponding, "agent %s cannot serve: %v", b.ag, err)
 }
 
-// notRun reports whether err proves the agent did not run the request:
-// nobody received it (no responders), or the agent refused it before
-// running it (busy, stopping, fenced, past its deadline).
-func notRun(err error) bool {
-	if err == nil || rpc.MaybeDelivered(err) {
-		return false
-	}
-	return errors.Is(err, wire.ErrUnavailable) ||
-		errors.Is(err, &wire.Error{Code: wire.CodeConflict, Reason: wire.ReasonFenced}) ||
-		errors.Is(err, &wire.Error{Code: wire.CodeDeadlineExceeded, Reason: wire.ReasonDeadlinePassed})
-}
+// notRun reports whether err proves the agent did not run the request
+// (the delivery rule: delivery.NotRun).
+func notRun(err error) bool { return delivery.NotRun(err) }
 
 // outcomeUnknown is the answer to a mutation that raced a swap.
 func outcomeUnknown(op string, from Route, toEpoch uint64, cause error) error {

@@ -26,12 +26,11 @@
 //
 // Rules where the contract is silent:
 //
-//   - Retries: a call that surely did not run (no responders, or refused by
-//     the agent before running: fenced, busy, stopping, past its deadline)
-//     may be sent again; one that may have run (a timeout, a presence lapse
-//     while waiting) is retried only if it is a read and the pointer moved.
-//     On an unmoved pointer nothing is retried, except that a pool backend
-//     whose agent is gone for good claims another first.
+//   - Retries follow the delivery rule (wire/PROTOCOL.md "Delivery",
+//     package delivery): a call that surely did not run may be sent again;
+//     one that may have run is retried only if it is a read and the
+//     pointer moved. On an unmoved pointer nothing is retried, except that
+//     a pool backend whose agent is gone for good claims another first.
 //   - If the pointer cannot be read again after a mutation, the mutation's
 //     outcome is unknown too (conflict/outcome_unknown).
 //   - An Idempotency-Key is remembered by the agent that ran the mutation,
@@ -46,11 +45,9 @@
 //   - Outpost-Backend and Outpost-Epoch report where the last try ran, on
 //     errors too.
 //   - A 503 given because the agent's presence lapsed while a call waited
-//     (a frozen or cut-off machine) may have been delivered, but it comes
-//     no sooner than the request's start-by time (rpc.Config.StartWindow),
-//     after which an agent that wakes with it refuses it: the request ran
-//     before the 503 or never. A mutation it answers may have run; ask the
-//     agent once it is back, as for outcome_unknown.
+//     comes no sooner than the request's start-by time (the delivery rule,
+//     rule 2): the request ran before it or never. A mutation it answers
+//     may have run; ask the agent once it is back, as for outcome_unknown.
 //
 // The control plane is the first user: it serves every target operation
 // under /v1/workspaces/{ws}/sessions/{session}. Other programs embed a

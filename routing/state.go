@@ -64,16 +64,9 @@ func (s Spec) validate(name string) error {
 	return nil
 }
 
-// Transition is one move of a session's pointer. A pool backend that
-// replaced its gone agent moves from itself to itself, with the new Agent.
-type Transition struct {
-	From  string    `json:"from"`
-	To    string    `json:"to"`
-	Epoch uint64    `json:"epoch"`
-	At    time.Time `json:"at"`
-	// Agent is the agent behind To from this epoch on.
-	Agent string `json:"agent,omitempty"`
-}
+// Transition is one move of a session's pointer (wire.Transition: the
+// HTTP API returns the same shape).
+type Transition = wire.Transition
 
 // State is a session as stored in KV.
 type State struct {

@@ -2,6 +2,8 @@
 // rules users depend on: an enrolled agent that is not there answers 503
 // (agent_offline or agent_reconnecting) at once or within its lease, never
 // 404 and never a hang; only an agent that is online and slow answers 504.
+// When it may give up on a request and what its errors say of delivery is
+// the delivery rule (package delivery, wire/PROTOCOL.md "Delivery").
 package rpc
 
 import (
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -108,16 +111,13 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 		return wire.Errorf(wire.CodeInvalidArgument, "", "%v", err)
 	}
 	req.Session, req.Epoch, req.IdempotencyKey = opts.Session, opts.Epoch, opts.IdempotencyKey
-	startBy := time.Now().Add(c.cfg.StartWindow)
-	if startBy.After(deadline) {
-		startBy = deadline
-	}
+	startBy := delivery.StartBy(time.Now(), deadline, c.cfg.StartWindow)
 	req.StartBy = startBy.UnixMilli()
 	data, err := wire.EncodeRequest(req, body)
 	if err != nil {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "encode request: %v", err)
 	}
-	msg, err := c.request(ctx, ag, subj, data, deadline, req.StartBy)
+	msg, err := c.request(ctx, ag, subj, data, deadline, startBy)
 	if err != nil {
 		return err
 	}
@@ -133,8 +133,8 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 
 // request sends data and waits for the reply, watching presence: a lapse
 // while waiting ends the wait with 503, once the request's start-by time
-// (Unix ms) has passed.
-func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, deadline time.Time, startBy int64) (*nats.Msg, error) {
+// has passed (delivery.GiveUp).
+func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, deadline, startBy time.Time) (*nats.Msg, error) {
 	if max := c.cfg.Conn.MaxPayload(); max > 0 && int64(len(data)) > max {
 		return nil, wire.Errorf(wire.CodePayloadTooLarge, "", "request of %d bytes exceeds the limit of %d", len(data), max)
 	}
@@ -163,19 +163,15 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	return nil, c.classify(ctx, ag, err)
 }
 
-// watch cancels the request when ag's presence lapses while it waits: at
-// once if it was online when the call began, or after one minimum lease if
-// it was not (a live agent is heard from within that). It also cancels it
-// when the agent says hello again, on a new connection: the reply to a
-// request delivered on the old one can no longer reach us (an agent may
-// publish only replies to requests its own connection received), so
-// waiting longer would only hang the caller until the deadline. Never
-// before the request's start-by time (Unix ms) has passed, after which the
-// agent refuses it. first is ag's presence when the call began. The
-// returned stop ends the watcher and waits for it.
-func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy int64, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
+// watch cancels the request when the delivery rule lets the caller give up
+// on ag (delivery.GiveUp): its presence lapsed, or it said hello again on a
+// new connection (the reply to a request delivered on the old one can no
+// longer reach us: an agent may publish only replies to requests its own
+// connection received), and the start-by time has passed. first is ag's
+// presence when the call began. The returned stop ends the watcher and
+// waits for it.
+func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy time.Time, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
 	start := time.Now()
-	wasOnline := first.Status == presence.Online
 	done, quit := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -191,11 +187,12 @@ func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.En
 			}
 			e := c.cfg.Presence.Get(ag)
 			reconnected := e.Hello != nil && e.Hello != first.Hello
-			if e.Status == presence.Online && !reconnected || !wasOnline && time.Since(start) < presence.DefaultMinLease {
+			now := time.Now()
+			if !delivery.GiveUp(delivery.Wait{
+				WasOnline: first.Status == presence.Online, Online: e.Status == presence.Online && !reconnected,
+				Waited: now.Sub(start), MinLease: presence.DefaultMinLease, StartBy: startBy,
+			}, now) {
 				continue
-			}
-			if time.Now().UnixMilli() <= startBy {
-				continue // the agent could still start it: wait for a reply or the start-by time
 			}
 			lapsed <- e
 			cancel()
@@ -241,20 +238,11 @@ func unavailable(ag subjects.Agent, e presence.Entry, what string) *wire.Error {
 	return wire.Errorf(wire.CodeUnavailable, reason, "agent %s %s (%s, %s)", ag, what, e.Status, seen)
 }
 
-// deliveryError marks an error after which the agent may have received, and
-// run, the request.
-type deliveryError struct{ err *wire.Error }
-
-func (d *deliveryError) Error() string { return d.err.Error() }
-func (d *deliveryError) Unwrap() error { return d.err }
-
-func ambiguous(err *wire.Error) error { return &deliveryError{err: err} }
+// ambiguous marks err as one after which the agent may have run the
+// request (delivery.Ambiguous).
+func ambiguous(err *wire.Error) error { return delivery.Ambiguous(err) }
 
 // MaybeDelivered reports whether err leaves open that the agent received
-// the request (a timeout, a lapse while waiting, a lost connection). Errors
-// where it surely did not (no responders, an invalid request) and errors
-// the agent answered are false. Mutations must not be replayed when true.
-func MaybeDelivered(err error) bool {
-	var d *deliveryError
-	return errors.As(err, &d)
-}
+// the request (a timeout, a lapse while waiting, a lost connection); it is
+// delivery.MaybeDelivered. Mutations must not be replayed when true.
+func MaybeDelivered(err error) bool { return delivery.MaybeDelivered(err) }

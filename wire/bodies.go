@@ -72,10 +72,12 @@ type ExecRequest struct {
 	OutputCap int               `msgpack:"cap,omitempty"`
 }
 
-// Exec defaults, from API.md.
+// Exec defaults and bounds, from API.md.
 const (
 	DefaultExecTimeoutMs = 60000
 	DefaultOutputCap     = 1 << 20
+	// MaxExecTimeoutMs bounds timeoutMs (24 h).
+	MaxExecTimeoutMs = 24 * 60 * 60 * 1000
 	// ExecReplyReserve is the room an exec reply keeps for all but its
 	// output.
 	ExecReplyReserve = 64 << 10
@@ -93,15 +95,16 @@ func MaxExecOutput(maxPayload int64) int {
 	return int(max((maxPayload-ExecReplyReserve)/2, maxPayload/4))
 }
 
-// ExecResult is the result of exec. Output is exact bytes; the control plane
-// decides how to render it.
+// ExecResult is the result of exec. Output is exact bytes; in JSON they are
+// base64, which is the HTTP body of exec?encoding=base64 as it stands (the
+// control plane renders text itself).
 type ExecResult struct {
-	ExitCode   int    `msgpack:"exit"`
-	Stdout     []byte `msgpack:"out"`
-	Stderr     []byte `msgpack:"err"`
-	TimedOut   bool   `msgpack:"timedOut"`
-	Truncated  bool   `msgpack:"trunc"`
-	DurationMs int64  `msgpack:"ms"`
+	ExitCode   int    `msgpack:"exit" json:"exitCode"`
+	Stdout     []byte `msgpack:"out" json:"stdout"`
+	Stderr     []byte `msgpack:"err" json:"stderr"`
+	TimedOut   bool   `msgpack:"timedOut" json:"timedOut"`
+	Truncated  bool   `msgpack:"trunc" json:"truncated"`
+	DurationMs int64  `msgpack:"ms" json:"durationMs"`
 }
 
 // ValidCommand checks what a command to run names: exactly one of argv
@@ -156,8 +159,32 @@ func (r *ExecRequest) Validate() error {
 	switch {
 	case r.TimeoutMs < 0:
 		return Errorf(CodeInvalidArgument, "", "timeoutMs must not be negative")
+	case r.TimeoutMs > MaxExecTimeoutMs:
+		return Errorf(CodeInvalidArgument, "", "timeoutMs must be at most %d", MaxExecTimeoutMs)
 	case r.OutputCap < 0:
 		return Errorf(CodeInvalidArgument, "", "outputCap must not be negative")
+	}
+	return nil
+}
+
+// Normalize validates r and fills in API.md's defaults: the one place an
+// exec's defaults are applied. TimeoutMs 0 becomes DefaultExecTimeoutMs,
+// OutputCap 0 DefaultOutputCap; OutputCap is then lowered to maxCap (what
+// one reply can carry; <= 0 is no bound). The control plane calls it to
+// size its call (after refusing an explicit cap above its own bound), the
+// agent at its trust boundary.
+func (r *ExecRequest) Normalize(maxCap int) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if r.TimeoutMs == 0 {
+		r.TimeoutMs = DefaultExecTimeoutMs
+	}
+	if r.OutputCap == 0 {
+		r.OutputCap = DefaultOutputCap
+	}
+	if maxCap > 0 {
+		r.OutputCap = min(r.OutputCap, maxCap)
 	}
 	return nil
 }

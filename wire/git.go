@@ -4,6 +4,11 @@ import "time"
 
 // Git ops. Path selects the repository directory under the root (default
 // the root); git itself runs on the agent's machine.
+//
+// One type per shape: where the HTTP body (API.md) equals the wire body,
+// the type carries both tags and serves the agent, the control plane and
+// the SDK (controlplane/client aliases it). Only git.apply's request
+// differs (the patch is text in JSON, bytes on the wire).
 const (
 	OpGitStatus = "git.status"
 	OpGitDiff   = "git.diff"
@@ -30,8 +35,8 @@ const (
 
 // GitStatusRequest is the body of git.status.
 type GitStatusRequest struct {
-	Path    string `msgpack:"path,omitempty"`
-	Ignored bool   `msgpack:"ignored,omitempty"`
+	Path    string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Ignored bool   `msgpack:"ignored,omitempty" json:"ignored,omitempty"`
 }
 
 // Validate checks the path.
@@ -40,38 +45,38 @@ func (r *GitStatusRequest) Validate() error { return validPath("path", r.Path) }
 // GitStatus is the result of git.status. IsRepo false means the directory
 // is in no repository under the root; the rest is then empty.
 type GitStatus struct {
-	IsRepo  bool             `msgpack:"repo"`
-	Branch  GitBranch        `msgpack:"branch"`
-	Entries []GitStatusEntry `msgpack:"entries"`
+	IsRepo  bool             `msgpack:"repo" json:"isRepo"`
+	Branch  GitBranch        `msgpack:"branch" json:"branch"`
+	Entries []GitStatusEntry `msgpack:"entries" json:"entries"`
 }
 
 // GitBranch describes HEAD and its upstream.
 type GitBranch struct {
-	Head     string `msgpack:"head"`
-	OID      string `msgpack:"oid"`
-	Upstream string `msgpack:"up,omitempty"`
-	Ahead    int    `msgpack:"ahead"`
-	Behind   int    `msgpack:"behind"`
-	Detached bool   `msgpack:"detached,omitempty"`
-	Unborn   bool   `msgpack:"unborn,omitempty"`
+	Head     string `msgpack:"head" json:"head"`
+	OID      string `msgpack:"oid" json:"oid"`
+	Upstream string `msgpack:"up,omitempty" json:"upstream"`
+	Ahead    int    `msgpack:"ahead" json:"ahead"`
+	Behind   int    `msgpack:"behind" json:"behind"`
+	Detached bool   `msgpack:"detached,omitempty" json:"detached"`
+	Unborn   bool   `msgpack:"unborn,omitempty" json:"unborn"`
 }
 
 // GitStatusEntry is one path of a status. Kind is changed, renamed,
 // unmerged, untracked or ignored; Index and Worktree are git's letters.
 type GitStatusEntry struct {
-	Path     string `msgpack:"path"`
-	OrigPath string `msgpack:"orig,omitempty"`
-	Index    string `msgpack:"x"`
-	Worktree string `msgpack:"y"`
-	Kind     string `msgpack:"kind"`
+	Path     string `msgpack:"path" json:"path"`
+	OrigPath string `msgpack:"orig,omitempty" json:"origPath,omitempty"`
+	Index    string `msgpack:"x" json:"index"`
+	Worktree string `msgpack:"y" json:"worktree"`
+	Kind     string `msgpack:"kind" json:"kind"`
 }
 
 // GitDiffRequest is the body of git.diff: the work tree against the index,
 // or with Staged the index against HEAD, or against Ref.
 type GitDiffRequest struct {
-	Path   string `msgpack:"path,omitempty"`
-	Staged bool   `msgpack:"staged,omitempty"`
-	Ref    string `msgpack:"ref,omitempty"`
+	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Staged bool   `msgpack:"staged,omitempty" json:"staged,omitempty"`
+	Ref    string `msgpack:"ref,omitempty" json:"ref,omitempty"`
 }
 
 // Validate checks the path and ref lengths.
@@ -84,17 +89,17 @@ func (r *GitDiffRequest) Validate() error {
 
 // GitDiff is the result of git.diff.
 type GitDiff struct {
-	Files []GitDiffFile `msgpack:"files"`
-	Patch string        `msgpack:"patch"`
+	Files []GitDiffFile `msgpack:"files" json:"files"`
+	Patch string        `msgpack:"patch" json:"patch"`
 }
 
 // GitDiffFile is one file of a diff; Binary files count no lines.
 type GitDiffFile struct {
-	Path    string `msgpack:"path"`
-	OldPath string `msgpack:"old,omitempty"`
-	Added   int    `msgpack:"add"`
-	Deleted int    `msgpack:"del"`
-	Binary  bool   `msgpack:"bin,omitempty"`
+	Path    string `msgpack:"path" json:"path"`
+	OldPath string `msgpack:"old,omitempty" json:"oldPath,omitempty"`
+	Added   int    `msgpack:"add" json:"added"`
+	Deleted int    `msgpack:"del" json:"deleted"`
+	Binary  bool   `msgpack:"bin,omitempty" json:"binary"`
 }
 
 // GitApplyRequest is the body of git.apply. A patch that does not apply is
@@ -117,16 +122,16 @@ func (r *GitApplyRequest) Validate() error {
 
 // GitApplyResult is the result of git.apply: Applied is false for a check.
 type GitApplyResult struct {
-	Applied bool `msgpack:"applied"`
+	Applied bool `msgpack:"applied" json:"applied"`
 }
 
 // GitCommitRequest is the body of git.commit.
 type GitCommitRequest struct {
-	Path        string `msgpack:"path,omitempty"`
-	Message     string `msgpack:"msg"`
-	All         bool   `msgpack:"all,omitempty"`
-	AuthorName  string `msgpack:"name,omitempty"`
-	AuthorEmail string `msgpack:"email,omitempty"`
+	Path        string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Message     string `msgpack:"msg" json:"message"`
+	All         bool   `msgpack:"all,omitempty" json:"all,omitempty"`
+	AuthorName  string `msgpack:"name,omitempty" json:"authorName,omitempty"`
+	AuthorEmail string `msgpack:"email,omitempty" json:"authorEmail,omitempty"`
 }
 
 // Validate checks that there is a message.
@@ -139,8 +144,8 @@ func (r *GitCommitRequest) Validate() error {
 
 // GitCommitResult is the result of git.commit.
 type GitCommitResult struct {
-	OID     string `msgpack:"oid"`
-	Summary string `msgpack:"summary"`
+	OID     string `msgpack:"oid" json:"oid"`
+	Summary string `msgpack:"summary" json:"summary"`
 }
 
 // GitLogRequest is the body of git.log: at most N commits (default 100)
@@ -164,14 +169,14 @@ func (r *GitLogRequest) Validate() error {
 
 // GitLog is the result of git.log.
 type GitLog struct {
-	Commits []GitCommit `msgpack:"commits"`
+	Commits []GitCommit `msgpack:"commits" json:"commits"`
 }
 
 // GitCommit is one commit of a log.
 type GitCommit struct {
-	OID     string    `msgpack:"oid"`
-	Author  string    `msgpack:"author"`
-	Email   string    `msgpack:"email"`
-	Time    time.Time `msgpack:"t"`
-	Subject string    `msgpack:"subject"`
+	OID     string    `msgpack:"oid" json:"oid"`
+	Author  string    `msgpack:"author" json:"author"`
+	Email   string    `msgpack:"email" json:"email"`
+	Time    time.Time `msgpack:"t" json:"time"`
+	Subject string    `msgpack:"subject" json:"subject"`
 }

@@ -104,25 +104,28 @@ func (r *ProcStartRequest) Validate() error {
 	return validSize(max(r.Cols, 1), max(r.Rows, 1))
 }
 
-// ProcStartResult is the result of proc.start.
+// ProcStartResult is the result of proc.start, and the HTTP body of a
+// started process (one type for both).
 type ProcStartResult struct {
-	ID  string `msgpack:"id"`
-	PID int    `msgpack:"pid"`
+	ID  string `msgpack:"id" json:"id"`
+	PID int    `msgpack:"pid" json:"pid"`
 }
 
-// ProcInfo describes one process. ExitCode is set once it exited.
+// ProcInfo describes one process. ExitCode is set once it exited (null in
+// JSON while it runs). It is also the HTTP body of a process (one type for
+// both; the control plane only normalizes times and an empty argv).
 type ProcInfo struct {
-	ID        string    `msgpack:"id"`
-	PID       int       `msgpack:"pid"`
-	Argv      []string  `msgpack:"argv"`
-	TTY       bool      `msgpack:"tty,omitempty"`
-	Detached  bool      `msgpack:"detached,omitempty"`
-	Running   bool      `msgpack:"running"`
-	ExitCode  *int      `msgpack:"exit,omitempty"`
-	TimedOut  bool      `msgpack:"timedOut,omitempty"`
-	Closed    bool      `msgpack:"closed,omitempty"`
-	StartedAt time.Time `msgpack:"started"`
-	ExitedAt  time.Time `msgpack:"exited,omitempty"`
+	ID        string    `msgpack:"id" json:"id"`
+	PID       int       `msgpack:"pid" json:"pid"`
+	Argv      []string  `msgpack:"argv" json:"argv"`
+	TTY       bool      `msgpack:"tty,omitempty" json:"tty"`
+	Detached  bool      `msgpack:"detached,omitempty" json:"detached"`
+	Running   bool      `msgpack:"running" json:"running"`
+	ExitCode  *int      `msgpack:"exit,omitempty" json:"exitCode"`
+	TimedOut  bool      `msgpack:"timedOut,omitempty" json:"timedOut"`
+	Closed    bool      `msgpack:"closed,omitempty" json:"closed"`
+	StartedAt time.Time `msgpack:"started" json:"startedAt"`
+	ExitedAt  time.Time `msgpack:"exited,omitempty" json:"exitedAt,omitzero"`
 }
 
 // ProcListResult is the result of proc.list, ordered by start time.

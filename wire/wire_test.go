@@ -169,6 +169,8 @@ func TestExecValidate(t *testing.T) {
 		{"empty argv0", ExecRequest{Argv: []string{""}}, false},
 		{"negative timeout", ExecRequest{Command: "x", TimeoutMs: -1}, false},
 		{"negative cap", ExecRequest{Command: "x", OutputCap: -1}, false},
+		{"24 h timeout", ExecRequest{Command: "x", TimeoutMs: MaxExecTimeoutMs}, true},
+		{"over 24 h timeout", ExecRequest{Command: "x", TimeoutMs: MaxExecTimeoutMs + 1}, false},
 		{"NUL in argv", ExecRequest{Argv: []string{"echo", "\x00"}}, false},
 		{"NUL in cwd", ExecRequest{Command: "x", Cwd: "\x00"}, false},
 		{"NUL in env", ExecRequest{Command: "x", Env: map[string]string{"A": "\x00"}}, false},
@@ -180,6 +182,38 @@ func TestExecValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want ok=%v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// Normalize is the one place exec's defaults are applied: both the control
+// plane and the agent get the same request from it.
+func TestExecNormalize(t *testing.T) {
+	tests := []struct {
+		name        string
+		req         ExecRequest
+		maxCap      int
+		wantTimeout int64
+		wantCap     int
+	}{
+		{"defaults", ExecRequest{Command: "x"}, 0, DefaultExecTimeoutMs, DefaultOutputCap},
+		{"default cap lowered to the bound", ExecRequest{Command: "x"}, 1000, DefaultExecTimeoutMs, 1000},
+		{"asked cap kept", ExecRequest{Command: "x", OutputCap: 10, TimeoutMs: 5}, 1000, 5, 10},
+		{"asked cap clamped", ExecRequest{Command: "x", OutputCap: 5000}, 1000, DefaultExecTimeoutMs, 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := tt.req
+			if err := req.Normalize(tt.maxCap); err != nil {
+				t.Fatal(err)
+			}
+			if req.TimeoutMs != tt.wantTimeout || req.OutputCap != tt.wantCap {
+				t.Fatalf("timeoutMs %d, cap %d; want %d, %d", req.TimeoutMs, req.OutputCap, tt.wantTimeout, tt.wantCap)
+			}
+		})
+	}
+	bad := ExecRequest{}
+	if err := bad.Normalize(0); AsError(err).Code != CodeInvalidArgument {
+		t.Fatalf("Normalize of an empty request = %v, want invalid_argument", err)
 	}
 }
 

@@ -6,6 +6,11 @@
 // heartbeats like an agent, and can be switched offline (nobody subscribed:
 // callers see no responders), frozen (subscribed but silent, like a suspended
 // laptop), slow, or failing. It records every request it saw.
+//
+// Handlers are keyed by the public operation: HandleExec, HandleReadFile and
+// HandleWriteFile (whole files; the mock speaks the chunked transfer ops),
+// and On for any other one-message op, typed. Package outposttest brings up
+// a real control plane with the mock enrolled and online, in a few lines.
 package agenttest
 
 import (

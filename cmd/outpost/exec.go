@@ -54,8 +54,8 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	stdout.Write(res.Stdout)
-	stderr.Write(res.Stderr)
+	io.WriteString(stdout, res.Stdout)
+	io.WriteString(stderr, res.Stderr)
 	if res.TimedOut {
 		fmt.Fprintln(stderr, "outpost exec: timed out")
 	}

@@ -1,5 +1,13 @@
 // Package client is the Go SDK of the Outpost control plane's HTTP API
-// (API.md). It owns the API's JSON types; the control plane imports them.
+// (API.md). It owns the API's JSON types; the control plane imports them,
+// and where a body is the same on HTTP and on the agent wire the type is
+// the wire's (an alias here: one type per shape).
+//
+// NewFromEnv makes a client from OUTPOST_URL, OUTPOST_TOKEN,
+// OUTPOST_WORKSPACE and OUTPOST_CA_FILE; a workspace argument given as ""
+// means the client's default workspace. Run streams a command's output and
+// returns its exit code. Package outposttest runs a control plane and a mock
+// or real agent in-process for a program's tests.
 //
 // Every error the server returns comes back as a *wire.Error decoded from the
 // response body, so errors.Is(err, wire.ErrNotFound) and friends work.
@@ -10,7 +18,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,13 +37,20 @@ import (
 type Client struct {
 	BaseURL string
 	Token   string
-	HTTP    *http.Client
+	// Workspace is the workspace a method given "" for its workspace uses
+	// (see WithWorkspace); empty, such a call names no workspace and fails.
+	Workspace string
+	HTTP      *http.Client
 }
 
 // New returns a client of the control plane at baseURL (e.g.
-// "http://127.0.0.1:7070") authenticating with token.
-func New(baseURL, token string) *Client {
-	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token}
+// "http://127.0.0.1:7070") authenticating with token, configured by opts.
+func New(baseURL, token string, opts ...Option) *Client {
+	c := &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
 }
 
 // Health calls GET /healthz.
@@ -55,7 +69,7 @@ func (c *Client) CreateWorkspace(ctx context.Context, id string) (*Workspace, er
 // GetWorkspace calls GET /v1/workspaces/{ws}.
 func (c *Client) GetWorkspace(ctx context.Context, ws string) (*Workspace, error) {
 	var out Workspace
-	return &out, c.do(ctx, http.MethodGet, "/v1/workspaces/"+url.PathEscape(ws), nil, &out)
+	return &out, c.do(ctx, http.MethodGet, c.wsPath(ws), nil, &out)
 }
 
 // CreateKey calls POST /v1/workspaces/{ws}/keys (admin) and returns the new
@@ -72,13 +86,13 @@ func (c *Client) CreateKey(ctx context.Context, ws string) (string, error) {
 // CreateEnrollmentToken calls POST /v1/workspaces/{ws}/enrollment-tokens.
 func (c *Client) CreateEnrollmentToken(ctx context.Context, ws string, req EnrollmentTokenRequest) (*EnrollmentToken, error) {
 	var out EnrollmentToken
-	return &out, c.do(ctx, http.MethodPost, tokensPath(ws), req, &out)
+	return &out, c.do(ctx, http.MethodPost, c.tokensPath(ws), req, &out)
 }
 
 // ListAgents calls GET /v1/workspaces/{ws}/agents.
 func (c *Client) ListAgents(ctx context.Context, ws string) ([]Agent, error) {
 	var out AgentList
-	if err := c.do(ctx, http.MethodGet, "/v1/workspaces/"+url.PathEscape(ws)+"/agents", nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, c.wsPath(ws)+"/agents", nil, &out); err != nil {
 		return nil, err
 	}
 	return out.Agents, nil
@@ -87,17 +101,17 @@ func (c *Client) ListAgents(ctx context.Context, ws string) ([]Agent, error) {
 // GetAgent calls GET /v1/workspaces/{ws}/agents/{agent}.
 func (c *Client) GetAgent(ctx context.Context, ws, agent string) (*Agent, error) {
 	var out Agent
-	return &out, c.do(ctx, http.MethodGet, agentPath(ws, agent), nil, &out)
+	return &out, c.do(ctx, http.MethodGet, c.agentPath(ws, agent), nil, &out)
 }
 
 // RevokeAgent calls DELETE /v1/workspaces/{ws}/agents/{agent}: the agent's
 // credentials stop working and its connection is closed.
 func (c *Client) RevokeAgent(ctx context.Context, ws, agent string) error {
-	return c.do(ctx, http.MethodDelete, agentPath(ws, agent), nil, nil)
+	return c.do(ctx, http.MethodDelete, c.agentPath(ws, agent), nil, nil)
 }
 
-func agentPath(ws, agent string) string {
-	return "/v1/workspaces/" + url.PathEscape(ws) + "/agents/" + url.PathEscape(agent)
+func (c *Client) agentPath(ws, agent string) string {
+	return c.wsPath(ws) + "/agents/" + url.PathEscape(agent)
 }
 
 // Target is where target operations (exec, and later processes, files, git)
@@ -107,9 +121,10 @@ type Target struct {
 	prefix string
 }
 
-// Agent is the target of one enrolled agent.
+// Agent is the target of one enrolled agent of workspace ws ("" for the
+// client's default).
 func (c *Client) Agent(ws, agent string) *Target {
-	return &Target{c: c, prefix: agentPath(ws, agent)}
+	return &Target{c: c, prefix: c.agentPath(ws, agent)}
 }
 
 // Exec calls POST {target}/exec and returns the output as UTF-8 text.
@@ -119,22 +134,14 @@ func (t *Target) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error)
 }
 
 // ExecBytes calls POST {target}/exec?encoding=base64 and returns the exact
-// bytes of each stream.
-func (t *Target) ExecBytes(ctx context.Context, req ExecRequest) (*ExecOutput, error) {
-	var res ExecResult
+// bytes of each stream in Stdout and Stderr.
+func (t *Target) ExecBytes(ctx context.Context, req ExecRequest) (*ExecResult, error) {
+	var res wire.ExecResult // its JSON is the base64 body
 	if err := t.c.do(ctx, http.MethodPost, t.prefix+"/exec?encoding=base64", req, &res); err != nil {
 		return nil, err
 	}
-	stdout, err := base64.StdEncoding.DecodeString(res.Stdout)
-	if err != nil {
-		return nil, fmt.Errorf("decode stdout: %w", err)
-	}
-	stderr, err := base64.StdEncoding.DecodeString(res.Stderr)
-	if err != nil {
-		return nil, fmt.Errorf("decode stderr: %w", err)
-	}
-	return &ExecOutput{
-		ExitCode: res.ExitCode, Stdout: stdout, Stderr: stderr,
+	return &ExecResult{
+		ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr),
 		TimedOut: res.TimedOut, Truncated: res.Truncated, DurationMs: res.DurationMs,
 	}, nil
 }

@@ -7,9 +7,11 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/outposthq/outpost/controlplane"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/outposttest"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -75,4 +77,51 @@ func Example() {
 	// agents: 0
 	// exec on an agent not yet enrolled is not_found: true
 	// a workspace key cannot create workspaces: true
+}
+
+// A program configured by its environment: OUTPOST_URL (default
+// http://127.0.0.1:7070), OUTPOST_TOKEN, OUTPOST_WORKSPACE (default
+// "default") and OUTPOST_CA_FILE. Methods given "" for a workspace use the
+// client's.
+func ExampleNewFromEnv() {
+	os.Setenv("OUTPOST_URL", "https://outpost.example:7443")
+	os.Setenv("OUTPOST_TOKEN", "opk_example")
+	os.Setenv("OUTPOST_WORKSPACE", "acme")
+	defer func() {
+		for _, k := range []string{"OUTPOST_URL", "OUTPOST_TOKEN", "OUTPOST_WORKSPACE"} {
+			os.Unsetenv(k)
+		}
+	}()
+	c, err := client.NewFromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(c.BaseURL, c.Workspace)
+	_ = c.Agent("", "laptop") // the agent laptop of workspace acme
+	// Output:
+	// https://outpost.example:7443 acme
+}
+
+// Run streams a command's output as it comes and returns its exit code,
+// as ssh does. Here the control plane and a real agent run in-process
+// (outposttest); in production the client comes from NewFromEnv.
+func ExampleRun() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env, err := outposttest.Start(ctx, outposttest.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer env.Close()
+	box, err := env.RealAgent(ctx, "box", "") // serving a new directory
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	code, err := client.Run(ctx, box, "echo building; echo done", os.Stdout, os.Stderr)
+	fmt.Println("exit", code, err)
+	// Output:
+	// building
+	// done
+	// exit 0 <nil>
 }

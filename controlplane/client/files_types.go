@@ -1,6 +1,10 @@
 package client
 
-import "time"
+import (
+	"time"
+
+	"github.com/outposthq/outpost/wire"
+)
 
 // The JSON bodies of the Files and Git calls (API.md).
 
@@ -42,57 +46,38 @@ type MoveRequest struct {
 	Overwrite bool   `json:"overwrite,omitempty"`
 }
 
-// GitStatus is the body of GET {target}/git/status.
-type GitStatus struct {
-	IsRepo  bool             `json:"isRepo"`
-	Branch  GitBranch        `json:"branch"`
-	Entries []GitStatusEntry `json:"entries"`
-}
-
-// GitBranch describes HEAD: the branch (empty when detached), the commit
-// (empty before the first), the upstream and how far ahead and behind it.
-type GitBranch struct {
-	Head     string `json:"head"`
-	OID      string `json:"oid"`
-	Upstream string `json:"upstream"`
-	Ahead    int    `json:"ahead"`
-	Behind   int    `json:"behind"`
-	Detached bool   `json:"detached"`
-	Unborn   bool   `json:"unborn"`
-}
-
-// GitStatusEntry is one changed path. Kind is changed, renamed, unmerged,
-// untracked or ignored; Index and Worktree are git's status letters.
-type GitStatusEntry struct {
-	Path     string `json:"path"`
-	OrigPath string `json:"origPath,omitempty"`
-	Index    string `json:"index"`
-	Worktree string `json:"worktree"`
-	Kind     string `json:"kind"`
-}
-
-// GitDiff is the body of GET {target}/git/diff.
-type GitDiff struct {
-	Files []GitDiffFile `json:"files"`
-	Patch string        `json:"patch"`
-}
-
-// GitDiffFile is one file of a diff; binary files count no lines.
-type GitDiffFile struct {
-	Path    string `json:"path"`
-	OldPath string `json:"oldPath,omitempty"`
-	Added   int    `json:"added"`
-	Deleted int    `json:"deleted"`
-	Binary  bool   `json:"binary"`
-}
-
-// GitDiffOptions select a diff: the work tree against the index, the index
-// against HEAD (Staged), or against Ref.
-type GitDiffOptions struct {
-	Path   string
-	Staged bool
-	Ref    string
-}
+// The Git bodies that JSON and the wire share are the wire's types (one
+// type per shape); only the apply request differs (its patch is text here).
+type (
+	// GitStatus is the body of GET {target}/git/status.
+	GitStatus = wire.GitStatus
+	// GitBranch describes HEAD: the branch (empty when detached), the
+	// commit (empty before the first), the upstream and how far ahead and
+	// behind it.
+	GitBranch = wire.GitBranch
+	// GitStatusEntry is one changed path. Kind is changed, renamed,
+	// unmerged, untracked or ignored; Index and Worktree are git's status
+	// letters.
+	GitStatusEntry = wire.GitStatusEntry
+	// GitDiff is the body of GET {target}/git/diff.
+	GitDiff = wire.GitDiff
+	// GitDiffFile is one file of a diff; binary files count no lines.
+	GitDiffFile = wire.GitDiffFile
+	// GitDiffOptions select a diff: the work tree against the index, the
+	// index against HEAD (Staged), or against Ref.
+	GitDiffOptions = wire.GitDiffRequest
+	// GitApplyResult is the body of a successful apply: Applied is false
+	// after a check, which changes nothing.
+	GitApplyResult = wire.GitApplyResult
+	// GitCommitRequest is the body of POST {target}/git/commit.
+	GitCommitRequest = wire.GitCommitRequest
+	// GitCommitResult is the body of a new commit.
+	GitCommitResult = wire.GitCommitResult
+	// GitLog is the body of GET {target}/git/log, newest first.
+	GitLog = wire.GitLog
+	// GitCommit is one commit of a log.
+	GitCommit = wire.GitCommit
+)
 
 // GitApplyRequest is the body of POST {target}/git/apply.
 type GitApplyRequest struct {
@@ -101,39 +86,4 @@ type GitApplyRequest struct {
 	Check    bool   `json:"check,omitempty"`
 	ThreeWay bool   `json:"threeWay,omitempty"`
 	Index    bool   `json:"index,omitempty"`
-}
-
-// GitApplyResult is the body of a successful apply: Applied is false after a
-// check, which changes nothing.
-type GitApplyResult struct {
-	Applied bool `json:"applied"`
-}
-
-// GitCommitRequest is the body of POST {target}/git/commit.
-type GitCommitRequest struct {
-	Path        string `json:"path,omitempty"`
-	Message     string `json:"message"`
-	All         bool   `json:"all,omitempty"`
-	AuthorName  string `json:"authorName,omitempty"`
-	AuthorEmail string `json:"authorEmail,omitempty"`
-}
-
-// GitCommitResult is the body of a new commit.
-type GitCommitResult struct {
-	OID     string `json:"oid"`
-	Summary string `json:"summary"`
-}
-
-// GitLog is the body of GET {target}/git/log, newest first.
-type GitLog struct {
-	Commits []GitCommit `json:"commits"`
-}
-
-// GitCommit is one commit of a log.
-type GitCommit struct {
-	OID     string    `json:"oid"`
-	Author  string    `json:"author"`
-	Email   string    `json:"email"`
-	Time    time.Time `json:"time"`
-	Subject string    `json:"subject"`
 }

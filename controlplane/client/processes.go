@@ -37,27 +37,12 @@ type StartProcessRequest struct {
 	TimeoutMs int64             `json:"timeoutMs,omitempty"`
 }
 
-// ProcessStarted is the result of starting a process.
-type ProcessStarted struct {
-	ID  string `json:"id"`
-	PID int    `json:"pid"`
-}
+// ProcessStarted is the result of starting a process (the wire's type).
+type ProcessStarted = wire.ProcStartResult
 
-// Process describes one process. ExitCode is null while it runs; Closed
-// says every stream ended too.
-type Process struct {
-	ID        string    `json:"id"`
-	PID       int       `json:"pid"`
-	Argv      []string  `json:"argv"`
-	TTY       bool      `json:"tty"`
-	Detached  bool      `json:"detached"`
-	Running   bool      `json:"running"`
-	ExitCode  *int      `json:"exitCode"`
-	TimedOut  bool      `json:"timedOut"`
-	Closed    bool      `json:"closed"`
-	StartedAt time.Time `json:"startedAt"`
-	ExitedAt  time.Time `json:"exitedAt,omitzero"`
-}
+// Process describes one process (the wire's type). ExitCode is null while
+// it runs; Closed says every stream ended too.
+type Process = wire.ProcInfo
 
 // ProcessList is the body of GET {target}/processes.
 type ProcessList struct {

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/outposthq/outpost/wire"
 )
 
 // Headers of target operations.
@@ -40,13 +42,7 @@ type SessionBackend struct {
 // Transition is one move of a session's pointer; Agent is the agent behind
 // To from that epoch on. A pool backend that replaced its gone agent moves
 // from itself to itself.
-type Transition struct {
-	From  string    `json:"from"`
-	To    string    `json:"to"`
-	Epoch uint64    `json:"epoch"`
-	At    time.Time `json:"at"`
-	Agent string    `json:"agent,omitempty"`
-}
+type Transition = wire.Transition
 
 // Session is a session as the API returns it. Epoch starts at 1 and grows
 // by one with every move of the pointer; Transitions keeps the latest 100.
@@ -79,26 +75,28 @@ type SessionList struct {
 	Sessions []Session `json:"sessions"`
 }
 
-func sessionsPath(ws string) string { return "/v1/workspaces/" + url.PathEscape(ws) + "/sessions" }
+func (c *Client) sessionsPath(ws string) string { return c.wsPath(ws) + "/sessions" }
 
-func sessionPath(ws, id string) string { return sessionsPath(ws) + "/" + url.PathEscape(id) }
+func (c *Client) sessionPath(ws, id string) string {
+	return c.sessionsPath(ws) + "/" + url.PathEscape(id)
+}
 
 // CreateSession calls POST /v1/workspaces/{ws}/sessions.
 func (c *Client) CreateSession(ctx context.Context, ws string, req CreateSessionRequest) (*Session, error) {
 	var out Session
-	return &out, c.do(ctx, http.MethodPost, sessionsPath(ws), req, &out)
+	return &out, c.do(ctx, http.MethodPost, c.sessionsPath(ws), req, &out)
 }
 
 // GetSession calls GET /v1/workspaces/{ws}/sessions/{id}.
 func (c *Client) GetSession(ctx context.Context, ws, id string) (*Session, error) {
 	var out Session
-	return &out, c.do(ctx, http.MethodGet, sessionPath(ws, id), nil, &out)
+	return &out, c.do(ctx, http.MethodGet, c.sessionPath(ws, id), nil, &out)
 }
 
 // ListSessions calls GET /v1/workspaces/{ws}/sessions.
 func (c *Client) ListSessions(ctx context.Context, ws string) ([]Session, error) {
 	var out SessionList
-	if err := c.do(ctx, http.MethodGet, sessionsPath(ws), nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, c.sessionsPath(ws), nil, &out); err != nil {
 		return nil, err
 	}
 	return out.Sessions, nil
@@ -114,19 +112,20 @@ func (c *Client) SwapSession(ctx context.Context, ws, id, to string, ifEpoch uin
 		req.IfEpoch = &ifEpoch
 	}
 	var out Session
-	return &out, c.do(ctx, http.MethodPost, sessionPath(ws, id)+"/swap", req, &out)
+	return &out, c.do(ctx, http.MethodPost, c.sessionPath(ws, id)+"/swap", req, &out)
 }
 
 // DeleteSession calls DELETE /v1/workspaces/{ws}/sessions/{id}; the
 // session's pool claims are released.
 func (c *Client) DeleteSession(ctx context.Context, ws, id string) error {
-	return c.do(ctx, http.MethodDelete, sessionPath(ws, id), nil, nil)
+	return c.do(ctx, http.MethodDelete, c.sessionPath(ws, id), nil, nil)
 }
 
-// Session is the target of a session: its operations run on the session's
-// active backend. Use WithRoute to learn where each one ran.
+// Session is the target of session id of workspace ws ("" for the
+// client's default): its operations run on the session's active backend.
+// Use WithRoute to learn where each one ran.
 func (c *Client) Session(ws, id string) *Target {
-	return &Target{c: c, prefix: sessionPath(ws, id)}
+	return &Target{c: c, prefix: c.sessionPath(ws, id)}
 }
 
 // Route is where a session routed a call: the backend's name and the epoch

@@ -134,10 +134,11 @@ type ExecRequest struct {
 	OutputCap   int               `json:"outputCap,omitempty"`
 }
 
-// ExecResult is the result of exec. Stdout and Stderr are UTF-8 text with
-// invalid bytes replaced by U+FFFD, or base64 of the exact bytes when asked
-// for with ?encoding=base64 (see Target.ExecBytes). A timed-out command has
-// ExitCode 124 and TimedOut set.
+// ExecResult is the result of exec, the SDK's one type for it. From
+// Target.Exec, Stdout and Stderr are UTF-8 text with invalid bytes replaced
+// by U+FFFD (the HTTP body as is); from Target.ExecBytes they hold the exact
+// bytes (the HTTP body of ?encoding=base64, decoded). A timed-out command
+// has ExitCode 124 and TimedOut set.
 type ExecResult struct {
 	ExitCode   int    `json:"exitCode"`
 	Stdout     string `json:"stdout"`
@@ -145,16 +146,6 @@ type ExecResult struct {
 	TimedOut   bool   `json:"timedOut"`
 	Truncated  bool   `json:"truncated"`
 	DurationMs int64  `json:"durationMs"`
-}
-
-// ExecOutput is an exec result with the exact bytes of each stream.
-type ExecOutput struct {
-	ExitCode   int
-	Stdout     []byte
-	Stderr     []byte
-	TimedOut   bool
-	Truncated  bool
-	DurationMs int64
 }
 
 // ErrorBody is the body of every error response:

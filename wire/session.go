@@ -1,0 +1,16 @@
+package wire
+
+import "time"
+
+// Transition is one move of a session's pointer: the shape the control
+// plane's routing stores in KV and the HTTP API returns (one type for both;
+// routing and controlplane/client alias it). Agent is the agent behind To
+// from Epoch on; a pool backend that replaced its gone agent moves from
+// itself to itself, with the new Agent.
+type Transition struct {
+	From  string    `json:"from"`
+	To    string    `json:"to"`
+	Epoch uint64    `json:"epoch"`
+	At    time.Time `json:"at"`
+	Agent string    `json:"agent,omitempty"`
+}
