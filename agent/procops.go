@@ -32,7 +32,7 @@ func (a *Agent) procStart(_ context.Context, req *wire.Request) (any, error) {
 	id, pid, err := a.procs.Start(proc.StartRequest{
 		ID: b.ID, Argv: b.Argv, Command: b.Command, Cwd: b.Cwd, Env: b.Env,
 		TTY: b.TTY, Cols: b.Cols, Rows: b.Rows, Stdin: b.Stdin, Detached: b.Detached,
-		Timeout: time.Duration(b.TimeoutMs) * time.Millisecond,
+		Hangup: b.Hangup, Timeout: time.Duration(b.TimeoutMs) * time.Millisecond,
 	})
 	if err != nil {
 		return nil, err

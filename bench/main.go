@@ -45,6 +45,7 @@ func suites() []suite {
 		{"agents", benchAgents, false}, // the storm's rows too
 		{"stream", benchStream, false},
 		{"files", benchFiles, false},
+		{"echo", benchEcho, false},
 		{"storm", benchStorm, true},
 	}
 }

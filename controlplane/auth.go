@@ -101,6 +101,9 @@ func (s *Server) authorize(r *http.Request, acc access) (*http.Request, error) {
 // authenticate reads the bearer token: the admin token (compared by hash in
 // constant time) or a workspace key (looked up by hash).
 func (s *Server) authenticate(r *http.Request) (caller, error) {
+	if c, ok, err := s.ticketCaller(r); ok {
+		return c, err
+	}
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	tok = strings.TrimSpace(tok)

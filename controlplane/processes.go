@@ -40,7 +40,7 @@ func (s *Server) handleStartProcess(w http.ResponseWriter, r *http.Request, t ta
 	body := &wire.ProcStartRequest{
 		ID: req.ID, Argv: req.Argv, Command: req.Command, Cwd: req.Cwd, Env: req.Env,
 		TTY: req.TTY, Cols: req.Cols, Rows: req.Rows, Stdin: req.Stdin,
-		Detached: req.Detached, TimeoutMs: req.TimeoutMs,
+		Detached: req.Detached, Hangup: req.Hangup, TimeoutMs: req.TimeoutMs,
 	}
 	if err := body.Validate(); err != nil {
 		return err
@@ -261,4 +261,6 @@ func (s *Server) routeProcesses(mux *http.ServeMux) {
 	s.handleTarget(mux, "POST", "/processes/{id}/signal", s.handleProcessSignal)
 	s.handleTarget(mux, "POST", "/processes/{id}/resize", s.handleProcessResize)
 	s.handleTarget(mux, "DELETE", "/processes/{id}", s.handleTerminateProcess)
+	s.handleTarget(mux, "GET", "/processes/{id}/attach", s.handleAttach)
+	s.handleTarget(mux, "POST", "/processes/{id}/attach-tickets", s.handleAttachTicket)
 }

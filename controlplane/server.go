@@ -147,6 +147,8 @@ type Server struct {
 	natsWS   string         // the embedded server's WebSocket listener, host:port
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 
+	attachTickets attachTickets // of the processes attach WebSocket
+
 	ready atomic.Bool // Start finished and Close not begun
 
 	mu       sync.Mutex

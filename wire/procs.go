@@ -76,6 +76,9 @@ type ProcStartRequest struct {
 	// Detached never waits for a reader: output beyond the retention limit
 	// is dropped oldest first.
 	Detached bool `msgpack:"detached,omitempty"`
+	// Hangup sends SIGHUP to the group once no reader has been attached
+	// for longer than the reader grace (never for a detached process).
+	Hangup bool `msgpack:"hangup,omitempty"`
 	// TimeoutMs kills the group after this long (exit code 124); 0 is none.
 	TimeoutMs int64 `msgpack:"timeoutMs,omitempty"`
 }

@@ -24,7 +24,7 @@ func (m *Manager) command(ctx context.Context, argv []string, shell, cwd string,
 	if err != nil {
 		return nil, err
 	}
-	environ, err := mergeEnv(inheritedEnv(os.Environ()), dir, env)
+	environ, err := mergeEnv(loginEnv(inheritedEnv(os.Environ())), dir, env)
 	if err != nil {
 		return nil, err
 	}

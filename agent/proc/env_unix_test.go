@@ -42,3 +42,18 @@ func TestCommandsDoNotInheritAgentSecrets(t *testing.T) {
 		check(t, readToClose(t, m, id, 0, 0).text("stdout"))
 	})
 }
+
+// TestLoginEnv: a command of an agent whose environment lacks USER,
+// LOGNAME and HOME gets them, as a login sets them; present ones stay.
+func TestLoginEnv(t *testing.T) {
+	u := agentUser()
+	if u == nil {
+		t.Fatal("cannot look up the current user")
+	}
+	got := loginEnv([]string{"PATH=/bin", "HOME=/custom"})
+	for key, want := range map[string]string{"USER": u.Username, "LOGNAME": u.Username, "HOME": "/custom"} {
+		if v := lookupEnv(got, key); v != want {
+			t.Errorf("%s = %q, want %q (env %q)", key, v, want, got)
+		}
+	}
+}

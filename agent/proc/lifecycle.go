@@ -35,6 +35,7 @@ type spec struct {
 	stdin      bool   // a stdin pipe
 	input      []byte // queued on stdin, then EOF
 	detached   bool
+	hangup     bool          // SIGHUP once no reader is attached (see StartRequest)
 	timeout    time.Duration // 0: none
 	sink       sink
 	out        *outbuf // the sink of a streaming process
@@ -82,11 +83,12 @@ func (m *Manager) start(s spec) (*process, context.Context, error) {
 		return nil, nil, wire.Errorf(wire.CodeInternal, "", "start %s: %v", cmd.Args[0], err)
 	}
 	p := &process{
-		id: s.id, argv: cmd.Args, tty: s.tty, detached: s.detached, cmd: cmd, log: m.log,
+		id: s.id, argv: cmd.Args, tty: s.tty, detached: s.detached, hangup: s.hangup, cmd: cmd, log: m.log,
 		grace: m.termGrace, sink: s.sink, out: s.out, io: io, stop: stop, stopWait: make(chan struct{}),
 		exited: make(chan struct{}), killed: make(chan struct{}), reaped: make(chan struct{}), closed: make(chan struct{}),
 	}
 	cmd.Cancel = func() error { return p.interrupt(context.Cause(life)) }
+	unblockChildSignals(cmd)
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		io.abort()
@@ -133,6 +135,11 @@ func (m *Manager) supervise(ctx, life context.Context, p *process, timeout time.
 	pumpsDone := make(chan struct{})
 	go func() { pumps.Wait(); close(pumpsDone) }()
 	go p.wait()
+	if p.hangup {
+		hungUp := make(chan struct{})
+		go func() { defer close(hungUp); p.watchHangup() }()
+		defer func() { <-hungUp }() // it ends when the leader exits
+	}
 
 	closing := m.closing.Done()
 	p.untilExit(life, closing)

@@ -93,6 +93,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	resetChildSignals()
 	closing, cancel := context.WithCancelCause(context.Background())
 	return &Manager{
 		root: root, realRoot: real, log: log, closing: closing, cancel: cancel,

@@ -363,3 +363,18 @@ func (b *outbuf) waitChange() (ch <-chan struct{}, done func()) {
 		b.mu.Unlock()
 	}
 }
+
+// attachedUntil reports whether a reader counts as attached at now and, if
+// so, the earliest time it may stop counting: a waiting read keeps it
+// attached for at least the grace after now (its end restarts the grace).
+func (b *outbuf) attachedUntil(now time.Time) (until time.Time, attached bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.readers > 0:
+		return now.Add(b.lim.grace), true
+	case now.Before(b.lastRead.Add(b.lim.grace)):
+		return b.lastRead.Add(b.lim.grace), true
+	}
+	return time.Time{}, false
+}

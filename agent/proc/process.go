@@ -47,6 +47,10 @@ type StartRequest struct {
 	Stdin bool
 	// Detached never makes the process wait for a reader.
 	Detached bool
+	// Hangup sends SIGHUP to the process group once no reader has been
+	// attached for longer than the reader grace, as an ssh session's end
+	// does; once. Ignored for a detached process.
+	Hangup bool
 	// Timeout kills the group after this long (exit code 124); 0 is none.
 	Timeout time.Duration
 }
@@ -95,6 +99,7 @@ type process struct {
 	argv     []string
 	tty      bool
 	detached bool
+	hangup   bool // see StartRequest.Hangup
 	started  time.Time
 	cmd      *exec.Cmd
 	pid      int

@@ -50,3 +50,7 @@ var signals = map[string]os.Signal{
 
 // termSignal asks a process group to end.
 var termSignal os.Signal = syscall.SIGTERM
+
+// hangupSignal is what a process started with Hangup gets when its last
+// reader is gone.
+var hangupSignal os.Signal = syscall.SIGHUP

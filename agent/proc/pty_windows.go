@@ -25,3 +25,7 @@ var signals = map[string]os.Signal{"KILL": os.Kill}
 // termSignal ends a process; Windows has no TERM to send, group.signal
 // kills.
 var termSignal = os.Kill
+
+// hangupSignal ends a process started with Hangup when its last reader is
+// gone: Windows has no SIGHUP, and a console's close ends its programs.
+var hangupSignal = os.Kill

@@ -42,7 +42,7 @@ func (m *Manager) Start(req StartRequest) (id string, pid int, err error) {
 	p, err := m.launch(context.Background(), spec{
 		id: id, argv: req.Argv, command: req.Command, cwd: req.Cwd, env: req.Env,
 		tty: req.TTY, cols: req.Cols, rows: req.Rows, stdin: req.Stdin, detached: req.Detached,
-		timeout: req.Timeout, sink: out, out: out,
+		hangup: req.Hangup && !req.Detached, timeout: req.Timeout, sink: out, out: out,
 	})
 	m.mu.Lock()
 	defer m.mu.Unlock()

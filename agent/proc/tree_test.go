@@ -14,6 +14,10 @@ import (
 // request sets it, since the agent's own environment is not the point.
 const helperEnv = "PROC_TEST_HELPER"
 
+// platformHelpers are the helper modes of one platform's tests, by name;
+// their files add them in init.
+var platformHelpers = map[string]func() int{}
+
 // grandchildPid is the file, in its working directory, where a "tree"
 // helper's child writes its pid.
 const grandchildPid = "grandchild.pid"
@@ -53,6 +57,9 @@ func runHelper(mode string) int {
 			return 2
 		}
 	default:
+		if run, ok := platformHelpers[mode]; ok {
+			return run()
+		}
 		return 2
 	}
 	time.Sleep(time.Minute)

@@ -33,6 +33,9 @@ func commands() map[string]command {
 	cmds := map[string]command{
 		"agent":   {"agent enroll | agent run", runAgent},
 		"exec":    {"run a command on an agent or session", runExec},
+		"ps":      {"list the processes of an agent or session", runPs},
+		"attach":  {"attach to a process: its terminal or its output", runAttach},
+		"kill":    {"end a process (TERM, then KILL), or send it a signal", runKill},
 		"agents":  {"agents [ls] | rm: the workspace's agents, revocation", runAgents},
 		"token":   {"token create | ls | rm: enrollment tokens", runToken},
 		"key":     {"key create | ls | rm: workspace keys (admin)", runKey},

@@ -1,10 +1,7 @@
 package main
 
-import (
-	"context"
+import "os"
 
-	"github.com/outposthq/outpost/controlplane/client"
-)
-
-// watchResize does nothing: Windows has no SIGWINCH; the size is set at start.
-func watchResize(context.Context, *client.Target, string, int) {}
+// notifyResize does nothing: Windows has no SIGWINCH; the size is set at
+// start.
+func notifyResize(chan<- os.Signal) {}

@@ -34,6 +34,7 @@ type StartProcessRequest struct {
 	Rows      int               `json:"rows,omitempty"`
 	Stdin     bool              `json:"stdin,omitempty"`
 	Detached  bool              `json:"detached,omitempty"`
+	Hangup    bool              `json:"hangup,omitempty"`
 	TimeoutMs int64             `json:"timeoutMs,omitempty"`
 }
 

@@ -290,7 +290,10 @@ func TestExecCLIStreams(t *testing.T) {
 		{"stdin forwarded", []string{"--", "cat"}, "from local stdin\n", "from local stdin\n", "", 0},
 		{"timeout", []string{"--timeout", "300", "--", "sleep", "30"}, "", "", "outpost exec: timed out\n", 124},
 		{"buffered", []string{"--buffered", "--", "sh", "-c", "echo out; exit 2"}, "", "out\n", "", 2},
-		{"tty without terminal", []string{"-t", "--", "sh", "-c", "tty; exit 7"}, "", "/dev/pts/", "", 7},
+		{"-t without terminal", []string{"-t", "--", "sh", "-c", "tty; exit 7"}, "", "not a tty", "Pseudo-terminal will not be allocated because stdin is not a terminal.\n", 7},
+		{"-tt forces a terminal", []string{"-tt", "--", "sh", "-c", "tty; exit 7"}, "", "/dev/pts/", "", 7},
+		{"-t -t forces a terminal", []string{"-t", "-t", "--", "sh", "-c", "tty; exit 7"}, "", "/dev/pts/", "", 7},
+		{"-e sets the environment", []string{"-e", "A=1", "-e", "B=x y", "--", "sh", "-c", `echo "$A|$B"`}, "", "1|x y\n", "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,6 +312,36 @@ func TestExecCLIStreams(t *testing.T) {
 			}
 			if code != tt.wantExit || !strings.HasPrefix(stdout.String(), tt.wantOut) || stderr.String() != tt.wantErr {
 				t.Fatalf("exit %d stdout %q stderr %q; want %d %q %q", code, stdout.String(), stderr.String(), tt.wantExit, tt.wantOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestExecAttachOwnFailures: Outpost's own failures in exec and attach
+// exit 255 with the reason on stderr, as ssh's do; the remote status is
+// never 255 by accident of ours.
+func TestExecAttachOwnFailures(t *testing.T) {
+	e := newAgentEnv(t)
+	tests := []struct {
+		name    string
+		args    []string
+		env     []string
+		wantErr string
+	}{
+		{"unknown agent", []string{"exec", "--agent", "nosuch", "--", "true"}, nil, "outpost exec: "},
+		{"bad token", []string{"exec", "--", "true"}, []string{"OUTPOST_TOKEN=opk_wrong-token-0123456789abcdef0123"}, "outpost exec: "},
+		{"attach to an unknown process", []string{"attach", "nosuch"}, nil, "outpost attach: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(outpostBin, tt.args...)
+			cmd.Env = append(e.cliEnv(), tt.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 255 || !strings.HasPrefix(stderr.String(), tt.wantErr) {
+				t.Fatalf("%v: %v, stderr %q; want exit 255 and %q...", tt.args, err, stderr.String(), tt.wantErr)
 			}
 		})
 	}

@@ -1,0 +1,5 @@
+package proc
+
+// resetChildSignals does nothing: Windows processes inherit no signal
+// dispositions.
+func resetChildSignals() {}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package proc
+
+import "os/exec"
+
+// unblockChildSignals does nothing here: only the Linux agent clears an
+// inherited signal mask for its children (see sigmask_linux.go).
+func unblockChildSignals(*exec.Cmd) {}

@@ -1,0 +1,186 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/websocket"
+)
+
+// attachEvents reads an attach WebSocket until it closes: output (binary
+// frames and stderr "output" frames), the exit code, the last seq and the
+// close status.
+type attachEvents struct {
+	stdout, stderr strings.Builder
+	exitCode       *int
+	seq            uint64
+	closeCode      int
+}
+
+func readAttach(t testing.TB, c *websocket.Conn) attachEvents {
+	t.Helper()
+	var ev attachEvents
+	stop := time.AfterFunc(waitLong, func() { c.Close() })
+	defer stop.Stop()
+	for {
+		op, p, err := c.ReadMessage()
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			ev.closeCode = ce.Code
+			return ev
+		}
+		if err != nil {
+			t.Fatalf("attach read: %v (so far %+v)", err, ev)
+		}
+		if op == websocket.OpBinary {
+			ev.stdout.Write(p)
+			continue
+		}
+		var m attachControl
+		if err := json.Unmarshal(p, &m); err != nil {
+			t.Fatalf("control frame %q: %v", p, err)
+		}
+		switch m.Type {
+		case "output":
+			ev.stderr.Write(m.Data)
+		case "exit":
+			ev.exitCode = m.ExitCode
+		case "seq":
+			ev.seq = m.Seq
+		case "error":
+			t.Fatalf("error frame: %+v", m.Error)
+		}
+	}
+}
+
+// TestAttach drives a real process through the attach WebSocket: stdin in,
+// stdout and stderr out, the exit code, a normal close after closed; a
+// second attach resumes after the last seq; a ticket opens it once
+// without the Authorization header.
+func TestAttach(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx := context.Background()
+	if _, err := adminClient(s).CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	tgt := realAgent(t, s, "w1", "a1", t.TempDir())
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{
+		ID: "p1", Command: `read line; echo "got:$line"; echo oops >&2; exit 3`, Stdin: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := adminClient(s)
+	c, _, err := websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if err := c.WriteMessage(websocket.OpBinary, []byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	ev := readAttach(t, c)
+	if ev.stdout.String() != "got:hello\n" || ev.stderr.String() != "oops\n" || ev.exitCode == nil || *ev.exitCode != 3 || ev.closeCode != websocket.CloseNormal {
+		t.Fatalf("attach: stdout %q stderr %q exit %v close %d; want got:hello, oops, 3, 1000",
+			ev.stdout.String(), ev.stderr.String(), ev.exitCode, ev.closeCode)
+	}
+
+	// Resuming after the last seq gives nothing again, then the close.
+	c, _, err = websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL(st.ID, ev.seq), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial again: %v", err)
+	}
+	if again := readAttach(t, c); again.stdout.Len() != 0 || again.closeCode != websocket.CloseNormal {
+		t.Fatalf("resumed attach: stdout %q close %d", again.stdout.String(), again.closeCode)
+	}
+
+	// A ticket, once, without the header.
+	tk, err := tgt.CreateAttachTicket(ctx, st.ID)
+	if err != nil || !strings.HasPrefix(tk.Ticket, "opat_") {
+		t.Fatalf("ticket: %+v, %v", tk, err)
+	}
+	u := tgt.AttachURL(st.ID, 0) + "?ticket=" + tk.Ticket
+	c, _, err = websocket.Dial(ctx, nil, u, nil)
+	if err != nil {
+		t.Fatalf("dial with ticket: %v", err)
+	}
+	if ev := readAttach(t, c); ev.stdout.String() != "got:hello\n" {
+		t.Fatalf("attach with ticket: stdout %q", ev.stdout.String())
+	}
+	_, resp, err := websocket.Dial(ctx, nil, u, nil)
+	if !errors.Is(err, websocket.ErrNotUpgraded) || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("ticket used twice: %v, %v; want 401", resp, err)
+	}
+	resp.Body.Close()
+
+	// Not a WebSocket, an unknown process: ordinary errors.
+	for _, tt := range []struct {
+		name, path string
+		want       int
+	}{
+		{"no upgrade", "/v1/workspaces/w1/agents/a1/processes/p1/attach", http.StatusBadRequest},
+		{"unknown process", "/v1/workspaces/w1/agents/a1/processes/nope/attach-tickets", http.StatusNotFound},
+	} {
+		method := "GET"
+		if strings.HasSuffix(tt.path, "tickets") {
+			method = "POST"
+		}
+		if status, body := call(t, s, method, tt.path, s.AdminToken(), nil); status != tt.want {
+			t.Errorf("%s: status %d, want %d (%s)", tt.name, status, tt.want, body)
+		}
+	}
+	_, resp, err = websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL("nope", 0), cl.AuthHeader())
+	if resp == nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("attach to an unknown process: %v, %v; want 404", resp, err)
+	}
+	resp.Body.Close()
+}
+
+// TestAttachThroughSession: the attach WebSocket under a session's prefix
+// reaches the process on the session's active backend.
+func TestAttachThroughSession(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx := context.Background()
+	cl := adminClient(s)
+	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	agentTgt := realAgent(t, s, "w1", "a1", t.TempDir())
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := agentTgt.ListProcesses(ctx)
+		return err == nil
+	})
+	if _, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{
+		ID: "s1", Backends: map[string]client.SessionBackend{"laptop": {Kind: "agent", Agent: "a1"}}, Active: "laptop",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tgt := cl.Session("w1", "s1")
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true, TTY: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if err := c.WriteMessage(websocket.OpBinary, []byte("via-session\r")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMessage(websocket.OpText, []byte(`{"type":"signal","signal":"KILL"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ev := readAttach(t, c)
+	if !strings.Contains(ev.stdout.String(), "via-session") || ev.exitCode == nil || *ev.exitCode != 137 {
+		t.Fatalf("attach through a session: output %q exit %v; want the echo and 137", ev.stdout.String(), ev.exitCode)
+	}
+}

@@ -1,0 +1,278 @@
+package websocket
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Close status codes (RFC 6455 section 7.4.1).
+const (
+	CloseNormal        = 1000
+	CloseGoingAway     = 1001
+	CloseProtocolError = 1002
+	CloseInvalidData   = 1007
+	ClosePolicy        = 1008
+	CloseTooBig        = 1009
+	CloseInternalError = 1011
+	closeNoStatus      = 1005
+)
+
+// DefaultMaxMessage is the default bound of a received message.
+const DefaultMaxMessage = 16 << 20
+
+// CloseError is what ReadMessage returns once the peer closed: its status
+// code and reason.
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("websocket: closed with status %d", e.Code)
+	}
+	return fmt.Sprintf("websocket: closed with status %d: %s", e.Code, e.Reason)
+}
+
+// ErrClosed is returned by writes after the connection was closed here.
+var ErrClosed = errors.New("websocket: connection closed")
+
+// Conn is one WebSocket connection. One goroutine may read (ReadMessage)
+// while others write; writes are serialized. Pings are answered from
+// within ReadMessage, so a connection must be read to stay alive.
+type Conn struct {
+	rwc    io.ReadWriteCloser
+	br     *bufio.Reader
+	client bool // sends masked frames, expects unmasked ones
+
+	// MaxMessage bounds a received message (all its fragments); zero
+	// means DefaultMaxMessage. Set it before the first ReadMessage.
+	MaxMessage int
+	// OnPong, when set before reading, is called from ReadMessage with
+	// each pong's payload.
+	OnPong func([]byte)
+
+	wmu       sync.Mutex
+	wbuf      []byte
+	closeSent bool
+
+	closeOnce sync.Once
+}
+
+// newConn wraps rwc; br, when not nil, holds bytes already read from it.
+func newConn(rwc io.ReadWriteCloser, br *bufio.Reader, client bool) *Conn {
+	if br == nil {
+		br = bufio.NewReaderSize(rwc, 32<<10)
+	}
+	return &Conn{rwc: rwc, br: br, client: client}
+}
+
+// ReadMessage returns the next data message, text or binary, with its
+// fragments joined. It answers pings, reports pongs to OnPong, and, on the
+// peer's close, answers it and returns a *CloseError. A frame that breaks
+// the protocol closes the connection with 1002 (1007 for a text message
+// that is not UTF-8, 1009 for one over MaxMessage) and returns the error.
+func (c *Conn) ReadMessage() (Opcode, []byte, error) {
+	limit := c.MaxMessage
+	if limit <= 0 {
+		limit = DefaultMaxMessage
+	}
+	var msg []byte
+	var msgOp Opcode
+	inMessage := false
+	for {
+		h, err := readHeader(c.br)
+		if err != nil {
+			return 0, nil, c.fail(err)
+		}
+		if h.masked == c.client {
+			return 0, nil, c.fail(fmt.Errorf("%w: masking is the client's and only the client's", ErrProtocol))
+		}
+		if !h.op.isControl() {
+			switch {
+			case h.op == OpContinuation && !inMessage:
+				return 0, nil, c.fail(fmt.Errorf("%w: continuation without a message", ErrProtocol))
+			case h.op != OpContinuation && inMessage:
+				return 0, nil, c.fail(fmt.Errorf("%w: new message inside a fragmented one", ErrProtocol))
+			}
+			if h.length > int64(limit-len(msg)) {
+				_ = c.closeWith(CloseTooBig, "message too big")
+				c.shutdown()
+				return 0, nil, fmt.Errorf("websocket: message over %d bytes", limit)
+			}
+		}
+		start := len(msg)
+		var payload []byte
+		if h.op.isControl() {
+			payload = make([]byte, h.length)
+		} else {
+			msg = append(msg, make([]byte, h.length)...)
+			payload = msg[start:]
+		}
+		if _, err := io.ReadFull(c.br, payload); err != nil {
+			return 0, nil, c.fail(unexpected(err))
+		}
+		if h.masked {
+			maskBytes(h.key, 0, payload)
+		}
+		switch h.op {
+		case OpPing:
+			if err := c.write(OpPong, payload); err != nil && !errors.Is(err, ErrClosed) {
+				return 0, nil, err
+			}
+			continue
+		case OpPong:
+			if c.OnPong != nil {
+				c.OnPong(payload)
+			}
+			continue
+		case OpClose:
+			return 0, nil, c.peerClosed(payload)
+		}
+		if h.op != OpContinuation {
+			msgOp, inMessage = h.op, true
+		}
+		if h.fin {
+			if msgOp == OpText && !utf8.Valid(msg) {
+				_ = c.closeWith(CloseInvalidData, "text message is not UTF-8")
+				c.shutdown()
+				return 0, nil, fmt.Errorf("websocket: text message is not UTF-8")
+			}
+			return msgOp, msg, nil
+		}
+	}
+}
+
+// peerClosed answers the peer's close frame and makes its CloseError.
+func (c *Conn) peerClosed(payload []byte) error {
+	ce := &CloseError{Code: closeNoStatus}
+	switch {
+	case len(payload) == 1:
+		return c.fail(fmt.Errorf("%w: close frame of one byte", ErrProtocol))
+	case len(payload) >= 2:
+		ce.Code = int(binary.BigEndian.Uint16(payload))
+		ce.Reason = string(payload[2:])
+		if !validCloseCode(ce.Code) || !utf8.ValidString(ce.Reason) {
+			return c.fail(fmt.Errorf("%w: invalid close frame", ErrProtocol))
+		}
+	}
+	code := ce.Code
+	if code == closeNoStatus {
+		code = CloseNormal
+	}
+	_ = c.closeWith(code, "")
+	c.shutdown()
+	return ce
+}
+
+// validCloseCode reports whether a peer may send code (RFC 6455 7.4).
+func validCloseCode(code int) bool {
+	switch {
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1011:
+		return true
+	case code >= 3000 && code <= 4999:
+		return true
+	}
+	return false
+}
+
+// fail closes the connection after a read error: with 1002 for a protocol
+// error, without a close frame when the transport failed.
+func (c *Conn) fail(err error) error {
+	if errors.Is(err, ErrProtocol) {
+		_ = c.closeWith(CloseProtocolError, "protocol error")
+	}
+	c.shutdown()
+	return err
+}
+
+// WriteMessage sends p as one message of op (OpText or OpBinary).
+func (c *Conn) WriteMessage(op Opcode, p []byte) error {
+	if op != OpText && op != OpBinary {
+		return fmt.Errorf("websocket: WriteMessage of opcode %#x", byte(op))
+	}
+	return c.write(op, p)
+}
+
+// Ping sends a ping carrying p (at most 125 bytes).
+func (c *Conn) Ping(p []byte) error {
+	if len(p) > maxControlPayload {
+		return fmt.Errorf("websocket: ping payload over %d bytes", maxControlPayload)
+	}
+	return c.write(OpPing, p)
+}
+
+// write sends one frame; after a close frame was sent, nothing more is.
+func (c *Conn) write(op Opcode, p []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeLocked(op, p)
+}
+
+func (c *Conn) writeLocked(op Opcode, p []byte) error {
+	if c.closeSent {
+		return ErrClosed
+	}
+	var key [4]byte
+	if c.client {
+		if _, err := rand.Read(key[:]); err != nil {
+			return err
+		}
+	}
+	c.wbuf = appendFrame(c.wbuf[:0], op, p, c.client, key)
+	if op == OpClose {
+		c.closeSent = true
+	}
+	_, err := c.rwc.Write(c.wbuf)
+	if cap(c.wbuf) > 64<<10 {
+		c.wbuf = nil // keep no large buffer for the life of an idle connection
+	}
+	return err
+}
+
+// closeWith sends a close frame of code and reason, once.
+func (c *Conn) closeWith(code int, reason string) error {
+	if len(reason) > maxControlPayload-2 {
+		reason = reason[:maxControlPayload-2]
+	}
+	p := binary.BigEndian.AppendUint16(nil, uint16(code))
+	return c.write(OpClose, append(p, reason...))
+}
+
+// CloseWith starts the closing handshake with code and reason, waits up
+// to wait for the peer's close (reading and dropping what comes before
+// it) when wait > 0, and closes the connection. Only call it when no other
+// goroutine reads, or with wait 0.
+func (c *Conn) CloseWith(code int, reason string, wait time.Duration) error {
+	err := c.closeWith(code, reason)
+	if err == nil && wait > 0 {
+		t := time.AfterFunc(wait, c.shutdown)
+		for {
+			if _, _, rerr := c.ReadMessage(); rerr != nil {
+				break
+			}
+		}
+		t.Stop()
+	}
+	c.shutdown()
+	if errors.Is(err, ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close sends a normal close frame, if none was sent, and closes the
+// connection without waiting. It is idempotent.
+func (c *Conn) Close() error { return c.CloseWith(CloseNormal, "", 0) }
+
+// shutdown closes the transport, once; a blocked ReadMessage returns.
+func (c *Conn) shutdown() {
+	c.closeOnce.Do(func() { _ = c.rwc.Close() })
+}

@@ -1,0 +1,149 @@
+package websocket
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Opcode is a frame's type.
+type Opcode byte
+
+// The opcodes of RFC 6455 section 5.2.
+const (
+	OpContinuation Opcode = 0x0
+	OpText         Opcode = 0x1
+	OpBinary       Opcode = 0x2
+	OpClose        Opcode = 0x8
+	OpPing         Opcode = 0x9
+	OpPong         Opcode = 0xA
+)
+
+// isControl reports whether op is a control frame's (close, ping, pong).
+func (op Opcode) isControl() bool { return op&0x8 != 0 }
+
+// known reports whether op is one RFC 6455 defines.
+func (op Opcode) known() bool {
+	switch op {
+	case OpContinuation, OpText, OpBinary, OpClose, OpPing, OpPong:
+		return true
+	}
+	return false
+}
+
+// maxControlPayload is the largest payload of a control frame.
+const maxControlPayload = 125
+
+// ErrProtocol is the cause of a frame that breaks RFC 6455; the connection
+// is then closed with status 1002.
+var ErrProtocol = errors.New("websocket: protocol error")
+
+// header is one frame's header.
+type header struct {
+	fin    bool
+	op     Opcode
+	masked bool
+	key    [4]byte
+	length int64
+}
+
+// readHeader reads and validates one frame header: reserved bits clear (no
+// extension is negotiated), a known opcode, control frames unfragmented and
+// at most 125 bytes, a 64-bit length with its top bit clear, and lengths in
+// their shortest form.
+func readHeader(br *bufio.Reader) (header, error) {
+	var h header
+	var b [8]byte
+	if _, err := io.ReadFull(br, b[:2]); err != nil {
+		return h, err
+	}
+	h.fin = b[0]&0x80 != 0
+	if b[0]&0x70 != 0 {
+		return h, fmt.Errorf("%w: reserved bits set", ErrProtocol)
+	}
+	h.op = Opcode(b[0] & 0x0f)
+	if !h.op.known() {
+		return h, fmt.Errorf("%w: unknown opcode %#x", ErrProtocol, byte(h.op))
+	}
+	h.masked = b[1]&0x80 != 0
+	h.length = int64(b[1] & 0x7f)
+	switch h.length {
+	case 126:
+		if _, err := io.ReadFull(br, b[:2]); err != nil {
+			return h, unexpected(err)
+		}
+		h.length = int64(binary.BigEndian.Uint16(b[:2]))
+		if h.length < 126 {
+			return h, fmt.Errorf("%w: length %d not in its shortest form", ErrProtocol, h.length)
+		}
+	case 127:
+		if _, err := io.ReadFull(br, b[:8]); err != nil {
+			return h, unexpected(err)
+		}
+		n := binary.BigEndian.Uint64(b[:8])
+		if n>>63 != 0 {
+			return h, fmt.Errorf("%w: length has its top bit set", ErrProtocol)
+		}
+		if n <= 0xffff {
+			return h, fmt.Errorf("%w: length %d not in its shortest form", ErrProtocol, n)
+		}
+		h.length = int64(n)
+	}
+	if h.op.isControl() && (!h.fin || h.length > maxControlPayload) {
+		return h, fmt.Errorf("%w: control frame fragmented or over 125 bytes", ErrProtocol)
+	}
+	if h.masked {
+		if _, err := io.ReadFull(br, h.key[:]); err != nil {
+			return h, unexpected(err)
+		}
+	}
+	return h, nil
+}
+
+// unexpected makes a clean EOF inside a frame an unexpected one.
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// maskBytes XORs p with key, starting at key offset pos; it returns the
+// offset after p.
+func maskBytes(key [4]byte, pos int, p []byte) int {
+	for i := range p {
+		p[i] ^= key[(pos+i)&3]
+	}
+	return (pos + len(p)) & 3
+}
+
+// appendFrame appends one unfragmented frame of op carrying payload to
+// dst, masked with key when mask is set.
+func appendFrame(dst []byte, op Opcode, payload []byte, mask bool, key [4]byte) []byte {
+	dst = append(dst, 0x80|byte(op))
+	var mbit byte
+	if mask {
+		mbit = 0x80
+	}
+	switch n := len(payload); {
+	case n < 126:
+		dst = append(dst, mbit|byte(n))
+	case n <= 0xffff:
+		dst = append(dst, mbit|126)
+		dst = binary.BigEndian.AppendUint16(dst, uint16(n))
+	default:
+		dst = append(dst, mbit|127)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
+	}
+	if mask {
+		dst = append(dst, key[:]...)
+	}
+	start := len(dst)
+	dst = append(dst, payload...)
+	if mask {
+		maskBytes(key, 0, dst[start:])
+	}
+	return dst
+}

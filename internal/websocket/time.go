@@ -1,0 +1,6 @@
+package websocket
+
+import "time"
+
+// timeZero clears a deadline.
+var timeZero time.Time

@@ -1,0 +1,239 @@
+package websocket
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// echoServer echoes every message until the client closes.
+func echoServer(t testing.TB, tls bool) *httptest.Server {
+	t.Helper()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := Accept(w, r)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			op, p, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if string(p) == "close please" {
+				_ = c.CloseWith(4000, "as asked", time.Second)
+				return
+			}
+			if err := c.WriteMessage(op, p); err != nil {
+				return
+			}
+		}
+	})
+	var s *httptest.Server
+	if tls {
+		s = httptest.NewUnstartedServer(h)
+		s.EnableHTTP2 = true // the client must still get HTTP/1.1 for the upgrade
+		s.StartTLS()
+	} else {
+		s = httptest.NewServer(h)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "tls"}[tls]
+		t.Run(name, func(t *testing.T) {
+			s := echoServer(t, tls)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, _, err := Dial(ctx, s.Client(), s.URL, http.Header{"X-Test": {"1"}})
+			if err != nil {
+				t.Fatalf("Dial: %v", err)
+			}
+			defer c.Close()
+			pongs := make(chan string, 1)
+			c.OnPong = func(p []byte) { pongs <- string(p) }
+			msgs := []struct {
+				op Opcode
+				p  []byte
+			}{
+				{OpText, []byte("hello")},
+				{OpBinary, []byte{0, 1, 2, 255}},
+				{OpBinary, bytes.Repeat([]byte("x"), 126)},
+				{OpBinary, bytes.Repeat([]byte("y"), 70000)},
+				{OpText, []byte("")},
+			}
+			for _, m := range msgs {
+				if err := c.WriteMessage(m.op, m.p); err != nil {
+					t.Fatal(err)
+				}
+				op, p, err := c.ReadMessage()
+				if err != nil || op != m.op || !bytes.Equal(p, m.p) {
+					t.Fatalf("echo of %d bytes op %d: got %d bytes op %d, %v", len(m.p), m.op, len(p), op, err)
+				}
+			}
+			if err := c.Ping([]byte("are you there")); err != nil {
+				t.Fatal(err)
+			}
+			// The pong arrives while reading; the echo after it ends the read.
+			if err := c.WriteMessage(OpText, []byte("after ping")); err != nil {
+				t.Fatal(err)
+			}
+			if _, p, err := c.ReadMessage(); err != nil || string(p) != "after ping" {
+				t.Fatalf("read after ping: %q, %v", p, err)
+			}
+			if got := <-pongs; got != "are you there" {
+				t.Fatalf("pong %q", got)
+			}
+			if err := c.WriteMessage(OpText, []byte("close please")); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = c.ReadMessage()
+			var ce *CloseError
+			if !errors.As(err, &ce) || ce.Code != 4000 || ce.Reason != "as asked" {
+				t.Fatalf("read after close: %v, want close 4000", err)
+			}
+			if err := c.WriteMessage(OpText, []byte("late")); !errors.Is(err, ErrClosed) {
+				t.Fatalf("write after close: %v, want ErrClosed", err)
+			}
+		})
+	}
+}
+
+func TestDialRefused(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"nope"}`, http.StatusUnauthorized)
+	}))
+	defer s.Close()
+	_, resp, err := Dial(context.Background(), nil, s.URL, nil)
+	if !errors.Is(err, ErrNotUpgraded) || resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("Dial: %v, %v; want ErrNotUpgraded with the 401", resp, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "nope") {
+		t.Fatalf("body %q", body)
+	}
+}
+
+func TestAcceptRefuses(t *testing.T) {
+	s := echoServer(t, false)
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"no upgrade", map[string]string{}, http.StatusUpgradeRequired},
+		{"old version", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "8", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}, http.StatusUpgradeRequired},
+		{"bad key", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "short"}, http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", s.URL, nil)
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+}
+
+func TestAcceptKey(t *testing.T) {
+	// RFC 6455 section 1.3's example.
+	if got := acceptKey("dGhlIHNhbXBsZSBub25jZQ=="); got != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
+		t.Fatalf("acceptKey = %q", got)
+	}
+}
+
+// rwc is an in-memory connection: reads from in, writes to out.
+type rwc struct {
+	io.Reader
+	out bytes.Buffer
+}
+
+func (c *rwc) Write(p []byte) (int, error) { return c.out.Write(p) }
+func (c *rwc) Close() error                { return nil }
+
+// frameTests are received byte streams (as a server reads them) and what
+// reading them gives; they seed FuzzReadMessage.
+var frameTests = []struct {
+	name    string
+	in      []byte
+	want    string // the first message, or "" for an error
+	wantErr error
+}{
+	{"masked text", appendFrame(nil, OpText, []byte("hi"), true, [4]byte{1, 2, 3, 4}), "hi", nil},
+	{"fragmented", append([]byte{0x01, 0x82, 0, 0, 0, 0, 'a', 'b'}, 0x80, 0x81, 9, 9, 9, 9, 'c'^9), "abc", nil},
+	{"ping between fragments", append(append([]byte{0x01, 0x81, 0, 0, 0, 0, 'a'}, appendFrame(nil, OpPing, []byte("p"), true, [4]byte{})...), 0x80, 0x81, 0, 0, 0, 0, 'b'), "ab", nil},
+	{"16-bit length", appendFrame(nil, OpBinary, bytes.Repeat([]byte{7}, 300), true, [4]byte{5}), strings.Repeat("\x07", 300), nil},
+	{"unmasked from a client", appendFrame(nil, OpText, []byte("hi"), false, [4]byte{}), "", ErrProtocol},
+	{"reserved bit", []byte{0xC1, 0x80, 0, 0, 0, 0}, "", ErrProtocol},
+	{"unknown opcode", []byte{0x83, 0x80, 0, 0, 0, 0}, "", ErrProtocol},
+	{"fragmented ping", []byte{0x09, 0x80, 0, 0, 0, 0}, "", ErrProtocol},
+	{"long ping", append([]byte{0x89, 0xFE, 0, 126, 0, 0, 0, 0}, make([]byte, 126)...), "", ErrProtocol},
+	{"continuation first", []byte{0x80, 0x80, 0, 0, 0, 0}, "", ErrProtocol},
+	{"non-minimal length", append([]byte{0x82, 0xFE, 0, 5, 0, 0, 0, 0}, make([]byte, 5)...), "", ErrProtocol},
+	{"top bit length", []byte{0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, "", ErrProtocol},
+	{"one-byte close", []byte{0x88, 0x81, 0, 0, 0, 0, 3}, "", ErrProtocol},
+	{"truncated", []byte{0x82, 0x85, 0, 0, 0, 0, 1, 2}, "", io.ErrUnexpectedEOF},
+	{"text not utf-8", []byte{0x81, 0x81, 0, 0, 0, 0, 0xff}, "", nil},
+	{"close", appendFrame(nil, OpClose, []byte{0x03, 0xe8}, true, [4]byte{}), "", nil},
+}
+
+func TestReadMessageFrames(t *testing.T) {
+	for _, tt := range frameTests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newConn(&rwc{Reader: bytes.NewReader(tt.in)}, nil, false)
+			_, p, err := c.ReadMessage()
+			switch {
+			case tt.want != "":
+				if err != nil || string(p) != tt.want {
+					t.Fatalf("got %q, %v; want %q", p, err, tt.want)
+				}
+			case err == nil:
+				t.Fatalf("got %q, want an error", p)
+			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// FuzzReadMessage: no input makes the decoder panic, loop or accept a
+// message over the limit; each side reads its peer's frames.
+func FuzzReadMessage(f *testing.F) {
+	for _, tt := range frameTests {
+		f.Add(tt.in, false)
+		f.Add(tt.in, true)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, client bool) {
+		c := newConn(&rwc{Reader: bytes.NewReader(in)}, bufio.NewReaderSize(bytes.NewReader(in), 16), client)
+		c.MaxMessage = 1 << 12
+		for range len(in) + 1 {
+			_, p, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if len(p) > c.MaxMessage {
+				t.Fatalf("message of %d bytes over the limit", len(p))
+			}
+		}
+		t.Fatalf("more messages than input bytes")
+	})
+}
