@@ -67,7 +67,7 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 	if _, err := u.WriteAt([]byte("half"), 0); err != nil {
 		t.Fatal(err)
 	}
-	up, err := ts.add(&transfer{upload: u})
+	up, err := ts.add(&openTransfer{upload: u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	down, err := ts.add(&transfer{file: file, size: e.Size})
+	down, err := ts.add(&openTransfer{file: file, size: e.Size})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestTransfersCloseEndsAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.add(&transfer{upload: u}); err != nil {
+	if _, err := ts.add(&openTransfer{upload: u}); err != nil {
 		t.Fatal(err)
 	}
 	ts.close()
@@ -127,7 +127,7 @@ func TestTransfersCloseEndsAll(t *testing.T) {
 		t.Fatalf("after close: %d temporary files, %d transfers", n, ts.len())
 	}
 	u2, _ := f.BeginWrite("new2.txt", fs.WriteOptions{})
-	if _, err := ts.add(&transfer{upload: u2}); !errors.Is(err, wire.ErrUnavailable) {
+	if _, err := ts.add(&openTransfer{upload: u2}); !errors.Is(err, wire.ErrUnavailable) {
 		t.Fatalf("add after close: %v", err)
 	}
 	if n := len(tempFiles(t, root)); n != 0 {
