@@ -4,14 +4,14 @@ import (
 	"context"
 	"os"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/wire"
 )
 
 // fileOps serves the fs.* and git.* ops on the agent's root.
 type fileOps struct {
-	fs        *fs.FS
+	fs        *files.FS
 	git       *git.Git
 	gitVer    string
 	transfers *transfers
@@ -20,7 +20,7 @@ type fileOps struct {
 // registerFiles opens the root and serves the file and git ops. The
 // capabilities say "fs", and "git" when a git binary answers.
 func (a *Agent) registerFiles() error {
-	root, err := fs.New(a.cfg.Root)
+	root, err := files.New(a.cfg.Root)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func decode[T any, P interface {
 }
 
 // wireEntry is e on the wire.
-func wireEntry(e fs.Entry) wire.FileEntry {
+func wireEntry(e files.Entry) wire.FileEntry {
 	return wire.FileEntry{Name: e.Name, Path: e.Path, Type: e.Type, Size: e.Size, Mode: e.Mode, ModTime: e.ModTime.UTC(), Link: e.LinkTarget}
 }
 
@@ -105,11 +105,11 @@ func (fo *fileOps) list(_ context.Context, req *wire.Request) (any, error) {
 }
 
 // writeOptions are the fs package's options for o.
-func writeOptions(o wire.FsWriteOptions) fs.WriteOptions {
-	return fs.WriteOptions{Mode: os.FileMode(o.Mode), Overwrite: o.Overwrite, MkdirParents: o.Parents}
+func writeOptions(o wire.FsWriteOptions) files.WriteOptions {
+	return files.WriteOptions{Mode: os.FileMode(o.Mode), Overwrite: o.Overwrite, MkdirParents: o.Parents}
 }
 
-func wireWrite(r fs.WriteResult) *wire.FsWriteResult {
+func wireWrite(r files.WriteResult) *wire.FsWriteResult {
 	return &wire.FsWriteResult{Path: r.Path, Size: r.Size, SHA256: r.SHA256}
 }
 

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -28,7 +28,7 @@ const DefaultTransferIdle = 2 * time.Minute
 type openTransfer struct {
 	file   *os.File
 	size   int64
-	upload *fs.Upload
+	upload *files.Upload
 	timer  *time.Timer
 }
 
@@ -244,7 +244,7 @@ func (fo *fileOps) uploadBegin(_ context.Context, req *wire.Request) (any, error
 }
 
 // upload returns the upload of handle h.
-func (fo *fileOps) upload(h string) (*fs.Upload, error) {
+func (fo *fileOps) upload(h string) (*files.Upload, error) {
 	t, err := fo.transfers.get(h)
 	if err != nil {
 		return nil, err
