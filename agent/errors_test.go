@@ -76,7 +76,7 @@ func TestEveryDomainErrorIsMapped(t *testing.T) {
 		"files.ErrOutsideRoot": files.ErrOutsideRoot, "files.ErrNotEmpty": files.ErrNotEmpty, "files.ErrDiskFull": files.ErrDiskFull,
 		"files.ErrTooManyEntries": files.ErrTooManyEntries, "files.ErrChecksumMismatch": files.ErrChecksumMismatch,
 		"files.ErrUploadDone": files.ErrUploadDone,
-		"git.ErrNoGit":     git.ErrNoGit, "git.ErrNotRepository": git.ErrNotRepository,
+		"git.ErrNoGit":        git.ErrNoGit, "git.ErrNotRepository": git.ErrNotRepository,
 		"git.ErrUnknownRevision": git.ErrUnknownRevision, "git.ErrPatchFailed": git.ErrPatchFailed,
 		"git.ErrNothingToCommit": git.ErrNothingToCommit, "git.ErrUnmerged": git.ErrUnmerged,
 		"git.ErrCommitRefused": git.ErrCommitRefused, "git.ErrOutputTooLarge": git.ErrOutputTooLarge,
