@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -33,7 +33,7 @@ type archiveJob struct {
 	pw   *io.PipeWriter
 	next int64
 	path string
-	res  fs.ArchiveResult
+	res  files.ArchiveResult
 
 	err error // the worker's error, read after done
 }
@@ -50,7 +50,7 @@ func (j *archiveJob) stop() {
 // archives are the open archive jobs of one agent; each ends on its close,
 // commit or abort, after DefaultTransferIdle without a call, or at stop.
 type archives struct {
-	fs *fs.FS
+	fs *files.FS
 
 	mu     sync.Mutex
 	closed bool
@@ -198,7 +198,7 @@ func (as *archives) begin(_ context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := fs.Clean(body.Path); err != nil {
+	if _, err := files.Clean(body.Path); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,7 +206,7 @@ func (as *archives) begin(_ context.Context, req *wire.Request) (any, error) {
 	j := &archiveJob{cancel: cancel, done: make(chan struct{}), pw: pw, path: body.Path}
 	go func() {
 		defer close(j.done)
-		j.res, j.err = as.fs.ExtractArchive(ctx, body.Path, pr, fs.DefaultArchiveLimits)
+		j.res, j.err = as.fs.ExtractArchive(ctx, body.Path, pr, files.DefaultArchiveLimits)
 		if j.err != nil {
 			pr.CloseWithError(j.err)
 		} else {
@@ -270,7 +270,7 @@ func (as *archives) commit(_ context.Context, req *wire.Request) (any, error) {
 	if j.err != nil {
 		return nil, j.err
 	}
-	c, _ := fs.Clean(j.path)
+	c, _ := files.Clean(j.path)
 	return &wire.FsUnpackResult{Path: c, Files: j.res.Files, Dirs: j.res.Dirs, Links: j.res.Links, Bytes: j.res.Bytes}, nil
 }
 

@@ -3,18 +3,18 @@ package agent
 import (
 	"context"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/wire"
 )
 
 // registerSearch serves fs.search and fs.find on root.
-func registerSearch(a *Agent, root *fs.FS) {
+func registerSearch(a *Agent, root *files.FS) {
 	a.Register(wire.OpFsSearch, func(ctx context.Context, req *wire.Request) (any, error) {
 		body, err := decode[wire.FsSearchRequest](req)
 		if err != nil {
 			return nil, err
 		}
-		ms, trunc, err := root.Search(ctx, fs.SearchOptions{Path: body.Path, Query: body.Query, Regex: body.Regex, Glob: body.Glob, MaxResults: body.MaxResults})
+		ms, trunc, err := root.Search(ctx, files.SearchOptions{Path: body.Path, Query: body.Query, Regex: body.Regex, Glob: body.Glob, MaxResults: body.MaxResults})
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -37,7 +37,7 @@ type watch struct {
 
 // emit appends e: a repeat of the last undelivered event (same path and
 // op) is coalesced into it; past watchRing the oldest is dropped.
-func (w *watch) emit(e fs.WatchEvent) {
+func (w *watch) emit(e files.WatchEvent) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	op := e.Op
@@ -80,7 +80,7 @@ func (w *watch) after(seq uint64) (*wire.FsWatchPollResult, <-chan struct{}) {
 
 // watches are the agent's watches, by key (path and recursion) and handle.
 type watches struct {
-	fs    *fs.FS
+	fs    *files.FS
 	grace time.Duration
 
 	mu       sync.Mutex
@@ -89,13 +89,13 @@ type watches struct {
 	byHandle map[string]*watch
 }
 
-func newWatches(root *fs.FS) *watches {
+func newWatches(root *files.FS) *watches {
 	return &watches{fs: root, grace: watchGrace, byKey: map[string]*watch{}, byHandle: map[string]*watch{}}
 }
 
 // registerWatch serves the watch ops and says whether this platform can.
 func registerWatch(a *Agent, ws *watches) {
-	a.cfg.Capabilities["fsWatch"] = fs.WatchSupported
+	a.cfg.Capabilities["fsWatch"] = files.WatchSupported
 	a.Register(wire.OpFsWatchStart, ws.start)
 	a.Register(wire.OpFsWatchPoll, ws.poll)
 }
@@ -106,7 +106,7 @@ func (ws *watches) start(_ context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := fs.Clean(body.Path)
+	c, err := files.Clean(body.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -26,7 +26,7 @@ func watchReq(t *testing.T, op string, body any) *wire.Request {
 // too) once nobody polled it for the grace period.
 func TestWatchEndsAfterItsReaders(t *testing.T) {
 	dir := t.TempDir()
-	root, err := fs.New(dir)
+	root, err := files.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

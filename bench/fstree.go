@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	agentfs "github.com/outposthq/outpost/agent/fs"
+	agentfs "github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/controlplane/client"
 )
 

@@ -24,7 +24,7 @@ func (s *Server) routeArchive(mux *http.ServeMux) {
 // marker, which tar readers report), never mixes in an error body.
 func (s *Server) handleGetArchive(w http.ResponseWriter, r *http.Request, t target) error {
 	path := r.URL.Query().Get("path")
-	x := s.newTransfer(t)
+	x := s.newRelay(t)
 	var open wire.FsArchiveOpenResult
 	req := &wire.FsArchiveOpenRequest{Path: path, Chunk: int64(x.chunk)}
 	if err := t.Call(r.Context(), wire.OpFsArchiveOpen, req, &open, fileCall()); err != nil {
@@ -35,7 +35,7 @@ func (s *Server) handleGetArchive(w http.ResponseWriter, r *http.Request, t targ
 	w.WriteHeader(http.StatusOK)
 	for {
 		var res wire.FsArchiveReadResult
-		err := x.concurrent().Call(r.Context(), wire.OpFsArchiveRead, &wire.FsHandleRequest{Handle: open.Handle}, &res, fileCall())
+		err := x.t.Concurrent().Call(r.Context(), wire.OpFsArchiveRead, &wire.FsHandleRequest{Handle: open.Handle}, &res, fileCall())
 		if err == nil && len(res.Data) > 0 {
 			_, err = w.Write(res.Data)
 		}
@@ -62,7 +62,7 @@ func (s *Server) handlePutArchive(w http.ResponseWriter, r *http.Request, t targ
 	if path == "" {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "path is required")
 	}
-	x := s.newTransfer(t)
+	x := s.newRelay(t)
 	var begun wire.FsArchiveOpenResult
 	if err := t.Call(r.Context(), wire.OpFsUnpackBegin, &wire.FsUnpackBeginRequest{Path: path}, &begun, fileCall()); err != nil {
 		return err
@@ -79,7 +79,7 @@ func (s *Server) handlePutArchive(w http.ResponseWriter, r *http.Request, t targ
 // sendArchive sends body to the unpack handle in order, one chunk at a
 // time (the agent unpacks as it receives; its reply paces the sender),
 // and commits it.
-func (x *transfer) sendArchive(ctx context.Context, handle string, body io.Reader) (*wire.FsUnpackResult, error) {
+func (x *fileRelay) sendArchive(ctx context.Context, handle string, body io.Reader) (*wire.FsUnpackResult, error) {
 	buf := make([]byte, x.chunk)
 	var off int64
 	for {
@@ -91,7 +91,7 @@ func (x *transfer) sendArchive(ctx context.Context, handle string, body io.Reade
 			opts := fileCall()
 			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
 			req := &wire.FsUnpackChunkRequest{Handle: handle, Offset: off, Data: buf[:n]}
-			if err := x.concurrent().Call(ctx, wire.OpFsUnpackChunk, req, nil, opts); err != nil {
+			if err := x.t.Concurrent().Call(ctx, wire.OpFsUnpackChunk, req, nil, opts); err != nil {
 				return nil, err
 			}
 			off += int64(n)
@@ -101,7 +101,7 @@ func (x *transfer) sendArchive(ctx context.Context, handle string, body io.Reade
 		}
 	}
 	var res wire.FsUnpackResult
-	if err := x.concurrent().Call(ctx, wire.OpFsUnpackCommit, &wire.FsHandleRequest{Handle: handle}, &res, fileCall()); err != nil {
+	if err := x.t.Concurrent().Call(ctx, wire.OpFsUnpackCommit, &wire.FsHandleRequest{Handle: handle}, &res, fileCall()); err != nil {
 		return nil, err
 	}
 	return &res, nil

@@ -73,7 +73,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, t target) e
 	for {
 		var res wire.FsWatchPollResult
 		req := &wire.FsWatchPollRequest{Handle: start.Handle, After: after, WaitMs: int(watchPollWait / time.Millisecond)}
-		if err := unrouted(t).Call(r.Context(), wire.OpFsWatchPoll, req, &res, fileCall()); err != nil {
+		if err := t.Concurrent().Call(r.Context(), wire.OpFsWatchPoll, req, &res, fileCall()); err != nil {
 			if r.Context().Err() == nil {
 				b, _ := json.Marshal(client.NewErrorBody(wire.AsError(err)))
 				fmt.Fprintf(bw, "event: error\ndata: %s\n\n", b)
@@ -100,13 +100,4 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, t target) e
 			return nil
 		}
 	}
-}
-
-// unrouted is the target for the polls after the start call: a session's
-// response headers are set already.
-func unrouted(t target) target {
-	if rt, ok := t.(routedTarget); ok {
-		return rt.target
-	}
-	return t
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path"
 
-	agentfs "github.com/outposthq/outpost/agent/fs"
+	agentfs "github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/controlplane/client"
 )
 

@@ -1,6 +1,0 @@
-//go:build !unix && !windows
-
-package fs
-
-// diskFullErrnos is empty where the platform's errors are not known.
-var diskFullErrnos []error

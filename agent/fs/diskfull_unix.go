@@ -1,8 +1,0 @@
-//go:build unix
-
-package fs
-
-import "syscall"
-
-// diskFullErrnos are the errors a full disk or an exhausted quota gives.
-var diskFullErrnos = []error{syscall.ENOSPC, syscall.EDQUOT}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package fs
-
-import "os"
-
-// readFlags opens a file for reading.
-const readFlags = os.O_RDONLY
