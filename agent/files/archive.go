@@ -111,7 +111,9 @@ type unpack struct {
 // missing). Every regular file is written atomically (as Write does, with
 // overwrite); an entry that is unsafe, unsupported or over the limits ends
 // the unpack with its error, leaving the entries before it in place and
-// nothing of it. Symlinks are made only when they point inside p; an
+// nothing of it. Where the platform can (Linux: syncfs), files are not
+// synced one by one but all at once at the end, before it returns: an
+// fsync per file made 20,000 small files take ten times rsync's time. Symlinks are made only when they point inside p; an
 // entry under a symlink the archive made is refused (lower-cased
 // comparison, so it holds on case-insensitive disks too); a hard link must
 // name a file this archive wrote. Data after the end marker is ignored.
@@ -135,7 +137,7 @@ func (f *FS) ExtractArchive(ctx context.Context, p string, r io.Reader, lim Arch
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			io.CopyN(io.Discard, r, maxTrailing)
-			return u.res, nil
+			return u.res, f.syncAll(dest)
 		}
 		if err != nil {
 			return u.res, errorf(iofs.ErrInvalid, "unpack %s: reading the tar stream: %v", dest, err)
@@ -144,6 +146,7 @@ func (f *FS) ExtractArchive(ctx context.Context, p string, r io.Reader, lim Arch
 			return u.res, errorf(ErrArchiveTooLarge, "unpack %s: more than %d entries", dest, lim.MaxEntries)
 		}
 		if err := u.entry(h, tr); err != nil {
+			f.syncAll(dest)
 			return u.res, err
 		}
 	}
@@ -201,7 +204,7 @@ func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 	if h.Size < 0 || h.Size > u.lim.MaxBytes-u.res.Bytes {
 		return errorf(ErrArchiveTooLarge, "archive entry %s: %d bytes would pass the limit of %d", c, h.Size, u.lim.MaxBytes)
 	}
-	up, err := u.f.BeginWrite(full, WriteOptions{Mode: os.FileMode(h.Mode) & os.ModePerm, Overwrite: true, MkdirParents: true})
+	up, err := u.f.BeginWrite(full, WriteOptions{Mode: os.FileMode(h.Mode) & os.ModePerm, Overwrite: true, MkdirParents: true, NoSync: canSyncAll})
 	if err != nil {
 		return err
 	}
