@@ -33,7 +33,12 @@ func (fo *fileOps) gitStatus(ctx context.Context, req *wire.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	st, err := fo.git.Status(ctx, dir, git.StatusOptions{Ignored: body.Ignored})
+	return fo.statusOf(ctx, dir, body.Ignored)
+}
+
+// statusOf is the wire status of the repository at host directory dir.
+func (fo *fileOps) statusOf(ctx context.Context, dir string, ignored bool) (*wire.GitStatus, error) {
+	st, err := fo.git.Status(ctx, dir, git.StatusOptions{Ignored: ignored})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +95,7 @@ func (fo *fileOps) gitCommit(ctx context.Context, req *wire.Request) (any, error
 		return nil, err
 	}
 	res, err := fo.git.Commit(ctx, dir, git.CommitOptions{Message: body.Message, All: body.All,
-		AuthorName: body.AuthorName, AuthorEmail: body.AuthorEmail})
+		IncludeUntracked: body.IncludeUntracked, AuthorName: body.AuthorName, AuthorEmail: body.AuthorEmail})
 	if err != nil {
 		return nil, err
 	}
@@ -115,4 +120,36 @@ func (fo *fileOps) gitLog(ctx context.Context, req *wire.Request) (any, error) {
 		out.Commits[i] = wire.GitCommit(c)
 	}
 	return out, nil
+}
+
+func (fo *fileOps) gitAdd(ctx context.Context, req *wire.Request) (any, error) {
+	return fo.gitStage(ctx, req, fo.git.Add)
+}
+
+func (fo *fileOps) gitReset(ctx context.Context, req *wire.Request) (any, error) {
+	return fo.gitStage(ctx, req, fo.git.Reset)
+}
+
+// gitStage runs add or reset and answers with the status that follows.
+func (fo *fileOps) gitStage(ctx context.Context, req *wire.Request, stage func(context.Context, string, git.StageOptions) error) (any, error) {
+	body, err := decode[wire.GitStageRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := stage(ctx, dir, git.StageOptions{Paths: body.Paths, All: body.All}); err != nil {
+		return nil, err
+	}
+	return fo.statusOf(ctx, dir, false)
+}
+
+// gitHandlers are the git ops of issue 16 (stage, branch, remote), kept
+// apart from registerFiles's table.
+func (fo *fileOps) gitHandlers() map[string]Handler {
+	return map[string]Handler{
+		wire.OpGitAdd: fo.gitAdd, wire.OpGitReset: fo.gitReset,
+	}
 }

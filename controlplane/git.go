@@ -100,3 +100,30 @@ func (s *Server) handleGitLog(w http.ResponseWriter, r *http.Request, t target) 
 	writeJSON(w, http.StatusOK, &res)
 	return nil
 }
+
+// routeGit mounts the git calls of issue 16 (stage, branch, remote) under
+// every target; routeFiles mounts the first five.
+func (s *Server) routeGit(mux *http.ServeMux) {
+	s.handleTarget(mux, "POST", "/git/add", s.handleGitStage(wire.OpGitAdd))
+	s.handleTarget(mux, "POST", "/git/reset", s.handleGitStage(wire.OpGitReset))
+}
+
+// handleGitStage serves POST {target}/git/add and /git/reset: 200 with the
+// repository's status after.
+func (s *Server) handleGitStage(op string) func(http.ResponseWriter, *http.Request, target) error {
+	return func(w http.ResponseWriter, r *http.Request, t target) error {
+		body := &wire.GitStageRequest{}
+		if err := decodeJSON(w, r, maxJSONBody, body); err != nil {
+			return err
+		}
+		if err := body.Validate(); err != nil {
+			return err
+		}
+		var st wire.GitStatus
+		if err := t.Call(r.Context(), op, body, &st, fileCall()); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, &st)
+		return nil
+	}
+}

@@ -32,6 +32,8 @@ func fsGitBodies() map[string]validator {
 		OpGitApply:       &GitApplyRequest{Path: "repo", Patch: []byte("diff --git a/x b/x\n"), Check: true, ThreeWay: true, Index: true},
 		OpGitCommit:      &GitCommitRequest{Message: "m", All: true, AuthorName: "A", AuthorEmail: "a@x"},
 		OpGitLog:         &GitLogRequest{Path: "repo", N: 5, Ref: "main"},
+		OpGitAdd:         &GitStageRequest{Path: "repo", Paths: []string{"a", "-b"}},
+		OpGitReset:       &GitStageRequest{Path: "repo", All: true},
 	}
 }
 
@@ -82,6 +84,9 @@ func TestFsGitValidate(t *testing.T) {
 		{"apply empty", &GitApplyRequest{}, CodeInvalidArgument},
 		{"commit no message", &GitCommitRequest{}, CodeInvalidArgument},
 		{"log n", &GitLogRequest{N: MaxGitLog + 1}, CodeInvalidArgument},
+		{"stage nothing", &GitStageRequest{}, CodeInvalidArgument},
+		{"stage both", &GitStageRequest{All: true, Paths: []string{"a"}}, CodeInvalidArgument},
+		{"stage empty path", &GitStageRequest{Paths: []string{""}}, CodeInvalidArgument},
 		{"diff long ref", &GitDiffRequest{Ref: string(make([]byte, MaxRefLen+1))}, CodeInvalidArgument},
 	}
 	for _, tc := range tests {

@@ -15,6 +15,8 @@ const (
 	OpGitApply  = "git.apply"
 	OpGitCommit = "git.commit"
 	OpGitLog    = "git.log"
+	OpGitAdd    = "git.add"
+	OpGitReset  = "git.reset"
 )
 
 func init() {
@@ -23,6 +25,8 @@ func init() {
 	RegisterOp(OpGitLog, OpInfo{})
 	RegisterOp(OpGitApply, OpInfo{Mutates: true})
 	RegisterOp(OpGitCommit, OpInfo{Mutates: true})
+	RegisterOp(OpGitAdd, OpInfo{Mutates: true})
+	RegisterOp(OpGitReset, OpInfo{Mutates: true})
 }
 
 // Git limits.
@@ -127,11 +131,13 @@ type GitApplyResult struct {
 
 // GitCommitRequest is the body of git.commit.
 type GitCommitRequest struct {
-	Path        string `msgpack:"path,omitempty" json:"path,omitempty"`
-	Message     string `msgpack:"msg" json:"message"`
-	All         bool   `msgpack:"all,omitempty" json:"all,omitempty"`
-	AuthorName  string `msgpack:"name,omitempty" json:"authorName,omitempty"`
-	AuthorEmail string `msgpack:"email,omitempty" json:"authorEmail,omitempty"`
+	Path    string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Message string `msgpack:"msg" json:"message"`
+	All     bool   `msgpack:"all,omitempty" json:"all,omitempty"`
+	// IncludeUntracked stages every change first, new files included.
+	IncludeUntracked bool   `msgpack:"untracked,omitempty" json:"includeUntracked,omitempty"`
+	AuthorName       string `msgpack:"name,omitempty" json:"authorName,omitempty"`
+	AuthorEmail      string `msgpack:"email,omitempty" json:"authorEmail,omitempty"`
 }
 
 // Validate checks that there is a message.
@@ -179,4 +185,36 @@ type GitCommit struct {
 	Email   string    `msgpack:"email" json:"email"`
 	Time    time.Time `msgpack:"t" json:"time"`
 	Subject string    `msgpack:"subject" json:"subject"`
+}
+
+// MaxGitPaths bounds the paths of one git.add or git.reset.
+const MaxGitPaths = 10000
+
+// GitStageRequest is the body of git.add (stage) and git.reset (unstage):
+// Paths, or All for every change (new files included for add).
+type GitStageRequest struct {
+	Path  string   `msgpack:"path,omitempty" json:"path,omitempty"`
+	Paths []string `msgpack:"paths,omitempty" json:"paths,omitempty"`
+	All   bool     `msgpack:"all,omitempty" json:"all,omitempty"`
+}
+
+// Validate checks that there are paths or all, not both.
+func (r *GitStageRequest) Validate() error {
+	switch {
+	case r.All && len(r.Paths) > 0:
+		return Errorf(CodeInvalidArgument, "", "give paths or all, not both")
+	case !r.All && len(r.Paths) == 0:
+		return Errorf(CodeInvalidArgument, "", "give paths or all")
+	case len(r.Paths) > MaxGitPaths:
+		return Errorf(CodeInvalidArgument, "", "more than %d paths", MaxGitPaths)
+	}
+	for _, p := range r.Paths {
+		if p == "" {
+			return Errorf(CodeInvalidArgument, "", "paths holds an empty path")
+		}
+		if err := validPath("paths", p); err != nil {
+			return err
+		}
+	}
+	return validPath("path", r.Path)
 }

@@ -77,6 +77,9 @@ type (
 	GitLog = wire.GitLog
 	// GitCommit is one commit of a log.
 	GitCommit = wire.GitCommit
+	// GitStageRequest is the body of POST {target}/git/add and /git/reset:
+	// paths, or all.
+	GitStageRequest = wire.GitStageRequest
 )
 
 // GitApplyRequest is the body of POST {target}/git/apply.

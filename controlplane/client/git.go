@@ -50,3 +50,17 @@ func (t *Target) GitLog(ctx context.Context, path string, n int) ([]GitCommit, e
 	}
 	return out.Commits, nil
 }
+
+// GitAdd calls POST {target}/git/add (new files too) and returns the
+// status after.
+func (t *Target) GitAdd(ctx context.Context, req GitStageRequest) (*GitStatus, error) {
+	var out GitStatus
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/add", req, &out)
+}
+
+// GitReset calls POST {target}/git/reset (unstage) and returns the status
+// after.
+func (t *Target) GitReset(ctx context.Context, req GitStageRequest) (*GitStatus, error) {
+	var out GitStatus
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/reset", req, &out)
+}
