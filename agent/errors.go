@@ -36,6 +36,9 @@ var wireErrors = []struct {
 	{kind: git.ErrUnmerged, code: wire.CodeConflict},
 	{kind: git.ErrCommitRefused, code: wire.CodeConflict},
 	{kind: git.ErrOutputTooLarge, code: wire.CodePayloadTooLarge},
+	{kind: git.ErrNotMerged, code: wire.CodeConflict, reason: wire.ReasonNotMerged},
+	{kind: git.ErrBranchInUse, code: wire.CodeConflict},
+	{kind: git.ErrLocalChanges, code: wire.CodeConflict, reason: wire.ReasonLocalChanges},
 
 	{kind: iofs.ErrNotExist, code: wire.CodeNotFound},
 	{kind: iofs.ErrExist, code: wire.CodeConflict, reason: wire.ReasonAlreadyExists},

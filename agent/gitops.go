@@ -151,5 +151,70 @@ func (fo *fileOps) gitStage(ctx context.Context, req *wire.Request, stage func(c
 func (fo *fileOps) gitHandlers() map[string]Handler {
 	return map[string]Handler{
 		wire.OpGitAdd: fo.gitAdd, wire.OpGitReset: fo.gitReset,
+		wire.OpGitBranches: fo.gitBranches, wire.OpGitBranchCreate: fo.gitBranchCreate,
+		wire.OpGitBranchDelete: fo.gitBranchDelete, wire.OpGitCheckout: fo.gitCheckout,
 	}
+}
+
+func (fo *fileOps) gitBranches(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitBranchesRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := fo.git.ListBranches(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.GitBranches{Current: bs.Current, Branches: make([]wire.GitBranchRef, len(bs.Branches))}
+	for i, b := range bs.Branches {
+		out.Branches[i] = wire.GitBranchRef(b)
+	}
+	return out, nil
+}
+
+func (fo *fileOps) gitBranchCreate(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitBranchCreateRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := fo.git.CreateBranch(ctx, dir, body.Name, body.From)
+	if err != nil {
+		return nil, err
+	}
+	return (*wire.GitBranchRef)(b), nil
+}
+
+func (fo *fileOps) gitBranchDelete(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitBranchDeleteRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	return struct{}{}, fo.git.DeleteBranch(ctx, dir, body.Name, body.Force)
+}
+
+func (fo *fileOps) gitCheckout(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitCheckoutRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := fo.repoDir(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := fo.git.Checkout(ctx, dir, body.Ref, body.Create); err != nil {
+		return nil, err
+	}
+	return fo.statusOf(ctx, dir, false)
 }

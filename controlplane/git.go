@@ -106,6 +106,10 @@ func (s *Server) handleGitLog(w http.ResponseWriter, r *http.Request, t target) 
 func (s *Server) routeGit(mux *http.ServeMux) {
 	s.handleTarget(mux, "POST", "/git/add", s.handleGitStage(wire.OpGitAdd))
 	s.handleTarget(mux, "POST", "/git/reset", s.handleGitStage(wire.OpGitReset))
+	s.handleTarget(mux, "GET", "/git/branches", s.handleGitBranches)
+	s.handleTarget(mux, "POST", "/git/branches", s.handleGitBranchCreate)
+	s.handleTarget(mux, "DELETE", "/git/branches/{name...}", s.handleGitBranchDelete)
+	s.handleTarget(mux, "POST", "/git/checkout", s.handleGitCheckout)
 }
 
 // handleGitStage serves POST {target}/git/add and /git/reset: 200 with the
@@ -126,4 +130,73 @@ func (s *Server) handleGitStage(op string) func(http.ResponseWriter, *http.Reque
 		writeJSON(w, http.StatusOK, &st)
 		return nil
 	}
+}
+
+// handleGitBranches serves GET {target}/git/branches?path=.
+func (s *Server) handleGitBranches(w http.ResponseWriter, r *http.Request, t target) error {
+	body := &wire.GitBranchesRequest{Path: r.URL.Query().Get("path")}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var res wire.GitBranches
+	if err := t.Call(r.Context(), wire.OpGitBranches, body, &res, fileCall()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, &res)
+	return nil
+}
+
+// handleGitBranchCreate serves POST {target}/git/branches: 201 the branch;
+// a name in use is 409.
+func (s *Server) handleGitBranchCreate(w http.ResponseWriter, r *http.Request, t target) error {
+	body := &wire.GitBranchCreateRequest{}
+	if err := decodeJSON(w, r, maxJSONBody, body); err != nil {
+		return err
+	}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var res wire.GitBranchRef
+	if err := t.Call(r.Context(), wire.OpGitBranchCreate, body, &res, fileCall()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, &res)
+	return nil
+}
+
+// handleGitBranchDelete serves DELETE {target}/git/branches/{name}?path=&force=:
+// 204; not merged without force is 409 not_merged.
+func (s *Server) handleGitBranchDelete(w http.ResponseWriter, r *http.Request, t target) error {
+	q := r.URL.Query()
+	force, err := boolParam(q, "force", false)
+	if err != nil {
+		return err
+	}
+	body := &wire.GitBranchDeleteRequest{Path: q.Get("path"), Name: r.PathValue("name"), Force: force}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	if err := t.Call(r.Context(), wire.OpGitBranchDelete, body, nil, fileCall()); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleGitCheckout serves POST {target}/git/checkout: 200 with the status
+// after; local changes in the way are 409 local_changes.
+func (s *Server) handleGitCheckout(w http.ResponseWriter, r *http.Request, t target) error {
+	body := &wire.GitCheckoutRequest{}
+	if err := decodeJSON(w, r, maxJSONBody, body); err != nil {
+		return err
+	}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var st wire.GitStatus
+	if err := t.Call(r.Context(), wire.OpGitCheckout, body, &st, fileCall()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, &st)
+	return nil
 }

@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Git ops. Path selects the repository directory under the root (default
 // the root); git itself runs on the agent's machine.
@@ -17,6 +20,11 @@ const (
 	OpGitLog    = "git.log"
 	OpGitAdd    = "git.add"
 	OpGitReset  = "git.reset"
+
+	OpGitBranches     = "git.branches"
+	OpGitBranchCreate = "git.branch.create"
+	OpGitBranchDelete = "git.branch.delete"
+	OpGitCheckout     = "git.checkout"
 )
 
 func init() {
@@ -27,6 +35,10 @@ func init() {
 	RegisterOp(OpGitCommit, OpInfo{Mutates: true})
 	RegisterOp(OpGitAdd, OpInfo{Mutates: true})
 	RegisterOp(OpGitReset, OpInfo{Mutates: true})
+	RegisterOp(OpGitBranches, OpInfo{})
+	RegisterOp(OpGitBranchCreate, OpInfo{Mutates: true})
+	RegisterOp(OpGitBranchDelete, OpInfo{Mutates: true})
+	RegisterOp(OpGitCheckout, OpInfo{Mutates: true})
 }
 
 // Git limits.
@@ -217,4 +229,92 @@ func (r *GitStageRequest) Validate() error {
 		}
 	}
 	return validPath("path", r.Path)
+}
+
+// GitBranchesRequest is the body of git.branches.
+type GitBranchesRequest struct {
+	Path string `msgpack:"path,omitempty" json:"path,omitempty"`
+}
+
+// Validate checks the path.
+func (r *GitBranchesRequest) Validate() error { return validPath("path", r.Path) }
+
+// GitBranches is the result of git.branches: Current is empty when HEAD is
+// detached; local branches come first, then remote-tracking ones.
+type GitBranches struct {
+	Current  string         `msgpack:"current" json:"current"`
+	Branches []GitBranchRef `msgpack:"branches" json:"branches"`
+}
+
+// GitBranchRef is one branch; a remote-tracking one is named "origin/main".
+type GitBranchRef struct {
+	Name     string `msgpack:"name" json:"name"`
+	OID      string `msgpack:"oid" json:"oid"`
+	Upstream string `msgpack:"up,omitempty" json:"upstream,omitempty"`
+	Remote   bool   `msgpack:"remote" json:"remote"`
+}
+
+// GitBranchCreateRequest is the body of git.branch.create: branch Name at
+// From (default HEAD). The result is the new GitBranchRef.
+type GitBranchCreateRequest struct {
+	Path string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Name string `msgpack:"name" json:"name"`
+	From string `msgpack:"from,omitempty" json:"from,omitempty"`
+}
+
+// Validate checks the name and lengths.
+func (r *GitBranchCreateRequest) Validate() error {
+	if err := validRef("name", r.Name, true); err != nil {
+		return err
+	}
+	if err := validRef("from", r.From, false); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitBranchDeleteRequest is the body of git.branch.delete (no result).
+type GitBranchDeleteRequest struct {
+	Path  string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Name  string `msgpack:"name" json:"name"`
+	Force bool   `msgpack:"force,omitempty" json:"force,omitempty"`
+}
+
+// Validate checks the name and lengths.
+func (r *GitBranchDeleteRequest) Validate() error {
+	if err := validRef("name", r.Name, true); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitCheckoutRequest is the body of git.checkout: switch to Ref, or with
+// Create make branch Ref at HEAD and switch to it. The result is the
+// GitStatus after.
+type GitCheckoutRequest struct {
+	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Ref    string `msgpack:"ref" json:"ref"`
+	Create bool   `msgpack:"create,omitempty" json:"create,omitempty"`
+}
+
+// Validate checks the ref and lengths.
+func (r *GitCheckoutRequest) Validate() error {
+	if err := validRef("ref", r.Ref, true); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// validRef refuses a ref that is missing (when required), too long, or
+// could be read as an option.
+func validRef(field, ref string, required bool) error {
+	switch {
+	case ref == "" && required:
+		return Errorf(CodeInvalidArgument, "", "%s is empty", field)
+	case len(ref) > MaxRefLen:
+		return Errorf(CodeInvalidArgument, "", "%s is longer than %d bytes", field, MaxRefLen)
+	case strings.HasPrefix(ref, "-"):
+		return Errorf(CodeInvalidArgument, "", "%s %q starts with '-'", field, ref)
+	}
+	return nil
 }

@@ -34,6 +34,14 @@ var (
 	// ErrCommitRefused: git commit failed (a hook, no identity); it carries
 	// git's message.
 	ErrCommitRefused = errors.New("git refused the commit")
+	// ErrNotMerged: a branch to delete is not merged and force was not
+	// given.
+	ErrNotMerged = errors.New("branch not merged")
+	// ErrBranchInUse: a branch to delete is checked out.
+	ErrBranchInUse = errors.New("branch checked out")
+	// ErrLocalChanges: a checkout or pull would overwrite local changes;
+	// it carries git's message.
+	ErrLocalChanges = errors.New("local changes in the way")
 	// ErrOutputTooLarge: a command printed more than MaxOutput bytes.
 	ErrOutputTooLarge = errors.New("git output too large")
 )

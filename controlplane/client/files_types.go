@@ -80,6 +80,14 @@ type (
 	// GitStageRequest is the body of POST {target}/git/add and /git/reset:
 	// paths, or all.
 	GitStageRequest = wire.GitStageRequest
+	// GitBranches is the body of GET {target}/git/branches.
+	GitBranches = wire.GitBranches
+	// GitBranchRef is one branch; remote-tracking ones are "origin/main".
+	GitBranchRef = wire.GitBranchRef
+	// GitBranchCreateRequest is the body of POST {target}/git/branches.
+	GitBranchCreateRequest = wire.GitBranchCreateRequest
+	// GitCheckoutRequest is the body of POST {target}/git/checkout.
+	GitCheckoutRequest = wire.GitCheckoutRequest
 )
 
 // GitApplyRequest is the body of POST {target}/git/apply.

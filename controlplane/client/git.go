@@ -64,3 +64,30 @@ func (t *Target) GitReset(ctx context.Context, req GitStageRequest) (*GitStatus,
 	var out GitStatus
 	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/reset", req, &out)
 }
+
+// GitBranches calls GET {target}/git/branches.
+func (t *Target) GitBranches(ctx context.Context, path string) (*GitBranches, error) {
+	var out GitBranches
+	return &out, t.c.do(ctx, http.MethodGet, t.prefix+"/git/branches?"+url.Values{"path": {path}}.Encode(), nil, &out)
+}
+
+// GitCreateBranch calls POST {target}/git/branches; a name in use is a
+// conflict.
+func (t *Target) GitCreateBranch(ctx context.Context, req GitBranchCreateRequest) (*GitBranchRef, error) {
+	var out GitBranchRef
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/branches", req, &out)
+}
+
+// GitDeleteBranch calls DELETE {target}/git/branches/{name}; an unmerged
+// branch without force is a conflict.
+func (t *Target) GitDeleteBranch(ctx context.Context, path, name string, force bool) error {
+	q := url.Values{"path": {path}, "force": {strconv.FormatBool(force)}}
+	return t.c.do(ctx, http.MethodDelete, t.prefix+"/git/branches/"+url.PathEscape(name)+"?"+q.Encode(), nil, nil)
+}
+
+// GitCheckout calls POST {target}/git/checkout and returns the status
+// after; local changes in the way are a conflict.
+func (t *Target) GitCheckout(ctx context.Context, req GitCheckoutRequest) (*GitStatus, error) {
+	var out GitStatus
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/checkout", req, &out)
+}
