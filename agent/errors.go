@@ -39,6 +39,12 @@ var wireErrors = []struct {
 	{kind: git.ErrNotMerged, code: wire.CodeConflict, reason: wire.ReasonNotMerged},
 	{kind: git.ErrBranchInUse, code: wire.CodeConflict},
 	{kind: git.ErrLocalChanges, code: wire.CodeConflict, reason: wire.ReasonLocalChanges},
+	{kind: git.ErrOutsideRoot, code: wire.CodePermissionDenied, reason: wire.ReasonOutsideRoot},
+	{kind: git.ErrCredentials, code: wire.CodeUnauthenticated, reason: wire.ReasonGitCredentials},
+	{kind: git.ErrPushRejected, code: wire.CodeConflict, reason: wire.ReasonPushRejected},
+	{kind: git.ErrMergeConflict, code: wire.CodeConflict, reason: wire.ReasonMergeConflict},
+	{kind: git.ErrRemoteNotFound, code: wire.CodeNotFound},
+	{kind: git.ErrUnreachable, code: wire.CodeUnavailable, reason: wire.ReasonRemoteUnreachable},
 
 	{kind: iofs.ErrNotExist, code: wire.CodeNotFound},
 	{kind: iofs.ErrExist, code: wire.CodeConflict, reason: wire.ReasonAlreadyExists},

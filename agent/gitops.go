@@ -2,8 +2,11 @@ package agent
 
 import (
 	"context"
+	"path"
+	"path/filepath"
 	"time"
 
+	"github.com/outposthq/outpost/agent/fs"
 	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/wire"
 )
@@ -153,6 +156,8 @@ func (fo *fileOps) gitHandlers() map[string]Handler {
 		wire.OpGitAdd: fo.gitAdd, wire.OpGitReset: fo.gitReset,
 		wire.OpGitBranches: fo.gitBranches, wire.OpGitBranchCreate: fo.gitBranchCreate,
 		wire.OpGitBranchDelete: fo.gitBranchDelete, wire.OpGitCheckout: fo.gitCheckout,
+		wire.OpGitClone: fo.gitClone, wire.OpGitFetch: fo.gitRemote(fo.git.Fetch),
+		wire.OpGitPull: fo.gitRemote(fo.git.Pull), wire.OpGitPush: fo.gitRemote(fo.git.Push),
 	}
 }
 
@@ -217,4 +222,78 @@ func (fo *fileOps) gitCheckout(ctx context.Context, req *wire.Request) (any, err
 		return nil, err
 	}
 	return fo.statusOf(ctx, dir, false)
+}
+
+// gitRemote serves a fetch, pull or push.
+func (fo *fileOps) gitRemote(run func(context.Context, string, git.RemoteOptions) (string, error)) Handler {
+	return func(ctx context.Context, req *wire.Request) (any, error) {
+		body, err := decode[wire.GitRemoteRequest](req)
+		if err != nil {
+			return nil, err
+		}
+		dir, err := fo.repoDir(body.Path)
+		if err != nil {
+			return nil, err
+		}
+		out, err := run(ctx, dir, git.RemoteOptions{Remote: body.Remote, Ref: body.Ref, SetUpstream: body.SetUpstream})
+		if err != nil {
+			return nil, err
+		}
+		return &wire.GitRemoteResult{Summary: out}, nil
+	}
+}
+
+// gitClone serves git.clone. A local URL is a path under the root (as
+// every path of the API): it is confined here and handed to git as the host
+// path; the destination's parents are made under the root.
+func (fo *fileOps) gitClone(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.GitCloneRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	if fo.gitVer == "" {
+		return nil, wire.Errorf(wire.CodeUnsupported, wire.ReasonExecutableNotFound, "git is not installed on this agent's machine")
+	}
+	url := body.URL
+	kind, local, err := git.ClassifyURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if kind == git.URLLocal {
+		if url, err = fo.fs.HostDir(local); err != nil {
+			return nil, err
+		}
+	}
+	dest, err := fo.cloneDest(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := fo.git.Clone(ctx, git.CloneOptions{URL: url, Dest: dest, Ref: body.Ref, Depth: body.Depth})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.GitRemoteResult{Summary: out}, nil
+}
+
+// cloneDest is the host path of clone destination p under the root, its
+// parents made (confined).
+func (fo *fileOps) cloneDest(p string) (string, error) {
+	c, err := fs.Clean(p)
+	if err != nil {
+		return "", err
+	}
+	parent := path.Dir(c)
+	if c == "." {
+		parent = "."
+	} else if err := fo.fs.Mkdir(parent, true); err != nil {
+		return "", err
+	}
+	host, err := fo.fs.HostDir(parent)
+	if err != nil {
+		return "", err
+	}
+	if c == "." {
+		return host, nil
+	}
+	return filepath.Join(host, path.Base(c)), nil
 }

@@ -3,8 +3,10 @@ package controlplane
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -110,6 +112,55 @@ func (s *Server) routeGit(mux *http.ServeMux) {
 	s.handleTarget(mux, "POST", "/git/branches", s.handleGitBranchCreate)
 	s.handleTarget(mux, "DELETE", "/git/branches/{name...}", s.handleGitBranchDelete)
 	s.handleTarget(mux, "POST", "/git/checkout", s.handleGitCheckout)
+	s.handleTarget(mux, "POST", "/git/clone", s.handleGitClone)
+	s.handleTarget(mux, "POST", "/git/fetch", s.handleGitRemote(wire.OpGitFetch))
+	s.handleTarget(mux, "POST", "/git/pull", s.handleGitRemote(wire.OpGitPull))
+	s.handleTarget(mux, "POST", "/git/push", s.handleGitRemote(wire.OpGitPush))
+}
+
+// gitRemoteTimeout bounds a clone, fetch, pull or push: longer than a file
+// call, since it crosses the network twice.
+const gitRemoteTimeout = 10 * time.Minute
+
+// gitRemoteCall is the rpc options of a remote git call.
+func gitRemoteCall() rpc.CallOptions { return rpc.CallOptions{Timeout: gitRemoteTimeout} }
+
+// handleGitClone serves POST {target}/git/clone: 201 {"summary"}.
+func (s *Server) handleGitClone(w http.ResponseWriter, r *http.Request, t target) error {
+	body := &wire.GitCloneRequest{}
+	if err := decodeJSON(w, r, maxJSONBody, body); err != nil {
+		return err
+	}
+	if err := body.Validate(); err != nil {
+		return err
+	}
+	var res wire.GitRemoteResult
+	if err := t.Call(r.Context(), wire.OpGitClone, body, &res, gitRemoteCall()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, &res)
+	return nil
+}
+
+// handleGitRemote serves POST {target}/git/fetch, /pull and /push: 200
+// {"summary"}; a missing credential is 401 git_credentials, a rejected
+// push 409 push_rejected, a conflicted pull 409 merge_conflict.
+func (s *Server) handleGitRemote(op string) func(http.ResponseWriter, *http.Request, target) error {
+	return func(w http.ResponseWriter, r *http.Request, t target) error {
+		body := &wire.GitRemoteRequest{}
+		if err := decodeJSON(w, r, maxJSONBody, body); err != nil {
+			return err
+		}
+		if err := body.Validate(); err != nil {
+			return err
+		}
+		var res wire.GitRemoteResult
+		if err := t.Call(r.Context(), op, body, &res, gitRemoteCall()); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, &res)
+		return nil
+	}
 }
 
 // handleGitStage serves POST {target}/git/add and /git/reset: 200 with the

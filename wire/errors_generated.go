@@ -182,6 +182,9 @@ const (
 	// ReasonPushRejected (conflict, 409): git push: the remote refused the
 	// update (not a fast-forward, or a hook); git's message says which.
 	ReasonPushRejected = "push_rejected"
+	// ReasonRemoteUnreachable (unavailable, 503): a remote git operation could
+	// not reach the remote (or the remote failed); git's message says why.
+	ReasonRemoteUnreachable = "remote_unreachable"
 	// ReasonMergeConflict (conflict, 409): git pull: the merge stopped on
 	// conflicts; the conflicted paths are in the message and `git/status` lists
 	// them as unmerged.

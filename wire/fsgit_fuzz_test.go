@@ -38,6 +38,10 @@ func fsGitBodies() map[string]validator {
 		OpGitBranchCreate: &GitBranchCreateRequest{Path: "repo", Name: "feature/x", From: "origin/main"},
 		OpGitBranchDelete: &GitBranchDeleteRequest{Path: "repo", Name: "feature/x", Force: true},
 		OpGitCheckout:     &GitCheckoutRequest{Path: "repo", Ref: "main", Create: true},
+		OpGitClone:        &GitCloneRequest{URL: "https://h/a.git", Path: "a", Ref: "main", Depth: 1},
+		OpGitFetch:        &GitRemoteRequest{Path: "repo", Remote: "origin", Ref: "main"},
+		OpGitPull:         &GitRemoteRequest{Path: "repo"},
+		OpGitPush:         &GitRemoteRequest{Path: "repo", Remote: "origin", Ref: "HEAD:main", SetUpstream: true},
 	}
 }
 
@@ -95,6 +99,12 @@ func TestFsGitValidate(t *testing.T) {
 		{"branch option-like from", &GitBranchCreateRequest{Name: "x", From: "-f"}, CodeInvalidArgument},
 		{"checkout option-like", &GitCheckoutRequest{Ref: "--orphan"}, CodeInvalidArgument},
 		{"delete no name", &GitBranchDeleteRequest{}, CodeInvalidArgument},
+		{"clone no url", &GitCloneRequest{Path: "a"}, CodeInvalidArgument},
+		{"clone option-like url", &GitCloneRequest{URL: "-u", Path: "a"}, CodeInvalidArgument},
+		{"clone no path", &GitCloneRequest{URL: "https://h/a"}, CodeInvalidArgument},
+		{"clone negative depth", &GitCloneRequest{URL: "https://h/a", Path: "a", Depth: -1}, CodeInvalidArgument},
+		{"remote option-like", &GitRemoteRequest{Remote: "--exec=x"}, CodeInvalidArgument},
+		{"ref without remote", &GitRemoteRequest{Ref: "main"}, CodeInvalidArgument},
 		{"diff long ref", &GitDiffRequest{Ref: string(make([]byte, MaxRefLen+1))}, CodeInvalidArgument},
 	}
 	for _, tc := range tests {

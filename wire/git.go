@@ -25,6 +25,11 @@ const (
 	OpGitBranchCreate = "git.branch.create"
 	OpGitBranchDelete = "git.branch.delete"
 	OpGitCheckout     = "git.checkout"
+
+	OpGitClone = "git.clone"
+	OpGitFetch = "git.fetch"
+	OpGitPull  = "git.pull"
+	OpGitPush  = "git.push"
 )
 
 func init() {
@@ -39,6 +44,10 @@ func init() {
 	RegisterOp(OpGitBranchCreate, OpInfo{Mutates: true})
 	RegisterOp(OpGitBranchDelete, OpInfo{Mutates: true})
 	RegisterOp(OpGitCheckout, OpInfo{Mutates: true})
+	RegisterOp(OpGitClone, OpInfo{Mutates: true})
+	RegisterOp(OpGitFetch, OpInfo{Mutates: true})
+	RegisterOp(OpGitPull, OpInfo{Mutates: true})
+	RegisterOp(OpGitPush, OpInfo{Mutates: true})
 }
 
 // Git limits.
@@ -317,4 +326,77 @@ func validRef(field, ref string, required bool) error {
 		return Errorf(CodeInvalidArgument, "", "%s %q starts with '-'", field, ref)
 	}
 	return nil
+}
+
+// Remote git limits.
+const (
+	// MaxGitURLLen bounds a clone URL or a remote.
+	MaxGitURLLen = 4096
+	// MaxGitDepth bounds a shallow clone's depth.
+	MaxGitDepth = 1 << 30
+)
+
+// GitCloneRequest is the body of git.clone: URL into Path (under the root;
+// it must not exist or be an empty directory), optionally only Ref's
+// branch or tag and Depth commits. A local URL (a path or file:///path) is
+// a path under the root, like every other path. The result is a
+// GitRemoteResult.
+type GitCloneRequest struct {
+	URL   string `msgpack:"url" json:"url"`
+	Path  string `msgpack:"path" json:"path"`
+	Ref   string `msgpack:"ref,omitempty" json:"ref,omitempty"`
+	Depth int    `msgpack:"depth,omitempty" json:"depth,omitempty"`
+}
+
+// Validate checks the fields' presence, lengths and ranges.
+func (r *GitCloneRequest) Validate() error {
+	switch {
+	case r.URL == "":
+		return Errorf(CodeInvalidArgument, "", "url is empty")
+	case len(r.URL) > MaxGitURLLen:
+		return Errorf(CodeInvalidArgument, "", "url is longer than %d bytes", MaxGitURLLen)
+	case strings.HasPrefix(r.URL, "-"):
+		return Errorf(CodeInvalidArgument, "", "url %q starts with '-'", r.URL)
+	case r.Path == "":
+		return Errorf(CodeInvalidArgument, "", "path is empty")
+	case r.Depth < 0 || r.Depth > MaxGitDepth:
+		return Errorf(CodeInvalidArgument, "", "depth must be 0 to %d", MaxGitDepth)
+	}
+	if err := validRef("ref", r.Ref, false); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitRemoteRequest is the body of git.fetch, git.pull and git.push: Remote
+// is a configured remote's name or a network URL (default git's choice),
+// Ref a ref or refspec (needs Remote), SetUpstream (push) records the
+// upstream (with no Ref it pushes HEAD to origin).
+type GitRemoteRequest struct {
+	Path        string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Remote      string `msgpack:"remote,omitempty" json:"remote,omitempty"`
+	Ref         string `msgpack:"ref,omitempty" json:"ref,omitempty"`
+	SetUpstream bool   `msgpack:"up,omitempty" json:"setUpstream,omitempty"`
+}
+
+// Validate checks the lengths and that nothing reads as an option.
+func (r *GitRemoteRequest) Validate() error {
+	switch {
+	case len(r.Remote) > MaxGitURLLen:
+		return Errorf(CodeInvalidArgument, "", "remote is longer than %d bytes", MaxGitURLLen)
+	case strings.HasPrefix(r.Remote, "-"):
+		return Errorf(CodeInvalidArgument, "", "remote %q starts with '-'", r.Remote)
+	case r.Ref != "" && r.Remote == "":
+		return Errorf(CodeInvalidArgument, "", "ref needs remote")
+	}
+	if err := validRef("ref", r.Ref, false); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitRemoteResult is the result of a clone, fetch, pull or push: what git
+// printed.
+type GitRemoteResult struct {
+	Summary string `msgpack:"summary" json:"summary"`
 }

@@ -88,6 +88,13 @@ type (
 	GitBranchCreateRequest = wire.GitBranchCreateRequest
 	// GitCheckoutRequest is the body of POST {target}/git/checkout.
 	GitCheckoutRequest = wire.GitCheckoutRequest
+	// GitCloneRequest is the body of POST {target}/git/clone.
+	GitCloneRequest = wire.GitCloneRequest
+	// GitRemoteRequest is the body of POST {target}/git/fetch, /pull and
+	// /push.
+	GitRemoteRequest = wire.GitRemoteRequest
+	// GitRemoteResult is git's summary of a clone, fetch, pull or push.
+	GitRemoteResult = wire.GitRemoteResult
 )
 
 // GitApplyRequest is the body of POST {target}/git/apply.

@@ -91,3 +91,31 @@ func (t *Target) GitCheckout(ctx context.Context, req GitCheckoutRequest) (*GitS
 	var out GitStatus
 	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/checkout", req, &out)
 }
+
+// GitClone calls POST {target}/git/clone.
+func (t *Target) GitClone(ctx context.Context, req GitCloneRequest) (*GitRemoteResult, error) {
+	var out GitRemoteResult
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/clone", req, &out)
+}
+
+// GitFetch calls POST {target}/git/fetch.
+func (t *Target) GitFetch(ctx context.Context, req GitRemoteRequest) (*GitRemoteResult, error) {
+	return t.gitRemote(ctx, "fetch", req)
+}
+
+// GitPull calls POST {target}/git/pull; a merge that stops on conflicts is
+// a conflict naming the paths.
+func (t *Target) GitPull(ctx context.Context, req GitRemoteRequest) (*GitRemoteResult, error) {
+	return t.gitRemote(ctx, "pull", req)
+}
+
+// GitPush calls POST {target}/git/push; a rejected push is a conflict.
+func (t *Target) GitPush(ctx context.Context, req GitRemoteRequest) (*GitRemoteResult, error) {
+	return t.gitRemote(ctx, "push", req)
+}
+
+// gitRemote calls POST {target}/git/{verb}.
+func (t *Target) gitRemote(ctx context.Context, verb string, req GitRemoteRequest) (*GitRemoteResult, error) {
+	var out GitRemoteResult
+	return &out, t.c.do(ctx, http.MethodPost, t.prefix+"/git/"+verb, req, &out)
+}
