@@ -104,6 +104,8 @@ func classifyRemote(msg string) error {
 		return ErrPushRejected
 	case has("would be overwritten by merge"):
 		return ErrLocalChanges
+	case has("Please tell me who you are", "unable to auto-detect email address"):
+		return ErrCommitRefused // a pull's merge commit needs an identity
 	case has("does not appear to be a git repository", "Repository not found", "not found",
 		"couldn't find remote ref", "No such remote", "does not exist"):
 		return ErrRemoteNotFound

@@ -242,3 +242,25 @@ func FuzzClassifyURL(f *testing.F) {
 		}
 	})
 }
+
+func TestClassifyRemote(t *testing.T) {
+	tests := []struct{ msg, kind string }{
+		{"fatal: could not read Username for 'https://h': terminal prompts disabled", "credentials"},
+		{"git@h: Permission denied (publickey).\nfatal: Could not read from remote repository.", "credentials"},
+		{"remote: HTTP Basic: Access denied\nfatal: Authentication failed for 'https://h/a.git/'", "credentials"},
+		{" ! [rejected]        main -> main (non-fast-forward)\nerror: failed to push some refs to 'x'", "push_rejected"},
+		{" ! [remote rejected] main -> main (pre-receive hook declined)", "push_rejected"},
+		{"error: Your local changes to the following files would be overwritten by merge:\n\ta.txt", "local_changes"},
+		{"*** Please tell me who you are.", "commit_refused"},
+		{"fatal: '/x' does not appear to be a git repository", "remote_not_found"},
+		{"fatal: couldn't find remote ref nope", "remote_not_found"},
+		{"fatal: unable to access 'https://127.0.0.1:1/x/': Failed to connect to 127.0.0.1 port 1: Connection refused", "unreachable"},
+		{"ssh: Could not resolve hostname nope: Name or service not known", "unreachable"},
+		{"fatal: transport 'ext' not allowed", "invalid"},
+	}
+	for _, tc := range tests {
+		if got := kindOf(errorf(classifyRemote(tc.msg), "%s", tc.msg)); got != tc.kind {
+			t.Errorf("classifyRemote(%q) = %s, want %s", tc.msg, got, tc.kind)
+		}
+	}
+}
