@@ -145,6 +145,7 @@ type Agent struct {
 	stopCh chan error // a takeover or fatal NATS error asks Run to stop
 	links  *linkHub   // tells of sleep/wake and network changes
 	linkWG sync.WaitGroup
+	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.

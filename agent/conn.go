@@ -2,13 +2,17 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -45,6 +49,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		nats.Name("outpost-agent "+a.id.String()),
 		nats.CustomInboxPrefix(inbox),
 		nats.MaxReconnects(-1),
+		nats.Timeout(connectTimeout),
 		nats.PingInterval(pingInterval),
 		nats.MaxPingsOutstanding(maxPingsOut),
 		nats.CustomReconnectDelay(func(attempts int) time.Duration {
@@ -75,6 +80,8 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 	)
 	opts = append(opts, NATSProxy(nil, a.cfg.Identity.NATSURLs)) // HTTPS_PROXY, NO_PROXY
 	opts = append(opts, a.cfg.NATSOptions...)
+	opts = append(opts, bulkWSS())
+	opts = append(opts, connectDeadline(connectTimeout)) // after every dialer
 	servers := a.cfg.Identity.NATSServers()
 	b := newBackoff()
 	for {
@@ -92,6 +99,53 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
+	}
+}
+
+// bulkWSS is the option that runs the TLS of wss:// connections in the
+// dialer, over a bulkconn: a flush of megabytes (a file chunk, a process's
+// output) goes out in writes of 256 KiB, and reads take many records a
+// syscall, instead of a syscall per 16 KiB record each way. It wraps the
+// dialer the other options chose (a proxy's tunnel, or TCP) and takes
+// their TLS configuration; it changes nothing unless every server is
+// wss://.
+//
+// nats.go (v1.55) leaves a connection without its writer when a dialer
+// says it did the TLS itself (SkipTLSHandshake), so nats.go is given the
+// servers as ws:// with its own TLS off: the dialer's connections are TLS
+// all the same, verified against the same configuration.
+func bulkWSS() nats.Option {
+	return func(o *nats.Options) error {
+		if len(o.Servers) == 0 || o.TLSCertCB != nil || o.RootCAsCB != nil || o.TLSHandshakeFirst {
+			return nil
+		}
+		servers := make([]string, len(o.Servers))
+		for i, s := range o.Servers {
+			u, err := url.Parse(s)
+			if err != nil || u.Scheme != "wss" {
+				return nil
+			}
+			u.Scheme = "ws"
+			servers[i] = u.String()
+		}
+		var inner nats.CustomDialer = o.CustomDialer
+		if inner == nil {
+			d := &net.Dialer{Timeout: o.Timeout}
+			if o.Dialer != nil {
+				d = o.Dialer
+			}
+			inner = d
+		}
+		cfg := o.TLSConfig
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		o.CustomDialer = &bulkconn.Dialer{Inner: inner, Config: cfg, Timeout: o.Timeout}
+		o.Servers, o.Secure, o.TLSConfig = servers, false, nil
+		// The dialer is given the URL's host, not its addresses: TLS
+		// verifies the name.
+		o.SkipHostLookup = true
+		return nil
 	}
 }
 

@@ -5,12 +5,12 @@ import (
 	"errors"
 	iofs "io/fs"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/wire"
 )
 
-// wireErrors map the domain errors of agent/fs and agent/git, and the io/fs
+// wireErrors map the domain errors of agent/files and agent/git, and the io/fs
 // and context kinds they reuse, to wire errors. This is the one place where
 // those packages' errors meet the wire (as coder's agentproc maps its
 // sentinels in one place); handle applies it to every reply. The first row
@@ -21,12 +21,12 @@ var wireErrors = []struct {
 	code   wire.Code
 	reason string
 }{
-	{kind: fs.ErrOutsideRoot, code: wire.CodePermissionDenied, reason: wire.ReasonOutsideRoot},
-	{kind: fs.ErrNotEmpty, code: wire.CodeConflict, reason: wire.ReasonNotEmpty},
-	{kind: fs.ErrDiskFull, code: wire.CodeInsufficientStorage},
-	{kind: fs.ErrTooManyEntries, code: wire.CodePayloadTooLarge},
-	{kind: fs.ErrChecksumMismatch, code: wire.CodeInvalidArgument, reason: wire.ReasonChecksumMismatch},
-	{kind: fs.ErrUploadDone, code: wire.CodeConflict},
+	{kind: files.ErrOutsideRoot, code: wire.CodePermissionDenied, reason: wire.ReasonOutsideRoot},
+	{kind: files.ErrNotEmpty, code: wire.CodeConflict, reason: wire.ReasonNotEmpty},
+	{kind: files.ErrDiskFull, code: wire.CodeInsufficientStorage},
+	{kind: files.ErrTooManyEntries, code: wire.CodePayloadTooLarge},
+	{kind: files.ErrChecksumMismatch, code: wire.CodeInvalidArgument, reason: wire.ReasonChecksumMismatch},
+	{kind: files.ErrUploadDone, code: wire.CodeConflict},
 
 	{kind: git.ErrNoGit, code: wire.CodeUnsupported, reason: wire.ReasonExecutableNotFound},
 	{kind: git.ErrNotRepository, code: wire.CodeNotFound},

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/wire"
 )
@@ -23,12 +23,12 @@ func TestWireError(t *testing.T) {
 		code   wire.Code
 		reason string
 	}{
-		{"outside root", fs.ErrOutsideRoot, wire.CodePermissionDenied, wire.ReasonOutsideRoot},
-		{"not empty", fs.ErrNotEmpty, wire.CodeConflict, wire.ReasonNotEmpty},
-		{"disk full", fs.ErrDiskFull, wire.CodeInsufficientStorage, ""},
-		{"too many entries", fs.ErrTooManyEntries, wire.CodePayloadTooLarge, ""},
-		{"checksum", fs.ErrChecksumMismatch, wire.CodeInvalidArgument, wire.ReasonChecksumMismatch},
-		{"upload done", fs.ErrUploadDone, wire.CodeConflict, ""},
+		{"outside root", files.ErrOutsideRoot, wire.CodePermissionDenied, wire.ReasonOutsideRoot},
+		{"not empty", files.ErrNotEmpty, wire.CodeConflict, wire.ReasonNotEmpty},
+		{"disk full", files.ErrDiskFull, wire.CodeInsufficientStorage, ""},
+		{"too many entries", files.ErrTooManyEntries, wire.CodePayloadTooLarge, ""},
+		{"checksum", files.ErrChecksumMismatch, wire.CodeInvalidArgument, wire.ReasonChecksumMismatch},
+		{"upload done", files.ErrUploadDone, wire.CodeConflict, ""},
 		{"no git", git.ErrNoGit, wire.CodeUnsupported, wire.ReasonExecutableNotFound},
 		{"not a repository", git.ErrNotRepository, wire.CodeNotFound, ""},
 		{"unknown revision", git.ErrUnknownRevision, wire.CodeNotFound, ""},
@@ -77,15 +77,15 @@ func TestWireError(t *testing.T) {
 	}
 }
 
-// TestEveryDomainErrorIsMapped parses agent/fs's and agent/git's errors.go:
+// TestEveryDomainErrorIsMapped parses agent/files's and agent/git's errors.go:
 // each exported Err* there must be a row of wireErrors, so a new kind
 // cannot reach the wire as internal by accident.
 func TestEveryDomainErrorIsMapped(t *testing.T) {
 	known := map[string]error{
-		"fs.ErrOutsideRoot": fs.ErrOutsideRoot, "fs.ErrNotEmpty": fs.ErrNotEmpty, "fs.ErrDiskFull": fs.ErrDiskFull,
-		"fs.ErrTooManyEntries": fs.ErrTooManyEntries, "fs.ErrChecksumMismatch": fs.ErrChecksumMismatch,
-		"fs.ErrUploadDone": fs.ErrUploadDone,
-		"git.ErrNoGit":     git.ErrNoGit, "git.ErrNotRepository": git.ErrNotRepository,
+		"files.ErrOutsideRoot": files.ErrOutsideRoot, "files.ErrNotEmpty": files.ErrNotEmpty, "files.ErrDiskFull": files.ErrDiskFull,
+		"files.ErrTooManyEntries": files.ErrTooManyEntries, "files.ErrChecksumMismatch": files.ErrChecksumMismatch,
+		"files.ErrUploadDone": files.ErrUploadDone,
+		"git.ErrNoGit":        git.ErrNoGit, "git.ErrNotRepository": git.ErrNotRepository,
 		"git.ErrUnknownRevision": git.ErrUnknownRevision, "git.ErrPatchFailed": git.ErrPatchFailed,
 		"git.ErrNothingToCommit": git.ErrNothingToCommit, "git.ErrUnmerged": git.ErrUnmerged,
 		"git.ErrCommitRefused": git.ErrCommitRefused, "git.ErrOutputTooLarge": git.ErrOutputTooLarge,
@@ -96,7 +96,7 @@ func TestEveryDomainErrorIsMapped(t *testing.T) {
 		"git.ErrUnreachable": git.ErrUnreachable,
 	}
 	found := 0
-	for _, pkg := range []string{"fs", "git"} {
+	for _, pkg := range []string{"files", "git"} {
 		f, err := parser.ParseFile(token.NewFileSet(), pkg+"/errors.go", nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)

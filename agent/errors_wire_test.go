@@ -14,7 +14,7 @@ import (
 
 // TestFileAndGitErrorsOnTheWire runs file and git ops that fail, through a
 // real agent over NATS, and checks the code and reason each answers: the
-// domain errors of agent/fs and agent/git reach the wire as PROTOCOL.md
+// domain errors of agent/files and agent/git reach the wire as PROTOCOL.md
 // says.
 func TestFileAndGitErrorsOnTheWire(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {

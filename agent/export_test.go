@@ -1,10 +1,15 @@
 package agent
 
-import "time"
+import (
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
 
 // DriveLinks replaces the agent's link watcher (call it before Run) with
 // one the test drives: each call of the returned function is one change
-// the watcher saw.
+// the watcher saw; one with nothing slept, removed or added is a change of
+// routes alone.
 func (a *Agent) DriveLinks() func(slept time.Duration, removed, added []string) {
 	idle := func() linkSource {
 		return linkSource{
@@ -25,6 +30,16 @@ func (a *Agent) DriveLinks() func(slept time.Duration, removed, added []string) 
 				break
 			}
 		}
-		h.publish(linkEvent{Slept: slept, Removed: removed, Added: added})
+		ev := linkEvent{Slept: slept, Removed: removed, Added: added}
+		ev.Routes = !ev.Network() && slept == 0
+		h.publish(ev)
 	}
+}
+
+// JudgePaths sets, after DriveLinks, how often a change of routes alone may
+// force a reconnect, and replaces the agent's judgement of whether a change
+// broke its connection's path with gone's answer.
+func (a *Agent) JudgePaths(routeEvery time.Duration, gone func() string) {
+	a.links.routeEvery = routeEvery
+	a.links.pathGone = func(*nats.Conn, linkEvent) string { return gone() }
 }

@@ -2,19 +2,16 @@ package agent
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
-	"sync"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/wire"
 )
 
 // fileOps serves the fs.* and git.* ops on the agent's root.
 type fileOps struct {
-	fs        *fs.FS
+	fs        *files.FS
 	git       *git.Git
 	gitVer    string
 	transfers *transfers
@@ -23,7 +20,7 @@ type fileOps struct {
 // registerFiles opens the root and serves the file and git ops. The
 // capabilities say "fs", and "git" when a git binary answers.
 func (a *Agent) registerFiles() error {
-	root, err := fs.New(a.cfg.Root)
+	root, err := files.New(a.cfg.Root)
 	if err != nil {
 		return err
 	}
@@ -82,7 +79,7 @@ func decode[T any, P interface {
 }
 
 // wireEntry is e on the wire.
-func wireEntry(e fs.Entry) wire.FileEntry {
+func wireEntry(e files.Entry) wire.FileEntry {
 	return wire.FileEntry{Name: e.Name, Path: e.Path, Type: e.Type, Size: e.Size, Mode: e.Mode, ModTime: e.ModTime.UTC(), Link: e.LinkTarget}
 }
 
@@ -110,186 +107,13 @@ func (fo *fileOps) list(_ context.Context, req *wire.Request) (any, error) {
 	return out, nil
 }
 
-// open opens a file, reads its first Length bytes, and keeps it open under
-// a handle when more remains.
-func (fo *fileOps) open(_ context.Context, req *wire.Request) (any, error) {
-	body, err := decode[wire.FsOpenRequest](req)
-	if err != nil {
-		return nil, err
-	}
-	file, e, err := fo.fs.Open(body.Path)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readAt(file, 0, min(body.Length, e.Size), e.Path)
-	if err != nil {
-		file.Close()
-		return nil, err
-	}
-	res := &wire.FsOpenResult{Entry: wireEntry(e), Data: data}
-	if int64(len(data)) >= e.Size {
-		file.Close()
-		return res, nil
-	}
-	res.Handle, err = fo.transfers.add(&transfer{file: file, size: e.Size})
-	return res, err
-}
-
-// readAt reads n bytes at off of file; fewer only at its end.
-func readAt(file *os.File, off, n int64, name string) ([]byte, error) {
-	buf := make([]byte, n)
-	got, err := file.ReadAt(buf, off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", name, err)
-	}
-	return buf[:got], nil
-}
-
-// read reads a chunk of a download into a pooled buffer, given back by
-// the release it returns once the reply is encoded.
-func (fo *fileOps) read(_ context.Context, req *wire.Request) (any, func(), error) {
-	body, err := decode[wire.FsReadRequest](req)
-	if err != nil {
-		return nil, nil, err
-	}
-	t, err := fo.transfers.get(body.Handle)
-	if err != nil {
-		return nil, nil, err
-	}
-	if t.file == nil {
-		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is an upload", body.Handle)
-	}
-	n := max(min(body.Length, t.size-body.Offset), 0)
-	buf := chunkBufs.Get().(*[]byte)
-	if int64(len(*buf)) < wire.Headroom+n {
-		*buf = wire.NewInPlaceBuf(int(n))
-	}
-	got, err := t.file.ReadAt((*buf)[wire.Headroom:wire.Headroom+n], body.Offset)
-	if err != nil && !errors.Is(err, io.EOF) {
-		chunkBufs.Put(buf)
-		return nil, nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", body.Handle, err)
-	}
-	// The reply is encoded around the data, in the pooled buffer, which goes
-	// back to the pool once the reply was sent.
-	return &wire.InPlace{Body: &wire.FsReadResult{}, Buf: *buf, N: got}, func() { chunkBufs.Put(buf) }, nil
-}
-
-// closeHandle ends a transfer: a download's close, an upload's abort (its
-// temporary file is removed).
-func (fo *fileOps) closeHandle(_ context.Context, req *wire.Request) (any, error) {
-	body, err := decode[wire.FsHandleRequest](req)
-	if err != nil {
-		return nil, err
-	}
-	t, err := fo.transfers.take(body.Handle)
-	if err != nil {
-		return nil, err
-	}
-	t.end()
-	return struct{}{}, nil
-}
-
 // writeOptions are the fs package's options for o.
-func writeOptions(o wire.FsWriteOptions) fs.WriteOptions {
-	return fs.WriteOptions{Mode: os.FileMode(o.Mode), Overwrite: o.Overwrite, MkdirParents: o.Parents}
+func writeOptions(o wire.FsWriteOptions) files.WriteOptions {
+	return files.WriteOptions{Mode: os.FileMode(o.Mode), Overwrite: o.Overwrite, MkdirParents: o.Parents}
 }
 
-func wireWrite(r fs.WriteResult) *wire.FsWriteResult {
+func wireWrite(r files.WriteResult) *wire.FsWriteResult {
 	return &wire.FsWriteResult{Path: r.Path, Size: r.Size, SHA256: r.SHA256}
-}
-
-func (fo *fileOps) write(_ context.Context, req *wire.Request) (any, error) {
-	body, err := decode[wire.FsWriteRequest](req)
-	if err != nil {
-		return nil, err
-	}
-	u, err := fo.fs.BeginWrite(body.Path, writeOptions(body.FsWriteOptions))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := u.WriteAt(body.Data, 0); err != nil {
-		u.Abort()
-		return nil, err
-	}
-	res, err := u.Commit()
-	if err != nil {
-		return nil, err
-	}
-	return wireWrite(res), nil
-}
-
-func (fo *fileOps) uploadBegin(_ context.Context, req *wire.Request) (any, error) {
-	body, err := decode[wire.FsUploadBeginRequest](req)
-	if err != nil {
-		return nil, err
-	}
-	u, err := fo.fs.BeginWrite(body.Path, writeOptions(body.FsWriteOptions))
-	if err != nil {
-		return nil, err
-	}
-	h, err := fo.transfers.add(&transfer{upload: u})
-	if err != nil {
-		return nil, err
-	}
-	return &wire.FsUploadBeginResult{Handle: h}, nil
-}
-
-// upload returns the upload of handle h.
-func (fo *fileOps) upload(h string) (*fs.Upload, error) {
-	t, err := fo.transfers.get(h)
-	if err != nil {
-		return nil, err
-	}
-	if t.upload == nil {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is a download", h)
-	}
-	return t.upload, nil
-}
-
-// chunkBufs are the in-place buffers (wire.InPlace) fs.read replies are
-// read and encoded in: reused, their pages stay mapped, where fresh ones
-// cost a page fault every 4 KiB.
-var chunkBufs = sync.Pool{New: func() any { b := wire.NewInPlaceBuf(wire.MaxChunk); return &b }}
-
-// uploadChunk writes a chunk straight from the request that carried it.
-func (fo *fileOps) uploadChunk(_ context.Context, req *wire.Request) (any, error) {
-	body := &wire.FsUploadChunkRequest{}
-	data, err := req.DecodeBodyAliasing("data", body)
-	if err != nil {
-		return nil, err
-	}
-	body.Data = data
-	if err := body.Validate(); err != nil {
-		return nil, err
-	}
-	u, err := fo.upload(body.Handle)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := u.WriteAt(body.Data, body.Offset); err != nil {
-		return nil, err
-	}
-	return struct{}{}, nil
-}
-
-func (fo *fileOps) uploadCommit(_ context.Context, req *wire.Request) (any, error) {
-	body, err := decode[wire.FsUploadCommitRequest](req)
-	if err != nil {
-		return nil, err
-	}
-	t, err := fo.transfers.take(body.Handle)
-	if err != nil {
-		return nil, err
-	}
-	if t.upload == nil {
-		t.end()
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is a download", body.Handle)
-	}
-	res, err := t.upload.CommitVerified(body.Size, body.SHA256)
-	if err != nil {
-		return nil, err
-	}
-	return wireWrite(res), nil
 }
 
 func (fo *fileOps) mkdir(_ context.Context, req *wire.Request) (any, error) {

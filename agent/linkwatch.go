@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // A laptop sleeps, wakes on another network, loses Wi-Fi for a minute. The
@@ -40,6 +42,15 @@ const (
 	// linkSettle gathers the burst of notifications one change makes (link
 	// up, address added, routes added) into one look.
 	linkSettle = 100 * time.Millisecond
+	// routeReconnectEvery is how often a change of routes alone (no
+	// address or carrier change, no sleep) may force an agent to
+	// reconnect. A VPN client or a container runtime can add and remove
+	// routes many times a second; each change that moved the path to the
+	// control plane would otherwise cost a reconnect, and a fleet's worth
+	// of them a storm. The first such reconnect goes at once; one wanted
+	// within this time after it waits for its end, and happens then only
+	// if the path is still not what the connection uses.
+	routeReconnectEvery = 10 * time.Second
 )
 
 // linkEvent is what changed since the last look.
@@ -57,6 +68,13 @@ type linkEvent struct {
 
 // Network tells whether the network changed (as opposed to a clock jump alone).
 func (e linkEvent) Network() bool { return len(e.Removed) > 0 || len(e.Added) > 0 || e.Routes }
+
+// RoutesOnly tells whether routes alone changed: no sleep, no address or
+// carrier change. Reconnects such changes force are rate limited
+// (routeReconnectEvery).
+func (e linkEvent) RoutesOnly() bool {
+	return e.Routes && e.Slept == 0 && len(e.Removed) == 0 && len(e.Added) == 0
+}
 
 // linkDetector is the watcher's judgement, apart from clocks and the OS so
 // that tests feed it. Each look gives the wall clock (without a monotonic
@@ -201,6 +219,11 @@ func systemLinks() linkSource {
 type linkHub struct {
 	src   func() linkSource
 	every time.Duration
+	// routeEvery is routeReconnectEvery (tests shorten it).
+	routeEvery time.Duration
+	// pathGone is the agents' judgement of whether a change broke their
+	// connection's path (see pathGone; tests replace it).
+	pathGone func(nc *nats.Conn, ev linkEvent) string
 
 	mu   sync.Mutex
 	subs map[int]func(linkEvent)
@@ -213,7 +236,7 @@ type linkHub struct {
 var links = newLinkHub(systemLinks, linkCheckEvery)
 
 func newLinkHub(src func() linkSource, every time.Duration) *linkHub {
-	return &linkHub{src: src, every: every, subs: map[int]func(linkEvent){}}
+	return &linkHub{src: src, every: every, routeEvery: routeReconnectEvery, pathGone: pathGone, subs: map[int]func(linkEvent){}}
 }
 
 // subscribe calls f with every change until the returned function is

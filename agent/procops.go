@@ -80,7 +80,11 @@ func (a *Agent) procRead(ctx context.Context, req *wire.Request) (any, error) {
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(d)-readMargin)
 	}
-	res, err := a.procs.Read(ctx, b.ID, b.After, b.MaxBytes, max(wait, 0))
+	asked := b.MaxBytes
+	if asked <= 0 {
+		asked = wire.DefaultReadBytes
+	}
+	res, err := a.procs.Read(ctx, b.ID, b.After, a.uplink.limit(b.ID, time.Now(), asked), max(wait, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +93,15 @@ func (a *Agent) procRead(ctx context.Context, req *wire.Request) (any, error) {
 		ExitSeq: res.ExitSeq, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
 		ClosedSeq: res.ClosedSeq, Dropped: res.Dropped,
 	}
+	n := 0
 	for i, c := range res.Chunks {
 		out.Chunks[i] = wire.ProcChunk{Seq: c.Seq, Stream: c.Stream, Data: c.Data}
+		n += len(c.Data)
+	}
+	if res.ClosedSeq != 0 {
+		a.uplink.forget(b.ID)
+	} else {
+		a.uplink.sent(b.ID, time.Now(), n)
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,4 +102,89 @@ func TestNetworkChangeEndsTheBackoff(t *testing.T) {
 	}
 	drive(0, nil, []string{"wlan0 192.168.1.20"})
 	w.waitOnline(t, r.a.Instance())
+}
+
+// countHellos counts what arrives on ch for d.
+func countHellos(ch <-chan struct{}, d time.Duration) int {
+	n := 0
+	deadline := time.After(d)
+	for {
+		select {
+		case <-ch:
+			n++
+		case <-deadline:
+			return n
+		}
+	}
+}
+
+// TestRouteChurnIsRateLimited: routes changing many times a second (a VPN
+// client, a container runtime), each moving the connection's path, force
+// one reconnect, not one each; the change that arrives too soon is looked
+// at again when the limit's time is up. An address change or a wake still
+// reconnects at once.
+func TestRouteChurnIsRateLimited(t *testing.T) {
+	churn := func(drive func(time.Duration, []string, []string)) {
+		for range 40 {
+			drive(0, nil, nil)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	t.Run("address and wake at once", func(t *testing.T) {
+		w := newWorld(t)
+		a, err := agent.New(agent.Config{Identity: w.ident, Root: w.root, HeartbeatInterval: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drive := a.DriveLinks()
+		a.JudgePaths(time.Hour, func() string { return "the route moved" })
+		r := w.run(t, a)
+		w.waitOnline(t, r.a.Instance())
+		hellos := w.hellos(t)
+
+		churn(drive)
+		expectHello(t, hellos, "the first route change")
+		if n := countHellos(hellos, time.Second); n != 0 {
+			t.Fatalf("%d more reconnects during and after 40 route changes in 0.4 s, want none within the limit", n)
+		}
+		drive(0, []string{"wlan0 192.168.1.20"}, nil)
+		expectHello(t, hellos, "an address went away (within the route limit)")
+		drive(10*time.Minute, nil, nil)
+		expectHello(t, hellos, "a wake (within the route limit)")
+	})
+	t.Run("put off, then looked at again", func(t *testing.T) {
+		w := newWorld(t)
+		a, err := agent.New(agent.Config{Identity: w.ident, Root: w.root, HeartbeatInterval: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drive := a.DriveLinks()
+		var gone atomic.Value
+		gone.Store("the route moved")
+		const every = 2 * time.Second
+		a.JudgePaths(every, func() string { return gone.Load().(string) })
+		r := w.run(t, a)
+		w.waitOnline(t, r.a.Instance())
+		hellos := w.hellos(t)
+
+		churn(drive)
+		expectHello(t, hellos, "the first route change")
+		first := time.Now()
+		expectHello(t, hellos, "the route changes put off")
+		if gap := time.Since(first); gap < every/2 {
+			t.Errorf("the put-off reconnect came %v after the first, want about %v", gap, every)
+		}
+		// No change since: nothing more.
+		if n := countHellos(hellos, 2*every); n != 0 {
+			t.Fatalf("%d reconnects with no route change", n)
+		}
+		// Put off again, but the path is back as it was by then: no reconnect.
+		drive(0, nil, nil)
+		expectHello(t, hellos, "a route change after the limit's time")
+		churn(drive)
+		gone.Store("")
+		if n := countHellos(hellos, 2*every); n != 0 {
+			t.Fatalf("%d reconnects after the path came back as it was", n)
+		}
+	})
 }

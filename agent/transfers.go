@@ -1,12 +1,20 @@
+// The agent's half of file transfers (fs.open, fs.read, fs.close, fs.write
+// and fs.upload.*) and its table of open handles: wire/PROTOCOL.md,
+// "Transfers, step by step", describes both halves;
+// controlplane/transfer.go is the other.
+
 package agent
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
+	"io"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -15,16 +23,17 @@ import (
 // file removed, the old file left).
 const DefaultTransferIdle = 2 * time.Minute
 
-// transfer is one open download (file) or upload (upload).
-type transfer struct {
+// openTransfer is one open download (file) or upload (upload), under its
+// handle.
+type openTransfer struct {
 	file   *os.File
 	size   int64
-	upload *fs.Upload
+	upload *files.Upload
 	timer  *time.Timer
 }
 
 // end closes the file or aborts the upload.
-func (t *transfer) end() {
+func (t *openTransfer) end() {
 	if t.file != nil {
 		t.file.Close()
 	}
@@ -41,15 +50,15 @@ type transfers struct {
 
 	mu     sync.Mutex
 	closed bool
-	open   map[string]*transfer
+	open   map[string]*openTransfer
 }
 
 func newTransfers(idle time.Duration) *transfers {
-	return &transfers{idle: idle, open: map[string]*transfer{}}
+	return &transfers{idle: idle, open: map[string]*openTransfer{}}
 }
 
 // add registers t under a new handle.
-func (ts *transfers) add(t *transfer) (string, error) {
+func (ts *transfers) add(t *openTransfer) (string, error) {
 	h := "t" + rand.Text()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -63,7 +72,7 @@ func (ts *transfers) add(t *transfer) (string, error) {
 }
 
 // get returns the transfer of h and restarts its idle clock.
-func (ts *transfers) get(h string) (*transfer, error) {
+func (ts *transfers) get(h string) (*openTransfer, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t, ok := ts.open[h]
@@ -75,7 +84,7 @@ func (ts *transfers) get(h string) (*transfer, error) {
 }
 
 // take removes h and returns its transfer, for a commit, close or abort.
-func (ts *transfers) take(h string) (*transfer, error) {
+func (ts *transfers) take(h string) (*openTransfer, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t, ok := ts.open[h]
@@ -88,7 +97,7 @@ func (ts *transfers) take(h string) (*transfer, error) {
 }
 
 // expire ends t if it is still h's transfer.
-func (ts *transfers) expire(h string, t *transfer) {
+func (ts *transfers) expire(h string, t *openTransfer) {
 	ts.mu.Lock()
 	if ts.open[h] != t {
 		ts.mu.Unlock()
@@ -111,10 +120,185 @@ func (ts *transfers) close() {
 	ts.mu.Lock()
 	ts.closed = true
 	open := ts.open
-	ts.open = map[string]*transfer{}
+	ts.open = map[string]*openTransfer{}
 	ts.mu.Unlock()
 	for _, t := range open {
 		t.timer.Stop()
 		t.end()
 	}
+}
+
+// open opens a file, reads its first Length bytes, and keeps it open under
+// a handle when more remains.
+func (fo *fileOps) open(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsOpenRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	file, e, err := fo.fs.Open(body.Path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readAt(file, 0, min(body.Length, e.Size), e.Path)
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	res := &wire.FsOpenResult{Entry: wireEntry(e), Data: data}
+	if int64(len(data)) >= e.Size {
+		file.Close()
+		return res, nil
+	}
+	res.Handle, err = fo.transfers.add(&openTransfer{file: file, size: e.Size})
+	return res, err
+}
+
+// readAt reads n bytes at off of file; fewer only at its end.
+func readAt(file *os.File, off, n int64, name string) ([]byte, error) {
+	buf := make([]byte, n)
+	got, err := file.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", name, err)
+	}
+	return buf[:got], nil
+}
+
+// read reads a chunk of a download into a pooled buffer, given back by
+// the release it returns once the reply is encoded.
+func (fo *fileOps) read(_ context.Context, req *wire.Request) (any, func(), error) {
+	body, err := decode[wire.FsReadRequest](req)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := fo.transfers.get(body.Handle)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.file == nil {
+		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is an upload", body.Handle)
+	}
+	n := max(min(body.Length, t.size-body.Offset), 0)
+	buf := readReplyBufs.Get().(*[]byte)
+	if int64(len(*buf)) < wire.Headroom+n {
+		*buf = wire.NewInPlaceBuf(int(n))
+	}
+	got, err := t.file.ReadAt((*buf)[wire.Headroom:wire.Headroom+n], body.Offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		readReplyBufs.Put(buf)
+		return nil, nil, wire.Errorf(wire.CodeInternal, "", "read %s: %v", body.Handle, err)
+	}
+	// The reply is encoded around the data, in the pooled buffer, which goes
+	// back to the pool once the reply was sent.
+	return &wire.InPlace{Body: &wire.FsReadResult{}, Buf: *buf, N: got}, func() { readReplyBufs.Put(buf) }, nil
+}
+
+// closeHandle ends a transfer: a download's close, an upload's abort (its
+// temporary file is removed).
+func (fo *fileOps) closeHandle(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsHandleRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fo.transfers.take(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	t.end()
+	return struct{}{}, nil
+}
+
+func (fo *fileOps) write(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsWriteRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	u, err := fo.fs.BeginWrite(body.Path, writeOptions(body.FsWriteOptions))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := u.WriteAt(body.Data, 0); err != nil {
+		u.Abort()
+		return nil, err
+	}
+	res, err := u.Commit()
+	if err != nil {
+		return nil, err
+	}
+	return wireWrite(res), nil
+}
+
+func (fo *fileOps) uploadBegin(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsUploadBeginRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	u, err := fo.fs.BeginWrite(body.Path, writeOptions(body.FsWriteOptions))
+	if err != nil {
+		return nil, err
+	}
+	h, err := fo.transfers.add(&openTransfer{upload: u})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.FsUploadBeginResult{Handle: h}, nil
+}
+
+// upload returns the upload of handle h.
+func (fo *fileOps) upload(h string) (*files.Upload, error) {
+	t, err := fo.transfers.get(h)
+	if err != nil {
+		return nil, err
+	}
+	if t.upload == nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is a download", h)
+	}
+	return t.upload, nil
+}
+
+// readReplyBufs are the in-place buffers (wire.InPlace) fs.read replies are
+// read and encoded in: reused, their pages stay mapped, where fresh ones
+// cost a page fault every 4 KiB.
+var readReplyBufs = sync.Pool{New: func() any { b := wire.NewInPlaceBuf(wire.MaxChunk); return &b }}
+
+// uploadChunk writes a chunk straight from the request that carried it.
+func (fo *fileOps) uploadChunk(_ context.Context, req *wire.Request) (any, error) {
+	body := &wire.FsUploadChunkRequest{}
+	data, err := req.DecodeBodyAliasing("data", body)
+	if err != nil {
+		return nil, err
+	}
+	body.Data = data
+	if err := body.Validate(); err != nil {
+		return nil, err
+	}
+	u, err := fo.upload(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	// The data aliases the request, which nothing reuses: the upload may
+	// keep it until it is hashed.
+	if _, err := u.WriteAtRetained(body.Data, body.Offset); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func (fo *fileOps) uploadCommit(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsUploadCommitRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fo.transfers.take(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	if t.upload == nil {
+		t.end()
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is a download", body.Handle)
+	}
+	res, err := t.upload.CommitVerified(body.Size, body.SHA256)
+	if err != nil {
+		return nil, err
+	}
+	return wireWrite(res), nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -21,7 +21,7 @@ func tempFiles(t *testing.T, dir string) []string {
 	}
 	var out []string
 	for _, e := range es {
-		if strings.HasPrefix(e.Name(), fs.TempPrefix) {
+		if strings.HasPrefix(e.Name(), files.TempPrefix) {
 			out = append(out, e.Name())
 		}
 	}
@@ -48,7 +48,7 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := fs.New(root)
+	f, err := files.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,14 +60,14 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 	ts := newTransfers(idle)
 	defer ts.close()
 
-	u, err := f.BeginWrite("f.txt", fs.WriteOptions{Overwrite: true})
+	u, err := f.BeginWrite("f.txt", files.WriteOptions{Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := u.WriteAt([]byte("half"), 0); err != nil {
 		t.Fatal(err)
 	}
-	up, err := ts.add(&transfer{upload: u})
+	up, err := ts.add(&openTransfer{upload: u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	down, err := ts.add(&transfer{file: file, size: e.Size})
+	down, err := ts.add(&openTransfer{file: file, size: e.Size})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,17 +108,17 @@ func TestOrphanedTransfersExpire(t *testing.T) {
 // and refuses new transfers.
 func TestTransfersCloseEndsAll(t *testing.T) {
 	root := t.TempDir()
-	f, err := fs.New(root)
+	f, err := files.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	ts := newTransfers(time.Hour)
-	u, err := f.BeginWrite("new.txt", fs.WriteOptions{})
+	u, err := f.BeginWrite("new.txt", files.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ts.add(&transfer{upload: u}); err != nil {
+	if _, err := ts.add(&openTransfer{upload: u}); err != nil {
 		t.Fatal(err)
 	}
 	ts.close()
@@ -126,8 +126,8 @@ func TestTransfersCloseEndsAll(t *testing.T) {
 	if n := len(tempFiles(t, root)); n != 0 || ts.len() != 0 {
 		t.Fatalf("after close: %d temporary files, %d transfers", n, ts.len())
 	}
-	u2, _ := f.BeginWrite("new2.txt", fs.WriteOptions{})
-	if _, err := ts.add(&transfer{upload: u2}); !errors.Is(err, wire.ErrUnavailable) {
+	u2, _ := f.BeginWrite("new2.txt", files.WriteOptions{})
+	if _, err := ts.add(&openTransfer{upload: u2}); !errors.Is(err, wire.ErrUnavailable) {
 		t.Fatalf("add after close: %v", err)
 	}
 	if n := len(tempFiles(t, root)); n != 0 {

@@ -56,17 +56,17 @@ func benchStorm(ctx context.Context, e *env) ([]row, error) { return loadSuite(c
 // drive is set), then restarts the control plane and watches the fleet
 // come back.
 func loadSuite(ctx context.Context, e *env, withDrive bool) ([]row, error) {
-	bin, err := outpostBinary(ctx, e.dir)
+	bin, err := outpostBinary(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := startServe(ctx, bin, e.dir)
+	sp, err := startServe(ctx, bin, e.dir, e.tls)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { sp.stop() }()
 	cl := client.New(sp.url, benchAdminToken)
-	cl.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: load.inflight, MaxIdleConns: load.inflight}}
+	cl.HTTP = &http.Client{Transport: sp.httpTransport(load.inflight)}
 	const ws = "load"
 	if _, err := cl.CreateWorkspace(ctx, ws); err != nil {
 		return nil, err
@@ -144,7 +144,9 @@ func driveRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string,
 }
 
 // enrollMany enrolls n agents (a0, a1, ...) the way `outpost agent enroll`
-// does: a token each, a key pair each, made here.
+// does: a token each, a key pair each, made here, the control plane's CA
+// pinned when it serves TLS (the agents then connect with wss:// through
+// its port).
 func enrollMany(ctx context.Context, cl *client.Client, url, ws string, n int) ([]*enroll.Config, error) {
 	out := make([]*enroll.Config, n)
 	var next atomic.Int64
@@ -158,7 +160,7 @@ func enrollMany(ctx context.Context, cl *client.Client, url, ws string, n int) (
 				id := fmt.Sprintf("a%d", i)
 				tok, err := cl.CreateEnrollmentToken(ctx, ws, client.EnrollmentTokenRequest{Agent: id})
 				if err == nil {
-					out[i], err = enroll.Enroll(ctx, url, tok.Token, "")
+					out[i], err = enroll.Enroll(ctx, url, tok.Token, "", enroll.WithCAPin(tok.CASHA256))
 				}
 				if err != nil {
 					errc <- fmt.Errorf("enroll %s: %w", id, err)

@@ -37,7 +37,7 @@ func sshPeer(ctx context.Context) (string, error) {
 // over a shared connection (ControlMaster), the way a user would reach a
 // machine otherwise. Both start a client process per call.
 func benchCLI(ctx context.Context, e *env) ([]row, error) {
-	bin, err := outpostBinary(ctx, e.dir)
+	bin, err := outpostBinary(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ const echoCommand = "stty raw -echo; echo ready; exec cat"
 // ControlMaster hop). Both are client processes with piped stdin and
 // stdout; one byte is typed, then its echo awaited.
 func benchEcho(ctx context.Context, e *env) ([]row, error) {
-	bin, err := outpostBinary(ctx, e.dir)
+	bin, err := outpostBinary(ctx)
 	if err != nil {
 		return nil, err
 	}

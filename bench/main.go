@@ -83,10 +83,12 @@ func main() {
 		rs, err := runSuites(ctx, *n, tr == "tls", want)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
+			removeBinary()
 			os.Exit(1)
 		}
 		rows = append(rows, rs...)
 	}
+	removeBinary()
 	printTable(rows)
 }
 
@@ -102,8 +104,8 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 		if len(want) > 0 && !want[s.name] || len(want) == 0 && s.named {
 			continue
 		}
-		if tlsOn && (s.name == "agents" || s.name == "cli" || s.name == "storm") {
-			continue // they start their own control plane or binary, plaintext
+		if tlsOn && s.name == "cli" {
+			continue // it starts its own control plane, plaintext
 		}
 		rs, err := s.run(ctx, e)
 		if err != nil {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/outposthq/outpost/controlplane/client"
 )
 
 // benchAdminToken is the admin token of control planes the bench starts.
@@ -25,9 +27,16 @@ var (
 	binErr  error
 )
 
-// outpostBinary builds ./cmd/outpost once per run, into dir.
-func outpostBinary(ctx context.Context, dir string) (string, error) {
+// outpostBinary builds ./cmd/outpost once per run, into a directory of its
+// own that outlives each env's (-transport plain,tls runs two);
+// removeBinary removes it when the run ends.
+func outpostBinary(ctx context.Context) (string, error) {
 	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "outpost-bench-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
 		binPath = filepath.Join(dir, "outpost")
 		// Built as a release is: static (no cgo), so that starting it does
 		// not load libc (about 3 ms of every CLI call here).
@@ -39,6 +48,13 @@ func outpostBinary(ctx context.Context, dir string) (string, error) {
 		}
 	})
 	return binPath, binErr
+}
+
+// removeBinary removes what outpostBinary built.
+func removeBinary() {
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
 }
 
 // serveProc is an `outpost serve` process: the control plane and its
@@ -54,6 +70,8 @@ type serveProc struct {
 
 	bin, dir           string // how it was started, for restart
 	httpPort, natsPort int
+	tls                bool          // HTTPS with --tls-self-signed, agents on wss:// through its port
+	hc                 *http.Client  // trusts its CA (with TLS)
 	profiled           chan struct{} // closed when the storm's profile is written
 }
 
@@ -61,7 +79,7 @@ type serveProc struct {
 // profile of the `outpost serve` process taken while it drives calls.
 var serveProfile string
 
-func startServe(ctx context.Context, bin, dir string) (*serveProc, error) {
+func startServe(ctx context.Context, bin, dir string, tlsOn bool) (*serveProc, error) {
 	httpPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -70,7 +88,7 @@ func startServe(ctx context.Context, bin, dir string) (*serveProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startServeAt(ctx, bin, dir, httpPort, natsPort, nil)
+	return startServeAt(ctx, bin, dir, httpPort, natsPort, tlsOn, nil)
 }
 
 // restart stops p and starts `outpost serve` again on the same ports and
@@ -93,7 +111,7 @@ func (p *serveProc) restart(ctx context.Context) (np *serveProc, started time.Ti
 			}()
 		}
 	}
-	np, err = startServeAt(ctx, p.bin, p.dir, p.httpPort, p.natsPort, onStart)
+	np, err = startServeAt(ctx, p.bin, p.dir, p.httpPort, p.natsPort, p.tls, onStart)
 	return np, started, err
 }
 
@@ -110,10 +128,17 @@ func downloadRetry(u, path string, wait time.Duration) error {
 }
 
 // startServeAt starts `outpost serve` on the given ports and waits until
-// it is healthy; onStart, when set, is called once the process runs.
-func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, onStart func(*serveProc)) (*serveProc, error) {
+// it is healthy; onStart, when set, is called once the process runs. With
+// tlsOn it serves HTTPS with a CA it makes in its state dir once (kept
+// across restarts), and enrollment sends agents to wss:// on its port.
+func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, tlsOn bool, onStart func(*serveProc)) (*serveProc, error) {
+	scheme := "http://"
+	if tlsOn {
+		scheme = "https://"
+	}
 	p := &serveProc{
-		url:      "http://127.0.0.1:" + strconv.Itoa(httpPort),
+		url:      scheme + "127.0.0.1:" + strconv.Itoa(httpPort),
+		tls:      tlsOn,
 		natsURL:  "nats://127.0.0.1:" + strconv.Itoa(natsPort),
 		stateDir: filepath.Join(dir, "serve-state"),
 		done:     make(chan struct{}),
@@ -124,6 +149,9 @@ func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, 
 	}
 	p.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:"+strconv.Itoa(httpPort),
 		"--nats-listen", "127.0.0.1:"+strconv.Itoa(natsPort), "--state-dir", p.stateDir)
+	if tlsOn {
+		p.cmd.Args = append(p.cmd.Args, "--tls-self-signed", "127.0.0.1")
+	}
 	if serveProfile != "" {
 		port, err := freePort()
 		if err != nil {
@@ -146,9 +174,11 @@ func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, 
 	if onStart != nil {
 		onStart(p)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	// Generous: under a reconnecting fleet on a busy machine a start can
+	// be slow, and the storm reports how slow rather than giving up.
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		resp, err := http.Get(p.url + "/healthz")
+		resp, err := p.healthz()
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -165,9 +195,36 @@ func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, 
 		}
 		if time.Now().After(deadline) {
 			p.stop()
-			return nil, fmt.Errorf("outpost serve not healthy after 30 s")
+			return nil, fmt.Errorf("outpost serve not healthy after 2 min; the end of its log (%s):\n%s", logf.Name(), logTail(logf.Name(), 2048))
 		}
 	}
+}
+
+// healthz asks the process for /healthz; with TLS, once its CA is written,
+// trusting only that.
+func (p *serveProc) healthz() (*http.Response, error) {
+	if p.tls && p.hc == nil {
+		hc, err := client.TrustingCA(filepath.Join(p.stateDir, "tls", "ca.pem"))
+		if err != nil {
+			return nil, err
+		}
+		p.hc = hc
+	}
+	hc := p.hc
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return hc.Get(p.url + "/healthz")
+}
+
+// httpTransport is a transport for calls to the process that keeps up to
+// conns connections, trusting its CA with TLS.
+func (p *serveProc) httpTransport(conns int) *http.Transport {
+	t := &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns}
+	if p.hc != nil {
+		t.TLSClientConfig = p.hc.Transport.(*http.Transport).TLSClientConfig
+	}
+	return t
 }
 
 // logTail is the last n bytes of the file at path.

@@ -133,7 +133,7 @@ func writeGathered(dst net.Conn, p []byte, g *gatherConn) error {
 		_, err := dst.Write(p)
 		return err
 	}
-	done := g.gather()
+	done := g.Gather()
 	_, err := dst.Write(p)
 	if ferr := done(); err == nil {
 		err = ferr

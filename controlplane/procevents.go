@@ -235,7 +235,7 @@ func (w *sseWriter) writeError(err error) {
 func (w *sseWriter) flush() error {
 	var done func() error
 	if w.g != nil {
-		done = w.g.gather()
+		done = w.g.Gather()
 	}
 	err := w.bw.Flush()
 	if err == nil && w.flusher != nil {

@@ -238,7 +238,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
 	}
-	if err := s.pushAccounts(ctx); err != nil {
+	// Tried again while a busy server lets it time out: after a restart a
+	// fleet reconnecting at once keeps the embedded server's read loops
+	// busy for seconds (2,000 agents on a loaded machine here), and one
+	// timed-out push must not stop the control plane.
+	if err := untilReady(ctx, s.pushAccounts); err != nil {
 		return err
 	}
 	if err := s.startPresence(ctx); err != nil {

@@ -38,6 +38,9 @@ func (t *sessionTarget) Epoch() uint64 {
 	return t.route.Epoch
 }
 
+// Concurrent is t: its route is kept under its lock.
+func (t *sessionTarget) Concurrent() target { return t }
+
 func (t *sessionTarget) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
 	route, err := t.sess.Call(ctx, op, body, out, opts)
 	if route.Backend != "" {
@@ -79,6 +82,9 @@ func (t routedTarget) Call(ctx context.Context, op string, body, out any, opts r
 	return err
 }
 
+// Concurrent is the target without the header updates.
+func (t routedTarget) Concurrent() target { return t.target.Concurrent() }
+
 func (t routedTarget) setHeaders() {
 	t.h.Set(HeaderBackend, t.Name())
 	t.h.Set(HeaderEpoch, strconv.FormatUint(t.Epoch(), 10))
@@ -88,6 +94,11 @@ func (t routedTarget) setHeaders() {
 type keyedTarget struct {
 	target
 	key string
+}
+
+// Concurrent keeps the key.
+func (t keyedTarget) Concurrent() target {
+	return keyedTarget{target: t.target.Concurrent(), key: t.key}
 }
 
 func (t keyedTarget) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {

@@ -23,6 +23,11 @@ type target interface {
 	Epoch() uint64
 	// Call runs op with body on the target and decodes the result into out.
 	Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error
+	// Concurrent is the target for calls made several at once (a
+	// transfer's chunks): the same calls, with the same options, but no
+	// updates to the response's headers, which net/http may be writing
+	// meanwhile. Every decorator of a target says what it keeps.
+	Concurrent() target
 }
 
 // targetHandler serves one target operation.
@@ -71,6 +76,9 @@ type agentTarget struct {
 
 func (t agentTarget) Name() string  { return t.ag.ID }
 func (t agentTarget) Epoch() uint64 { return 0 }
+
+// Concurrent is t: its calls touch no response.
+func (t agentTarget) Concurrent() target { return t }
 func (t agentTarget) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
 	return t.rpc.Call(ctx, t.ag, op, body, out, opts)
 }

@@ -1,3 +1,6 @@
+// The control plane's half of file transfers: wire/PROTOCOL.md, "Transfers,
+// step by step", describes both halves; agent/transfers.go is the other.
+
 package controlplane
 
 import (
@@ -24,31 +27,21 @@ const (
 	cleanupTimeout = 10 * time.Second
 )
 
-// transfer moves one file between an HTTP body and an agent in chunks.
-type transfer struct {
+// fileRelay moves one file between an HTTP body and an agent in chunks.
+type fileRelay struct {
 	t      target
 	chunk  int
 	window int
 }
 
-// newTransfer sizes chunks to a quarter of the connection's max payload, at
+// newRelay sizes chunks to a quarter of the connection's max payload, at
 // most defaultChunk.
-func (s *Server) newTransfer(t target) *transfer {
+func (s *Server) newRelay(t target) *fileRelay {
 	chunk := defaultChunk
 	if mp := s.nc.MaxPayload(); mp > 0 {
 		chunk = min(chunk, int(mp/4))
 	}
-	return &transfer{t: t, chunk: max(chunk, minChunk), window: transferWindow}
-}
-
-// concurrent is the target for calls made several at once: without the
-// response-header updates of a session (the begin or open call set them,
-// and net/http may be writing them out meanwhile).
-func (x *transfer) concurrent() target {
-	if rt, ok := x.t.(routedTarget); ok {
-		return rt.target
-	}
-	return x.t
+	return &fileRelay{t: t, chunk: max(chunk, minChunk), window: transferWindow}
 }
 
 // readChunk fills buf from r; it returns fewer bytes only at r's end
@@ -72,7 +65,7 @@ func readChunk(r io.Reader, buf []byte) (n int, done bool, err error) {
 // one fs.write; a larger one is begun, sent in chunks with up to window in
 // flight, and committed with its size and SHA-256. On any failure the upload
 // is aborted: the old file stays, and nothing is left behind.
-func (x *transfer) upload(ctx context.Context, body io.Reader, opts wire.FsWriteOptions) (*wire.FsWriteResult, error) {
+func (x *fileRelay) upload(ctx context.Context, body io.Reader, opts wire.FsWriteOptions) (*wire.FsWriteResult, error) {
 	first := x.getChunk()
 	n, done, err := readChunk(body, (*first)[wire.Headroom:])
 	if err != nil {
@@ -104,7 +97,7 @@ func (x *transfer) upload(ctx context.Context, body io.Reader, opts wire.FsWrite
 
 // cleanup sends a best-effort abort or close for handle, even when ctx is
 // done; the agent's idle timeout covers it when this fails too.
-func (x *transfer) cleanup(ctx context.Context, op, handle string) {
+func (x *fileRelay) cleanup(ctx context.Context, op, handle string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	_ = x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
@@ -116,7 +109,7 @@ func (x *transfer) cleanup(ctx context.Context, op, handle string) {
 // where its request is encoded around it (wire.InPlace): its bytes are not
 // copied again before NATS takes them. A buffer stays its chunk's until
 // its call returns.
-func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader, first *[]byte, n int) (int64, string, error) {
+func (x *fileRelay) sendChunks(ctx context.Context, handle string, body io.Reader, first *[]byte, n int) (int64, string, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	free := make(chan *[]byte, x.window)
@@ -144,7 +137,7 @@ func (x *transfer) sendChunks(ctx context.Context, handle string, body io.Reader
 			// one's reply.
 			opts := fileCall()
 			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
-			if err := x.concurrent().Call(ctx, wire.OpFsUploadChunk, req, nil, opts); err != nil {
+			if err := x.t.Concurrent().Call(ctx, wire.OpFsUploadChunk, req, nil, opts); err != nil {
 				cancel(err)
 			}
 			free <- buf
@@ -189,7 +182,7 @@ type readPiece struct {
 // download writes bytes [from, to) of the open handle to w, reading up to
 // window chunks ahead. A chunk that comes back short (the agent's view of
 // the file changed) is an error.
-func (x *transfer) download(ctx context.Context, w io.Writer, handle string, from, to int64) error {
+func (x *fileRelay) download(ctx context.Context, w io.Writer, handle string, from, to int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -211,7 +204,7 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 				defer wg.Done()
 				defer close(p.done)
 				var res wire.FsReadResult
-				p.err = x.concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
+				p.err = x.t.Concurrent().Call(ctx, wire.OpFsRead, &wire.FsReadRequest{Handle: handle, Offset: p.off, Length: p.n}, &res, fileCall())
 				p.data = res.Data
 			}()
 		}
@@ -226,7 +219,7 @@ func (x *transfer) download(ctx context.Context, w io.Writer, handle string, fro
 }
 
 // deliver writes one piece.
-func (x *transfer) deliver(w io.Writer, p *readPiece) error {
+func (x *fileRelay) deliver(w io.Writer, p *readPiece) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -238,18 +231,18 @@ func (x *transfer) deliver(w io.Writer, p *readPiece) error {
 	return err
 }
 
-// chunkBufs are in-place buffers of upload chunks (wire.InPlace), reused
+// uploadChunkBufs are in-place buffers of upload chunks (wire.InPlace), reused
 // across transfers: a reused buffer keeps its pages mapped, where a fresh
 // one is zeroed and faults every 4 KiB.
-var chunkBufs sync.Pool
+var uploadChunkBufs sync.Pool
 
 // getChunk returns an in-place buffer for one chunk.
-func (x *transfer) getChunk() *[]byte {
-	if b, ok := chunkBufs.Get().(*[]byte); ok && len(*b) == wire.Headroom+x.chunk {
+func (x *fileRelay) getChunk() *[]byte {
+	if b, ok := uploadChunkBufs.Get().(*[]byte); ok && len(*b) == wire.Headroom+x.chunk {
 		return b
 	}
 	b := wire.NewInPlaceBuf(x.chunk)
 	return &b
 }
 
-func (x *transfer) putChunk(b *[]byte) { chunkBufs.Put(b) }
+func (x *fileRelay) putChunk(b *[]byte) { uploadChunkBufs.Put(b) }

@@ -97,16 +97,10 @@ func EncodeRequest(r *Request, body any) ([]byte, error) {
 	buf.Grow(size)
 	enc := newEncoder(&buf)
 	defer msgpack.PutEncoder(enc)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	// The envelope is a map of at most 9 fields, one header byte: count
-	// the body in, then append it, as the last field ("b") always is.
-	if b := buf.Bytes(); len(b) == 0 || b[0] < 0x80 || b[0] >= 0x8f {
-		return nil, errors.New("wire: request envelope is not a small map")
-	}
-	buf.Bytes()[0]++
-	err := enc.EncodeString("b")
+	// The envelope's fields, then the body's key and the body: the map's
+	// header counts them (envelope_map.go).
+	fields := requestFields(r)
+	err := writeMapHead(enc, fields[:], requestBodyKey)
 	if p, ok := body.(inPlacer); ok && err == nil {
 		b, err := encodeInPlace(&buf, enc, p.InPlaceBody())
 		if err != nil {
@@ -179,12 +173,8 @@ func EncodeResult(id string, v any) ([]byte, error) {
 	enc := newEncoder(&buf)
 	defer msgpack.PutEncoder(enc)
 	// The same map Marshal(&Response{ID: id, Result: <v>}) writes.
-	err := enc.EncodeMapLen(2)
-	for _, s := range []string{"id", id, "r"} {
-		if err == nil {
-			err = enc.EncodeString(s)
-		}
-	}
+	fields := responseFields(id)
+	err := writeMapHead(enc, fields[:], responseResultKey)
 	if p, ok := v.(inPlacer); ok && err == nil {
 		b, err := encodeInPlace(&buf, enc, p.InPlaceBody())
 		if err != nil {

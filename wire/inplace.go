@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -12,18 +11,33 @@ import (
 // the envelope written around it.
 const Headroom = 1024
 
-// InPlace is a message body whose last field, a []byte, already lies in
+// InPlace is a message body whose bulk field, a []byte, already lies in
 // Buf[Headroom:Headroom+N]: EncodeRequest and EncodeResult write the
 // envelope and the body's other fields into the headroom and return a slice
 // of Buf, so a chunk's megabytes are neither copied nor allocated on their
-// way out. Body is the body with that field left nil (it must be its last
-// field, without omitempty). The returned bytes alias Buf: Buf must not be
-// reused until they were sent.
+// way out. Body gives the other fields (its bulk field is not read). The
+// returned bytes alias Buf: Buf must not be reused until they were sent.
 type InPlace struct {
-	Body any
+	Body InPlaceBody
 	Buf  []byte
 	N    int
 }
+
+// InPlaceBody is a body type that can be encoded in place: it lists its
+// fields but the bulk one, and the bulk field's key, which its encoding
+// ends with (see envelope_map.go).
+type InPlaceBody interface {
+	inPlaceFields() (fields []mapField, bulkKey string)
+}
+
+func (r *FsUploadChunkRequest) inPlaceFields() ([]mapField, string) {
+	return []mapField{
+		{key: "h", kind: kindString, s: r.Handle},
+		{key: "off", kind: kindInt64, i: r.Offset},
+	}, "data"
+}
+
+func (r *FsReadResult) inPlaceFields() ([]mapField, string) { return nil, "data" }
 
 // InPlaceBody returns p; a type embedding an InPlace is encoded as p is.
 func (p *InPlace) InPlaceBody() *InPlace { return p }
@@ -37,25 +51,18 @@ func (p *InPlace) Data() []byte { return p.Buf[Headroom : Headroom+p.N] }
 // NewInPlaceBuf returns a buffer for an InPlace body of up to n data bytes.
 func NewInPlaceBuf(n int) []byte { return make([]byte, Headroom+n) }
 
-// errNotInPlace is an InPlace body whose last field is not a nil.
-var errNotInPlace = errors.New("wire: in-place body does not end in its nil data field")
-
 // encodeInPlace finishes an envelope whose head (everything before the
-// body, its "b" or "r" key written) is in buf: it appends the body without
-// its data, a bin header for p.N bytes, and returns head and all moved into
-// p's headroom, followed by the data.
+// body, its "b" or "r" key written) is in buf: it appends the body's map
+// up to its bulk key, a bin header for p.N bytes, and returns head and all
+// moved into p's headroom, followed by the data.
 func encodeInPlace(buf *bytes.Buffer, enc *msgpack.Encoder, p *InPlace) ([]byte, error) {
 	if p.N < 0 || Headroom+p.N > len(p.Buf) {
 		return nil, fmt.Errorf("wire: in-place data of %d bytes in a buffer of %d", p.N, len(p.Buf))
 	}
-	if err := enc.Encode(p.Body); err != nil {
+	fields, key := p.Body.inPlaceFields()
+	if err := writeMapHead(enc, fields, key); err != nil {
 		return nil, err
 	}
-	b := buf.Bytes()
-	if len(b) == 0 || b[len(b)-1] != 0xc0 {
-		return nil, errNotInPlace
-	}
-	buf.Truncate(len(b) - 1)
 	if err := enc.EncodeBytesLen(p.N); err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func TestProxyImportsOnlyTheStandardLibrary(t *testing.T) {
 // The agent's domain packages return domain errors and know nothing of the
 // wire: the agent maps their errors in one place (agent/errors.go).
 func TestDomainPackagesDoNotImportWire(t *testing.T) {
-	for _, pkg := range []string{"../../agent/fs", "../../agent/git"} {
+	for _, pkg := range []string{"../../agent/files", "../../agent/git"} {
 		for _, goos := range []string{"linux", "windows"} {
 			for _, d := range goList(t, goos, pkg) {
 				if d == "github.com/outposthq/outpost/wire" {

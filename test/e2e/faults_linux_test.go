@@ -57,6 +57,7 @@ const (
 // root side (or on a fault proxy there), and one agent in the namespace.
 type faultEnv struct {
 	t      *testing.T
+	tr     transport
 	link   *netLink
 	proxy  *faultProxy // nil without one
 	cp     *controlPlane
@@ -66,16 +67,37 @@ type faultEnv struct {
 	status *statusWatch
 }
 
-func newFaultEnv(t *testing.T, withProxy bool) *faultEnv {
+// transport is how the agent reaches the control plane in a fault test.
+type transport string
+
+const (
+	// overWSS is how users deploy across networks: `serve
+	// --tls-self-signed`, the agent on wss:// through the API's one port.
+	overWSS transport = "wss"
+	// overNATS is native NATS in clear (--insecure-plaintext), for a
+	// private network.
+	overNATS transport = "nats"
+)
+
+func newFaultEnv(t *testing.T, tr transport, withProxy bool) *faultEnv {
 	t.Helper()
 	l := newNetLink(t)
-	e := &faultEnv{t: t, link: l, ws: "faults", id: "laptop"}
-	cfg := cpConfig{natsHost: l.hostIP, natsPort: freePort(t)}
+	e := &faultEnv{t: t, tr: tr, link: l, ws: "faults", id: "laptop"}
+	// The control plane's port for agents is on the link's root side:
+	// with TLS the API's (it answers this process there even while the
+	// link is down: the address stays local), else native NATS's.
+	cfg := cpConfig{natsHost: l.hostIP, natsPort: freePort(t), tls: tr == overWSS}
 	if withProxy {
 		// The proxy listens on the link's root side too: the namespace
-		// reaches nothing else (not this namespace's loopback).
-		e.proxy = startFaultProxy(t, net.JoinHostPort(l.hostIP, "0"), net.JoinHostPort(l.hostIP, strconv.Itoa(cfg.natsPort)))
+		// reaches nothing else (not this namespace's loopback). The
+		// API's port is not taken yet: pick it for the proxy's upstream.
+		cfg.httpPort = freePort(t)
+		cp := &controlPlane{cfg: cfg, natsPort: cfg.natsPort, httpPort: cfg.httpPort}
+		e.proxy = startFaultProxy(t, net.JoinHostPort(l.hostIP, "0"), cp.agentAddr())
 		cfg.agentURL = "nats://" + e.proxy.addr()
+		if cfg.tls {
+			cfg.agentURL = "wss://" + e.proxy.addr() + "/v1/nats"
+		}
 	}
 	e.cp = startControlPlaneWith(t, cfg)
 	e.cp.workspace(e.ws)
@@ -92,7 +114,16 @@ func newFaultEnv(t *testing.T, withProxy bool) *faultEnv {
 // output and calls are made, then brings it back.
 func TestFaultLinkCut(t *testing.T) {
 	t.Parallel()
-	e := newFaultEnv(t, false)
+	for _, tr := range []transport{overWSS, overNATS} {
+		t.Run(string(tr), func(t *testing.T) {
+			t.Parallel()
+			testLinkCut(t, tr)
+		})
+	}
+}
+
+func testLinkCut(t *testing.T, tr transport) {
+	e := newFaultEnv(t, tr, false)
 	stream := startPacedStream(t, e.target, "cut", 1000, 25*time.Millisecond)
 	stream.waitBytes(t, 50<<10)
 
@@ -112,8 +143,8 @@ func TestFaultLinkCut(t *testing.T) {
 	restored = true
 	onlineAt := e.status.waitFor(t, "online", upAt, 30*time.Second)
 
-	t.Logf("20 s cut: reconnecting %v after the cut; online %v after the link came back",
-		reconnectingAt.Sub(cutAt).Round(time.Millisecond), onlineAt.Sub(upAt).Round(time.Millisecond))
+	t.Logf("%s: 20 s cut: reconnecting %v after the cut; online %v after the link came back",
+		e.tr, reconnectingAt.Sub(cutAt).Round(time.Millisecond), onlineAt.Sub(upAt).Round(time.Millisecond))
 	if back := onlineAt.Sub(upAt); back > backWithin {
 		t.Errorf("online %v after the link came back, want within %v\nagent log:\n%s", back, backWithin, e.agent.output())
 	}
@@ -130,7 +161,7 @@ func TestFaultLinkCut(t *testing.T) {
 // streams output through all of it.
 func TestFaultProxy(t *testing.T) {
 	t.Parallel()
-	e := newFaultEnv(t, true)
+	e := newFaultEnv(t, overWSS, true)
 	stream := startPacedStream(t, e.target, "proxied", 800, 25*time.Millisecond)
 	stream.waitBytes(t, 20<<10)
 	start := time.Now()
@@ -146,13 +177,20 @@ func TestFaultProxy(t *testing.T) {
 			t.Fatalf("exec through 150 ms each way: %v", err)
 		}
 		execTook := time.Since(began)
-		// A burst of output that fills the link for a few seconds.
+		// A burst of output that fills the link for ten seconds: 2.7 MB,
+		// more than a read's reply may carry (1 MiB by default). The
+		// agent's pings and pongs must not starve behind it: it stays
+		// connected throughout.
+		mark := e.agent.mark()
 		began = time.Now()
-		burst := startBurst(t, e.target, "burst", 100000)
+		burst := startBurst(t, e.target, "burst", 400000)
 		burst.check(t)
 		t.Logf("latency 150±50 ms each way, 256 KB/s up: exec true %v; %d bytes of output in %v",
 			execTook.Round(time.Millisecond), burst.n.Load(), time.Since(began).Round(time.Millisecond))
 		e.status.check(t, from, "online")
+		if log := e.agent.output()[mark:]; strings.Contains(log, "disconnected from NATS") {
+			t.Errorf("the agent lost its connection during the burst:\n%s", log)
+		}
 	})
 
 	t.Run("reset", func(t *testing.T) {

@@ -140,9 +140,19 @@ type cpConfig struct {
 	natsHost string
 	// natsPort is its port (0: a free one).
 	natsPort int
+	// httpPort is the API's port (0: a free one).
+	httpPort int
+	// publicURL, when set, is the URL users and agents are told to reach
+	// the API at (a relay's, in front of it).
+	publicURL string
 	// agentURL, when set, is the NATS URL enrollment hands to agents (a
 	// fault proxy's, in front of NATS) instead of NATS's own.
 	agentURL string
+	// tls serves the API with --tls-self-signed on natsHost (the address
+	// agents reach) instead of plaintext on loopback: agents then connect
+	// with wss:// through the API's port, and the embedded NATS stays on
+	// loopback. As users deploy across networks.
+	tls bool
 }
 
 func startControlPlane(t testing.TB) *controlPlane {
@@ -158,50 +168,90 @@ func startControlPlaneWith(t testing.TB, cfg cpConfig) *controlPlane {
 	if cfg.natsPort == 0 {
 		cfg.natsPort = freePort(t)
 	}
-	cp := &controlPlane{t: t, cfg: cfg, httpPort: freePort(t), natsPort: cfg.natsPort, stateDir: privateDir(t)}
-	cp.url = "http://127.0.0.1:" + strconv.Itoa(cp.httpPort)
+	if cfg.httpPort == 0 {
+		cfg.httpPort = freePort(t)
+	}
+	cp := &controlPlane{t: t, cfg: cfg, httpPort: cfg.httpPort, natsPort: cfg.natsPort, stateDir: privateDir(t)}
+	cp.url = "http://" + cp.apiAddr()
+	if cfg.tls {
+		cp.url = "https://" + cp.apiAddr()
+	}
 	cp.cl = client.New(cp.url, adminToken)
 	cp.start()
 	return cp
 }
 
-// agentAddr is the host:port agents dial to reach NATS.
+// agentAddr is the host:port agents dial to reach NATS: native NATS, or
+// the API's port with TLS (NATS over wss:// at /v1/nats).
 func (cp *controlPlane) agentAddr() string {
+	if cp.cfg.tls {
+		return cp.apiAddr()
+	}
 	return net.JoinHostPort(cp.cfg.natsHost, strconv.Itoa(cp.natsPort))
 }
 
-// agentNATSURL is the URL agents connect to (plaintext NATS for now).
-func (cp *controlPlane) agentNATSURL() string { return "nats://" + cp.agentAddr() }
+// apiAddr is the host:port the API listens on: loopback, or with TLS the
+// address agents reach.
+func (cp *controlPlane) apiAddr() string {
+	if cp.cfg.tls {
+		return net.JoinHostPort(cp.cfg.natsHost, strconv.Itoa(cp.httpPort))
+	}
+	return "127.0.0.1:" + strconv.Itoa(cp.httpPort)
+}
 
 func (cp *controlPlane) start() {
 	cp.t.Helper()
-	args := []string{"serve",
-		"--listen", "127.0.0.1:" + strconv.Itoa(cp.httpPort),
-		"--nats-listen", cp.agentAddr(),
-		"--state-dir", cp.stateDir}
+	args := []string{"serve", "--listen", cp.apiAddr(), "--state-dir", cp.stateDir}
+	if cp.cfg.tls {
+		args = append(args, "--nats-listen", "127.0.0.1:"+strconv.Itoa(cp.natsPort), "--tls-self-signed", cp.cfg.natsHost)
+	} else {
+		args = append(args, "--nats-listen", cp.agentAddr())
+	}
 	if cp.cfg.agentURL != "" {
 		args = append(args, "--public-nats-url", cp.cfg.agentURL)
 	}
-	if cp.cfg.natsHost != "127.0.0.1" {
+	if cp.cfg.publicURL != "" {
+		args = append(args, "--public-url", cp.cfg.publicURL)
+	}
+	if cp.cfg.natsHost != "127.0.0.1" && !cp.cfg.tls {
 		// A test network of namespaces this test made: plaintext on
 		// purpose (the fault tests measure the link, not TLS).
 		args = append(args, "--insecure-plaintext")
 	}
 	cp.proc = startProc(cp.t, []string{"OUTPOST_ADMIN_TOKEN=" + adminToken}, args...)
-	waitHealthy(cp.t, cp.proc, cp.url, startTimeout)
+	if cp.cfg.tls {
+		waitFor(cp.t, startTimeout, "the control plane's CA", func() error {
+			hc, err := client.TrustingCA(cp.caFile())
+			cp.cl.HTTP = hc
+			return err
+		})
+	}
+	waitHealthyWith(cp.t, cp.cl.HTTP, cp.proc, cp.url, startTimeout)
 }
+
+// caFile is the CA `serve --tls-self-signed` made, to trust.
+func (cp *controlPlane) caFile() string { return filepath.Join(cp.stateDir, "tls", "ca.pem") }
 
 // waitHealthy waits for the `outpost serve` process p to answer /healthz at
 // url; it fails the test at once if p exits.
 func waitHealthy(t testing.TB, p *proc, url string, timeout time.Duration) {
 	t.Helper()
+	waitHealthyWith(t, nil, p, url, timeout)
+}
+
+// waitHealthyWith is waitHealthy asking with hc (nil: the default client).
+func waitHealthyWith(t testing.TB, hc *http.Client, p *proc, url string, timeout time.Duration) {
+	t.Helper()
+	if hc == nil {
+		hc = http.DefaultClient
+	}
 	waitFor(t, timeout, "control plane healthy", func() error {
 		select {
 		case <-p.done:
 			return errStop{fmt.Errorf("serve exited:\n%s", p.output())}
 		default:
 		}
-		resp, err := http.Get(url + "/healthz")
+		resp, err := hc.Get(url + "/healthz")
 		if err != nil {
 			return err
 		}
@@ -237,7 +287,11 @@ func (cp *controlPlane) enroll(ws, id, pool string) string {
 		cp.t.Fatalf("enrollment token: %v", err)
 	}
 	cfg := filepath.Join(cp.t.TempDir(), id+".json")
-	out, err := exec.Command(outpostBin, "agent", "enroll", "--url", cp.url, "--token", tok.Token, "--config", cfg).CombinedOutput()
+	args := []string{"agent", "enroll", "--url", cp.url, "--token", tok.Token, "--config", cfg}
+	if tok.CASHA256 != "" {
+		args = append(args, "--ca-sha256", tok.CASHA256)
+	}
+	out, err := exec.Command(outpostBin, args...).CombinedOutput()
 	if err != nil {
 		cp.t.Fatalf("outpost agent enroll: %v\n%s", err, out)
 	}

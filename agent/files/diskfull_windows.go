@@ -1,6 +1,6 @@
 //go:build windows
 
-package fs
+package files
 
 import "golang.org/x/sys/windows"
 

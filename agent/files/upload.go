@@ -1,4 +1,4 @@
-package fs
+package files
 
 import (
 	"crypto/rand"
@@ -31,8 +31,9 @@ type Upload struct {
 	size   int64     // largest end written
 	hash   hash.Hash // over [0, hashed) while no write went behind it
 	hashed int64
-	ahead  map[int64]int64 // extents written past hashed, start → end
-	kicked int64           // writeback started for [0, kicked)
+	ahead  map[int64]extent // extents written past hashed, by start
+	held   int              // bytes of ahead's extents kept in memory
+	kicked int64            // writeback started for [0, kicked)
 	inOrd  bool
 	done   bool
 	failed error // why the upload ended early (a full disk); later calls return it
@@ -95,7 +96,7 @@ func (u *Upload) Path() string { return u.path }
 func (u *Upload) Write(p []byte) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.writeAt(p, u.size)
+	return u.writeAt(p, u.size, false)
 }
 
 // WriteAt writes p at offset off. Chunks may come in any order; gaps read as
@@ -103,13 +104,22 @@ func (u *Upload) Write(p []byte) (int, error) {
 func (u *Upload) WriteAt(p []byte, off int64) (int, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.writeAt(p, off)
+	return u.writeAt(p, off, false)
+}
+
+// WriteAtRetained is WriteAt for a p the caller hands over: it never
+// changes p again, so a chunk that arrives ahead of the hashed prefix is
+// kept as it is, not copied, until the chunks before it came.
+func (u *Upload) WriteAtRetained(p []byte, off int64) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.writeAt(p, off, true)
 }
 
 // writeAt writes with u.mu held. A full disk ends the upload at once: its
 // temporary file is removed, so the space is free again before the caller
 // aborts, and every later call reports the same error.
-func (u *Upload) writeAt(p []byte, off int64) (int, error) {
+func (u *Upload) writeAt(p []byte, off int64, retained bool) (int, error) {
 	if err := u.finished(); err != nil {
 		return 0, err
 	}
@@ -117,7 +127,7 @@ func (u *Upload) writeAt(p []byte, off int64) (int, error) {
 		return 0, errorf(iofs.ErrInvalid, "write %s: negative offset %d", u.path, off)
 	}
 	n, err := writePieces(u.file, p, off)
-	u.track(p[:n], off)
+	u.track(p[:n], off, retained)
 	u.size = max(u.size, off+int64(n))
 	if u.hashed-u.kicked >= writebackStep {
 		startWriteback(u.file, u.kicked, u.hashed-u.kicked)
@@ -181,21 +191,34 @@ func (u *Upload) discard() error {
 // writeback to disk is started, spreading Commit's sync over the upload.
 const writebackStep = 8 << 20
 
+// extent is content written past the hashed prefix: [start, end), and
+// its bytes when they are kept in memory (nil: read back from the file).
+type extent struct {
+	end  int64
+	data []byte
+}
+
+// maxHeld bounds the bytes of chunks kept in memory, per upload, while
+// they wait for the chunks before them. The control plane has at most its
+// window (6 chunks of 2 MiB) in flight, so in practice every chunk that
+// arrives early is kept: reading them back from the file cost an upload a
+// second pass over its bytes.
+const maxHeld = 32 << 20
+
 // track keeps the running hash up to date after p was written at off:
-// chunks in order are hashed as they come, chunks ahead of the hashed prefix
-// are read back once the gap before them is filled, and a write behind it
-// makes Commit read the whole file back.
-func (u *Upload) track(p []byte, off int64) {
+// chunks in order are hashed as they come, chunks ahead of the hashed
+// prefix are kept (in memory up to maxHeld, else read back from the file)
+// and hashed once the gap before them is filled, and a write behind the
+// prefix, or over an extent waiting ahead, makes Commit read the whole
+// file back. With retained, p is the upload's to keep.
+func (u *Upload) track(p []byte, off int64, retained bool) {
 	end := off + int64(len(p))
 	switch {
 	case !u.inOrd || len(p) == 0:
 	case off < u.hashed:
-		u.inOrd = false
+		u.readBackAll()
 	case off > u.hashed:
-		if u.ahead == nil {
-			u.ahead = map[int64]int64{}
-		}
-		u.ahead[off] = max(u.ahead[off], end)
+		u.hold(p, off, end, retained)
 	default:
 		u.hash.Write(p)
 		u.hashed = end
@@ -203,19 +226,52 @@ func (u *Upload) track(p []byte, off int64) {
 	}
 }
 
+// hold records the extent [off, end) written ahead of the hashed prefix.
+func (u *Upload) hold(p []byte, off, end int64, retained bool) {
+	for start, e := range u.ahead {
+		if off < e.end && start < end {
+			// Overlapping writes ahead: what is kept may no longer be
+			// what the file holds.
+			u.readBackAll()
+			return
+		}
+	}
+	if u.ahead == nil {
+		u.ahead = map[int64]extent{}
+	}
+	e := extent{end: end}
+	if u.held+len(p) <= maxHeld {
+		e.data = p
+		if !retained {
+			e.data = append([]byte(nil), p...)
+		}
+		u.held += len(p)
+	}
+	u.ahead[off] = e
+}
+
+// readBackAll gives up the running hash: Commit reads the file back.
+func (u *Upload) readBackAll() {
+	u.inOrd = false
+	u.ahead, u.held = nil, 0
+}
+
 // catchUp hashes extents written ahead that now continue the hashed prefix.
 func (u *Upload) catchUp() {
-	for {
-		end, ok := u.ahead[u.hashed]
+	for u.inOrd {
+		e, ok := u.ahead[u.hashed]
 		if !ok {
 			return
 		}
 		delete(u.ahead, u.hashed)
-		if _, err := io.Copy(u.hash, io.NewSectionReader(u.file, u.hashed, end-u.hashed)); err != nil {
-			u.inOrd = false
+		if e.data != nil {
+			u.hash.Write(e.data)
+			u.held -= len(e.data)
+		} else if _, err := io.Copy(u.hash, io.NewSectionReader(u.file, u.hashed, e.end-u.hashed)); err != nil {
+			u.readBackAll()
 			return
 		}
-		u.hashed = end
+		u.hashed = e.end
 	}
 }
 

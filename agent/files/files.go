@@ -1,4 +1,4 @@
-// Package fs performs file operations confined to one directory, the agent's
+// Package files performs file operations confined to one directory, the agent's
 // root, using os.Root.
 //
 // Paths are slash-separated and relative to the root; "", "." and "/" name the
@@ -8,7 +8,7 @@
 // ErrOutsideRoot, and nothing outside the root is read or written. Errors are
 // domain errors, classified with errors.Is (see ErrOutsideRoot): this package
 // knows nothing of the wire; the agent maps its errors at its dispatch.
-package fs
+package files
 
 import (
 	iofs "io/fs"

@@ -1,6 +1,7 @@
-package fs
+package files
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -214,5 +215,68 @@ func TestUploadRace(t *testing.T) {
 	}
 	if tmp := tempFiles(t, fx.base); len(tmp) > 0 {
 		t.Errorf("temporary files left: %v", tmp)
+	}
+}
+
+// TestUploadHashOrders checks the sha256 Commit reports against the content
+// written, whatever order chunks come in: early chunks kept in memory
+// (retained or copied), early chunks past the memory bound read back, and
+// overlapping or repeated writes, after which the file is read back.
+func TestUploadHashOrders(t *testing.T) {
+	big := maxHeld/2 + 1 // two early chunks of this size exceed maxHeld
+	type w struct {
+		off, n   int
+		fill     byte
+		retained bool
+	}
+	tests := []struct {
+		name   string
+		writes []w
+	}{
+		{"in order", []w{{0, 10, 'a', false}, {10, 10, 'b', true}}},
+		{"reversed, retained", []w{{20, 5, 'c', true}, {10, 10, 'b', true}, {0, 10, 'a', true}}},
+		{"reversed, copied", []w{{20, 5, 'c', false}, {10, 10, 'b', false}, {0, 10, 'a', false}}},
+		{"early past the bound", []w{{2 * big, 7, 'c', true}, {big, big, 'b', true}, {0, big, 'a', true}}},
+		{"overlap ahead", []w{{10, 10, 'b', true}, {15, 10, 'c', true}, {0, 10, 'a', true}}},
+		{"repeat ahead, new bytes", []w{{10, 10, 'b', true}, {10, 10, 'x', false}, {0, 10, 'a', true}}},
+		{"inside an early chunk", []w{{10, 10, 'b', true}, {12, 3, 'x', true}, {0, 10, 'a', true}}},
+		{"behind the hashed prefix", []w{{0, 10, 'a', true}, {10, 10, 'b', true}, {5, 3, 'x', true}}},
+		{"in order over an early chunk", []w{{10, 10, 'b', true}, {0, 15, 'a', true}, {15, 5, 'c', true}}},
+		{"gap left", []w{{10, 10, 'b', true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			u, err := fx.fs.BeginWrite("f.bin", WriteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u.Abort()
+			var want []byte
+			for _, c := range tc.writes {
+				p := bytes.Repeat([]byte{c.fill}, c.n)
+				write := u.WriteAt
+				if c.retained {
+					write = u.WriteAtRetained
+				}
+				if _, err := write(p, int64(c.off)); err != nil {
+					t.Fatal(err)
+				}
+				if !c.retained {
+					clear(p) // the upload must have copied what it keeps
+				}
+				if end := c.off + c.n; end > len(want) {
+					want = append(want, make([]byte, end-len(want))...)
+				}
+				copy(want[c.off:], bytes.Repeat([]byte{c.fill}, c.n))
+			}
+			res, err := u.Commit()
+			if err != nil || res.SHA256 != sha(string(want)) || res.Size != int64(len(want)) {
+				t.Fatalf("Commit = size %d sha %s, %v; want size %d sha %s", res.Size, res.SHA256, err, len(want), sha(string(want)))
+			}
+			if got := contentAt(t, fx, "f.bin"); got != string(want) {
+				t.Errorf("content differs from what was written (%d bytes, want %d)", len(got), len(want))
+			}
+		})
 	}
 }

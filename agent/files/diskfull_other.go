@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package fs
+package files
 
 // diskFullErrnos is empty where the platform's errors are not known.
 var diskFullErrnos []error
