@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/outposthq/outpost/agent/fs"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/wire"
 )
@@ -278,7 +278,7 @@ func (fo *fileOps) gitClone(ctx context.Context, req *wire.Request) (any, error)
 // cloneDest is the host path of clone destination p under the root, its
 // parents made (confined).
 func (fo *fileOps) cloneDest(p string) (string, error) {
-	c, err := fs.Clean(p)
+	c, err := files.Clean(p)
 	if err != nil {
 		return "", err
 	}
