@@ -50,6 +50,9 @@ func (a *Agent) registerFiles() error {
 	} {
 		a.Register(op, h)
 	}
+	for op, h := range fo.gitHandlers() {
+		a.Register(op, h)
+	}
 	a.register(wire.OpFsRead, fo.read)
 	return nil
 }
