@@ -37,6 +37,15 @@ func TestWireError(t *testing.T) {
 		{"unmerged", git.ErrUnmerged, wire.CodeConflict, ""},
 		{"commit refused", git.ErrCommitRefused, wire.CodeConflict, ""},
 		{"git output", git.ErrOutputTooLarge, wire.CodePayloadTooLarge, ""},
+		{"not merged", git.ErrNotMerged, wire.CodeConflict, wire.ReasonNotMerged},
+		{"branch in use", git.ErrBranchInUse, wire.CodeConflict, ""},
+		{"local changes", git.ErrLocalChanges, wire.CodeConflict, wire.ReasonLocalChanges},
+		{"git outside root", git.ErrOutsideRoot, wire.CodePermissionDenied, wire.ReasonOutsideRoot},
+		{"credentials", git.ErrCredentials, wire.CodeUnauthenticated, wire.ReasonGitCredentials},
+		{"push rejected", git.ErrPushRejected, wire.CodeConflict, wire.ReasonPushRejected},
+		{"merge conflict", git.ErrMergeConflict, wire.CodeConflict, wire.ReasonMergeConflict},
+		{"remote not found", git.ErrRemoteNotFound, wire.CodeNotFound, ""},
+		{"unreachable", git.ErrUnreachable, wire.CodeUnavailable, wire.ReasonRemoteUnreachable},
 		{"not exist", iofs.ErrNotExist, wire.CodeNotFound, ""},
 		{"exist", iofs.ErrExist, wire.CodeConflict, wire.ReasonAlreadyExists},
 		{"permission", iofs.ErrPermission, wire.CodePermissionDenied, ""},
@@ -80,6 +89,11 @@ func TestEveryDomainErrorIsMapped(t *testing.T) {
 		"git.ErrUnknownRevision": git.ErrUnknownRevision, "git.ErrPatchFailed": git.ErrPatchFailed,
 		"git.ErrNothingToCommit": git.ErrNothingToCommit, "git.ErrUnmerged": git.ErrUnmerged,
 		"git.ErrCommitRefused": git.ErrCommitRefused, "git.ErrOutputTooLarge": git.ErrOutputTooLarge,
+		"git.ErrNotMerged": git.ErrNotMerged, "git.ErrBranchInUse": git.ErrBranchInUse,
+		"git.ErrLocalChanges": git.ErrLocalChanges, "git.ErrOutsideRoot": git.ErrOutsideRoot,
+		"git.ErrCredentials": git.ErrCredentials, "git.ErrPushRejected": git.ErrPushRejected,
+		"git.ErrMergeConflict": git.ErrMergeConflict, "git.ErrRemoteNotFound": git.ErrRemoteNotFound,
+		"git.ErrUnreachable": git.ErrUnreachable,
 	}
 	found := 0
 	for _, pkg := range []string{"files", "git"} {

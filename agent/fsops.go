@@ -52,6 +52,9 @@ func (a *Agent) registerFiles() error {
 	} {
 		a.Register(op, h)
 	}
+	for op, h := range fo.gitHandlers() {
+		a.Register(op, h)
+	}
 	a.register(wire.OpFsRead, fo.read)
 	fo.archives = &archives{fs: root, open: map[string]*archiveJob{}}
 	fo.archives.register(a)

@@ -544,6 +544,7 @@ func (s *Server) routes() http.Handler {
 	s.routeArchive(mux)
 	s.routeSearch(mux)
 	s.routeWatch(mux)
+	s.routeGit(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
 	return errorMux{mux: mux, log: s.log}
 }

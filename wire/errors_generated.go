@@ -183,6 +183,25 @@ const (
 	// ReasonBadReply (internal, 500): the agent's reply could not be decoded or
 	// did not match the request.
 	ReasonBadReply = "bad_reply"
+	// ReasonGitCredentials (unauthenticated, 401): a remote git operation needs
+	// a credential the machine's git does not have (git never prompts).
+	ReasonGitCredentials = "git_credentials"
+	// ReasonNotMerged (conflict, 409): git: deleting a branch that is not
+	// merged, without `force`.
+	ReasonNotMerged = "not_merged"
+	// ReasonLocalChanges (conflict, 409): git: checkout or pull would overwrite
+	// local changes; git's message names the files.
+	ReasonLocalChanges = "local_changes"
+	// ReasonPushRejected (conflict, 409): git push: the remote refused the
+	// update (not a fast-forward, or a hook); git's message says which.
+	ReasonPushRejected = "push_rejected"
+	// ReasonRemoteUnreachable (unavailable, 503): a remote git operation could
+	// not reach the remote (or the remote failed); git's message says why.
+	ReasonRemoteUnreachable = "remote_unreachable"
+	// ReasonMergeConflict (conflict, 409): git pull: the merge stopped on
+	// conflicts; the conflicted paths are in the message and `git/status` lists
+	// them as unmerged.
+	ReasonMergeConflict = "merge_conflict"
 )
 
 // reasonStatus is the HTTP status of each reason whose status is not its

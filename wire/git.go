@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Git ops. Path selects the repository directory under the root (default
 // the root); git itself runs on the agent's machine.
@@ -15,6 +18,18 @@ const (
 	OpGitApply  = "git.apply"
 	OpGitCommit = "git.commit"
 	OpGitLog    = "git.log"
+	OpGitAdd    = "git.add"
+	OpGitReset  = "git.reset"
+
+	OpGitBranches     = "git.branches"
+	OpGitBranchCreate = "git.branch.create"
+	OpGitBranchDelete = "git.branch.delete"
+	OpGitCheckout     = "git.checkout"
+
+	OpGitClone = "git.clone"
+	OpGitFetch = "git.fetch"
+	OpGitPull  = "git.pull"
+	OpGitPush  = "git.push"
 )
 
 func init() {
@@ -23,6 +38,16 @@ func init() {
 	RegisterOp(OpGitLog, OpInfo{})
 	RegisterOp(OpGitApply, OpInfo{Mutates: true})
 	RegisterOp(OpGitCommit, OpInfo{Mutates: true})
+	RegisterOp(OpGitAdd, OpInfo{Mutates: true})
+	RegisterOp(OpGitReset, OpInfo{Mutates: true})
+	RegisterOp(OpGitBranches, OpInfo{})
+	RegisterOp(OpGitBranchCreate, OpInfo{Mutates: true})
+	RegisterOp(OpGitBranchDelete, OpInfo{Mutates: true})
+	RegisterOp(OpGitCheckout, OpInfo{Mutates: true})
+	RegisterOp(OpGitClone, OpInfo{Mutates: true})
+	RegisterOp(OpGitFetch, OpInfo{Mutates: true})
+	RegisterOp(OpGitPull, OpInfo{Mutates: true})
+	RegisterOp(OpGitPush, OpInfo{Mutates: true})
 }
 
 // Git limits.
@@ -127,11 +152,13 @@ type GitApplyResult struct {
 
 // GitCommitRequest is the body of git.commit.
 type GitCommitRequest struct {
-	Path        string `msgpack:"path,omitempty" json:"path,omitempty"`
-	Message     string `msgpack:"msg" json:"message"`
-	All         bool   `msgpack:"all,omitempty" json:"all,omitempty"`
-	AuthorName  string `msgpack:"name,omitempty" json:"authorName,omitempty"`
-	AuthorEmail string `msgpack:"email,omitempty" json:"authorEmail,omitempty"`
+	Path    string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Message string `msgpack:"msg" json:"message"`
+	All     bool   `msgpack:"all,omitempty" json:"all,omitempty"`
+	// IncludeUntracked stages every change first, new files included.
+	IncludeUntracked bool   `msgpack:"untracked,omitempty" json:"includeUntracked,omitempty"`
+	AuthorName       string `msgpack:"name,omitempty" json:"authorName,omitempty"`
+	AuthorEmail      string `msgpack:"email,omitempty" json:"authorEmail,omitempty"`
 }
 
 // Validate checks that there is a message.
@@ -179,4 +206,197 @@ type GitCommit struct {
 	Email   string    `msgpack:"email" json:"email"`
 	Time    time.Time `msgpack:"t" json:"time"`
 	Subject string    `msgpack:"subject" json:"subject"`
+}
+
+// MaxGitPaths bounds the paths of one git.add or git.reset.
+const MaxGitPaths = 10000
+
+// GitStageRequest is the body of git.add (stage) and git.reset (unstage):
+// Paths, or All for every change (new files included for add).
+type GitStageRequest struct {
+	Path  string   `msgpack:"path,omitempty" json:"path,omitempty"`
+	Paths []string `msgpack:"paths,omitempty" json:"paths,omitempty"`
+	All   bool     `msgpack:"all,omitempty" json:"all,omitempty"`
+}
+
+// Validate checks that there are paths or all, not both.
+func (r *GitStageRequest) Validate() error {
+	switch {
+	case r.All && len(r.Paths) > 0:
+		return Errorf(CodeInvalidArgument, "", "give paths or all, not both")
+	case !r.All && len(r.Paths) == 0:
+		return Errorf(CodeInvalidArgument, "", "give paths or all")
+	case len(r.Paths) > MaxGitPaths:
+		return Errorf(CodeInvalidArgument, "", "more than %d paths", MaxGitPaths)
+	}
+	for _, p := range r.Paths {
+		if p == "" {
+			return Errorf(CodeInvalidArgument, "", "paths holds an empty path")
+		}
+		if err := validPath("paths", p); err != nil {
+			return err
+		}
+	}
+	return validPath("path", r.Path)
+}
+
+// GitBranchesRequest is the body of git.branches.
+type GitBranchesRequest struct {
+	Path string `msgpack:"path,omitempty" json:"path,omitempty"`
+}
+
+// Validate checks the path.
+func (r *GitBranchesRequest) Validate() error { return validPath("path", r.Path) }
+
+// GitBranches is the result of git.branches: Current is empty when HEAD is
+// detached; local branches come first, then remote-tracking ones.
+type GitBranches struct {
+	Current  string         `msgpack:"current" json:"current"`
+	Branches []GitBranchRef `msgpack:"branches" json:"branches"`
+}
+
+// GitBranchRef is one branch; a remote-tracking one is named "origin/main".
+type GitBranchRef struct {
+	Name     string `msgpack:"name" json:"name"`
+	OID      string `msgpack:"oid" json:"oid"`
+	Upstream string `msgpack:"up,omitempty" json:"upstream,omitempty"`
+	Remote   bool   `msgpack:"remote" json:"remote"`
+}
+
+// GitBranchCreateRequest is the body of git.branch.create: branch Name at
+// From (default HEAD). The result is the new GitBranchRef.
+type GitBranchCreateRequest struct {
+	Path string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Name string `msgpack:"name" json:"name"`
+	From string `msgpack:"from,omitempty" json:"from,omitempty"`
+}
+
+// Validate checks the name and lengths.
+func (r *GitBranchCreateRequest) Validate() error {
+	if err := validRef("name", r.Name, true); err != nil {
+		return err
+	}
+	if err := validRef("from", r.From, false); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitBranchDeleteRequest is the body of git.branch.delete (no result).
+type GitBranchDeleteRequest struct {
+	Path  string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Name  string `msgpack:"name" json:"name"`
+	Force bool   `msgpack:"force,omitempty" json:"force,omitempty"`
+}
+
+// Validate checks the name and lengths.
+func (r *GitBranchDeleteRequest) Validate() error {
+	if err := validRef("name", r.Name, true); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitCheckoutRequest is the body of git.checkout: switch to Ref, or with
+// Create make branch Ref at HEAD and switch to it. The result is the
+// GitStatus after.
+type GitCheckoutRequest struct {
+	Path   string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Ref    string `msgpack:"ref" json:"ref"`
+	Create bool   `msgpack:"create,omitempty" json:"create,omitempty"`
+}
+
+// Validate checks the ref and lengths.
+func (r *GitCheckoutRequest) Validate() error {
+	if err := validRef("ref", r.Ref, true); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// validRef refuses a ref that is missing (when required), too long, or
+// could be read as an option.
+func validRef(field, ref string, required bool) error {
+	switch {
+	case ref == "" && required:
+		return Errorf(CodeInvalidArgument, "", "%s is empty", field)
+	case len(ref) > MaxRefLen:
+		return Errorf(CodeInvalidArgument, "", "%s is longer than %d bytes", field, MaxRefLen)
+	case strings.HasPrefix(ref, "-"):
+		return Errorf(CodeInvalidArgument, "", "%s %q starts with '-'", field, ref)
+	}
+	return nil
+}
+
+// Remote git limits.
+const (
+	// MaxGitURLLen bounds a clone URL or a remote.
+	MaxGitURLLen = 4096
+	// MaxGitDepth bounds a shallow clone's depth.
+	MaxGitDepth = 1 << 30
+)
+
+// GitCloneRequest is the body of git.clone: URL into Path (under the root;
+// it must not exist or be an empty directory), optionally only Ref's
+// branch or tag and Depth commits. A local URL (a path or file:///path) is
+// a path under the root, like every other path. The result is a
+// GitRemoteResult.
+type GitCloneRequest struct {
+	URL   string `msgpack:"url" json:"url"`
+	Path  string `msgpack:"path" json:"path"`
+	Ref   string `msgpack:"ref,omitempty" json:"ref,omitempty"`
+	Depth int    `msgpack:"depth,omitempty" json:"depth,omitempty"`
+}
+
+// Validate checks the fields' presence, lengths and ranges.
+func (r *GitCloneRequest) Validate() error {
+	switch {
+	case r.URL == "":
+		return Errorf(CodeInvalidArgument, "", "url is empty")
+	case len(r.URL) > MaxGitURLLen:
+		return Errorf(CodeInvalidArgument, "", "url is longer than %d bytes", MaxGitURLLen)
+	case strings.HasPrefix(r.URL, "-"):
+		return Errorf(CodeInvalidArgument, "", "url %q starts with '-'", r.URL)
+	case r.Path == "":
+		return Errorf(CodeInvalidArgument, "", "path is empty")
+	case r.Depth < 0 || r.Depth > MaxGitDepth:
+		return Errorf(CodeInvalidArgument, "", "depth must be 0 to %d", MaxGitDepth)
+	}
+	if err := validRef("ref", r.Ref, false); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitRemoteRequest is the body of git.fetch, git.pull and git.push: Remote
+// is a configured remote's name or a network URL (default git's choice),
+// Ref a ref or refspec (needs Remote), SetUpstream (push) records the
+// upstream (with no Ref it pushes HEAD to origin).
+type GitRemoteRequest struct {
+	Path        string `msgpack:"path,omitempty" json:"path,omitempty"`
+	Remote      string `msgpack:"remote,omitempty" json:"remote,omitempty"`
+	Ref         string `msgpack:"ref,omitempty" json:"ref,omitempty"`
+	SetUpstream bool   `msgpack:"up,omitempty" json:"setUpstream,omitempty"`
+}
+
+// Validate checks the lengths and that nothing reads as an option.
+func (r *GitRemoteRequest) Validate() error {
+	switch {
+	case len(r.Remote) > MaxGitURLLen:
+		return Errorf(CodeInvalidArgument, "", "remote is longer than %d bytes", MaxGitURLLen)
+	case strings.HasPrefix(r.Remote, "-"):
+		return Errorf(CodeInvalidArgument, "", "remote %q starts with '-'", r.Remote)
+	case r.Ref != "" && r.Remote == "":
+		return Errorf(CodeInvalidArgument, "", "ref needs remote")
+	}
+	if err := validRef("ref", r.Ref, false); err != nil {
+		return err
+	}
+	return validPath("path", r.Path)
+}
+
+// GitRemoteResult is the result of a clone, fetch, pull or push: what git
+// printed.
+type GitRemoteResult struct {
+	Summary string `msgpack:"summary" json:"summary"`
 }

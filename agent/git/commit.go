@@ -11,8 +11,11 @@ type CommitOptions struct {
 	// Message is the commit message; it must not be blank.
 	Message string
 	// All stages modified and deleted tracked files first (commit -a);
-	// untracked files are never added.
+	// untracked files are not added unless IncludeUntracked.
 	All bool
+	// IncludeUntracked stages every change first, new files included
+	// (git add --all); files .gitignore names stay out.
+	IncludeUntracked bool
 	// AuthorName and AuthorEmail, when set, are the author and committer
 	// (so a machine with no git identity configured can commit). Either may
 	// be set alone.
@@ -36,6 +39,11 @@ func (g *Git) Commit(ctx context.Context, dir string, opts CommitOptions) (*Comm
 	env, err := commitEnv(opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.IncludeUntracked {
+		if err := g.Add(ctx, dir, StageOptions{All: true}); err != nil {
+			return nil, err
+		}
 	}
 	st, err := g.Status(ctx, dir, StatusOptions{})
 	if err != nil {

@@ -19,6 +19,7 @@ func TestCommit(t *testing.T) {
 		{"unstaged without all", map[string]string{"a.txt": "2"}, false, CommitOptions{Message: "two"}, "nothing_to_commit", ""},
 		{"untracked only", map[string]string{"new.txt": "n"}, false, CommitOptions{Message: "two", All: true}, "nothing_to_commit", ""},
 		{"nothing", nil, false, CommitOptions{Message: "two"}, "nothing_to_commit", ""},
+		{"include untracked", map[string]string{"new.txt": "n"}, false, CommitOptions{Message: "two", IncludeUntracked: true}, "", "Test Author <author@example.com>"},
 		{"author", map[string]string{"a.txt": "2"}, true,
 			CommitOptions{Message: "two", AuthorName: "Ada L", AuthorEmail: "ada@example.com"}, "", "Ada L <ada@example.com>"},
 		{"bad author", map[string]string{"a.txt": "2"}, true, CommitOptions{Message: "two", AuthorName: "x <y>"}, "invalid", ""},

@@ -34,6 +34,32 @@ var (
 	// ErrCommitRefused: git commit failed (a hook, no identity); it carries
 	// git's message.
 	ErrCommitRefused = errors.New("git refused the commit")
+	// ErrNotMerged: a branch to delete is not merged and force was not
+	// given.
+	ErrNotMerged = errors.New("branch not merged")
+	// ErrBranchInUse: a branch to delete is checked out.
+	ErrBranchInUse = errors.New("branch checked out")
+	// ErrLocalChanges: a checkout or pull would overwrite local changes;
+	// it carries git's message.
+	ErrLocalChanges = errors.New("local changes in the way")
+	// ErrOutsideRoot: a local remote or clone target lies outside the
+	// ceiling (the agent's root).
+	ErrOutsideRoot = errors.New("outside the root")
+	// ErrCredentials: the remote wants a credential the machine's git does
+	// not have (git never prompts); it carries git's message.
+	ErrCredentials = errors.New("git credentials needed")
+	// ErrPushRejected: the remote refused a push (not a fast-forward, a
+	// hook); it carries git's message.
+	ErrPushRejected = errors.New("push rejected")
+	// ErrMergeConflict: a pull's merge stopped on conflicts; the message
+	// names the conflicted paths.
+	ErrMergeConflict = errors.New("merge conflict")
+	// ErrRemoteNotFound: the remote has no such repository or ref, or no
+	// remote of that name is configured.
+	ErrRemoteNotFound = errors.New("remote repository or ref not found")
+	// ErrUnreachable: the remote could not be reached or failed; it
+	// carries git's message.
+	ErrUnreachable = errors.New("remote unreachable")
 	// ErrOutputTooLarge: a command printed more than MaxOutput bytes.
 	ErrOutputTooLarge = errors.New("git output too large")
 )

@@ -49,6 +49,7 @@ var scrubbed = []string{
 	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
 	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
 	"GIT_PREFIX", "GIT_CEILING_DIRECTORIES", "GIT_EXTERNAL_DIFF",
+	"GIT_ASKPASS", "SSH_ASKPASS", "GIT_ALLOW_PROTOCOL", // remote commands never ask
 }
 
 // env is the environment for a command; extra comes last.
@@ -136,8 +137,11 @@ func (g *Git) run(ctx context.Context, c call) (result, error) {
 
 // verb is the git subcommand of args, for messages.
 func verb(args []string) string {
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-c":
+			i++ // its value
+		case !strings.HasPrefix(a, "-"):
 			return a
 		}
 	}

@@ -85,6 +85,16 @@ var kindNames = map[error]string{
 	ErrUnmerged:              "unmerged",
 	ErrCommitRefused:         "commit_refused",
 	ErrOutputTooLarge:        "output_too_large",
+	ErrNotMerged:             "not_merged",
+	ErrBranchInUse:           "branch_in_use",
+	ErrLocalChanges:          "local_changes",
+	os.ErrExist:              "exist",
+	ErrOutsideRoot:           "outside_root",
+	ErrCredentials:           "credentials",
+	ErrPushRejected:          "push_rejected",
+	ErrMergeConflict:         "merge_conflict",
+	ErrRemoteNotFound:        "remote_not_found",
+	ErrUnreachable:           "unreachable",
 	os.ErrInvalid:            "invalid",
 	os.ErrNotExist:           "not_exist",
 	context.DeadlineExceeded: "deadline_exceeded",
@@ -109,3 +119,13 @@ func kindOf(err error) string {
 
 // lines is a multi-line text file.
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+// readFile returns the content of name under dir.
+func readFile(t testing.TB, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -19,9 +19,17 @@ var gitCommands = []leafCommand{
 	{"log", "commits, newest first", runGitLog},
 	{"commit", "commit the index (-a: every tracked change)", runGitCommit},
 	{"apply", "apply a patch from a file or stdin", runGitApply},
+	{"add", "stage paths, new files too (-A: every change)", runGitStage("add", (*client.Target).GitAdd)},
+	{"reset", "unstage paths (-A: everything)", runGitStage("reset", (*client.Target).GitReset)},
+	{"branch", "list branches, or make (--from) or delete (-d, -D) one", runGitBranch},
+	{"checkout", "switch to a branch, tag or commit (-b: a new branch)", runGitCheckout},
+	{"clone", "clone a repository into a path under the root", runGitClone},
+	{"fetch", "fetch from a remote", runGitRemote("fetch", (*client.Target).GitFetch)},
+	{"pull", "fetch and merge", runGitRemote("pull", (*client.Target).GitPull)},
+	{"push", "push to a remote (-u: record the upstream)", runGitRemote("push", (*client.Target).GitPush)},
 }
 
-// runGit is `outpost git status|diff|log|commit|apply`.
+// runGit is `outpost git COMMAND` (gitCommands).
 func runGit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runLeafGroup(ctx, "git", gitCommands, args, stdout, stderr)
 }
@@ -172,11 +180,12 @@ func runGitLog(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func runGitCommit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("git commit", "-m MESSAGE [-a] [--author 'NAME <EMAIL>'] [--json] [REPO]", stderr)
+	fs := newFlags("git commit", "-m MESSAGE [-a | -A] [--author 'NAME <EMAIL>'] [--json] [REPO]", stderr)
 	tf := addTargetCommand(fs)
 	var req client.GitCommitRequest
 	fs.StringVar(&req.Message, "m", "", "the commit message (required)")
 	fs.BoolVar(&req.All, "a", false, "stage every change to tracked files first")
+	fs.BoolVar(&req.IncludeUntracked, "A", false, "stage every change first, new files too")
 	author := fs.String("author", "", "the author, 'NAME <EMAIL>' (default the agent's git config)")
 	asJSON := jsonFlag(fs)
 	if err := fs.Parse(args); err != nil {

@@ -77,6 +77,24 @@ type (
 	GitLog = wire.GitLog
 	// GitCommit is one commit of a log.
 	GitCommit = wire.GitCommit
+	// GitStageRequest is the body of POST {target}/git/add and /git/reset:
+	// paths, or all.
+	GitStageRequest = wire.GitStageRequest
+	// GitBranches is the body of GET {target}/git/branches.
+	GitBranches = wire.GitBranches
+	// GitBranchRef is one branch; remote-tracking ones are "origin/main".
+	GitBranchRef = wire.GitBranchRef
+	// GitBranchCreateRequest is the body of POST {target}/git/branches.
+	GitBranchCreateRequest = wire.GitBranchCreateRequest
+	// GitCheckoutRequest is the body of POST {target}/git/checkout.
+	GitCheckoutRequest = wire.GitCheckoutRequest
+	// GitCloneRequest is the body of POST {target}/git/clone.
+	GitCloneRequest = wire.GitCloneRequest
+	// GitRemoteRequest is the body of POST {target}/git/fetch, /pull and
+	// /push.
+	GitRemoteRequest = wire.GitRemoteRequest
+	// GitRemoteResult is git's summary of a clone, fetch, pull or push.
+	GitRemoteResult = wire.GitRemoteResult
 )
 
 // GitApplyRequest is the body of POST {target}/git/apply.

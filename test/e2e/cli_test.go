@@ -420,7 +420,7 @@ func TestVersionAndCompletion(t *testing.T) {
 	}{
 		{"outpost ver", []string{"version"}},
 		{"outpost fs m", []string{"mkdir", "mv"}},
-		{"outpost git ", []string{"status", "diff", "log", "commit", "apply"}},
+		{"outpost git ", []string{"status", "diff", "log", "commit", "apply", "add", "reset", "branch", "checkout", "clone", "fetch", "pull", "push"}},
 		{"outpost fs put --no", []string{"--no-overwrite"}},
 		{"outpost completion ", []string{"bash", "zsh", "fish"}},
 		{"outpost context ", []string{"ls", "use"}},
