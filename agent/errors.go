@@ -27,6 +27,10 @@ var wireErrors = []struct {
 	{kind: files.ErrTooManyEntries, code: wire.CodePayloadTooLarge},
 	{kind: files.ErrChecksumMismatch, code: wire.CodeInvalidArgument, reason: wire.ReasonChecksumMismatch},
 	{kind: files.ErrUploadDone, code: wire.CodeConflict},
+	{kind: files.ErrUnsafeEntry, code: wire.CodePermissionDenied, reason: wire.ReasonUnsafeArchiveEntry},
+	{kind: files.ErrArchiveTooLarge, code: wire.CodePayloadTooLarge, reason: wire.ReasonArchiveTooLarge},
+	{kind: files.ErrWatchUnsupported, code: wire.CodeUnsupported},
+	{kind: files.ErrUnsupportedEntry, code: wire.CodeInvalidArgument, reason: wire.ReasonUnsupportedArchiveEntry},
 
 	{kind: git.ErrNoGit, code: wire.CodeUnsupported, reason: wire.ReasonExecutableNotFound},
 	{kind: git.ErrNotRepository, code: wire.CodeNotFound},

@@ -15,6 +15,8 @@ type fileOps struct {
 	git       *git.Git
 	gitVer    string
 	transfers *transfers
+	archives  *archives
+	watches   *watches
 }
 
 // registerFiles opens the root and serves the file and git ops. The
@@ -54,12 +56,19 @@ func (a *Agent) registerFiles() error {
 		a.Register(op, h)
 	}
 	a.register(wire.OpFsRead, fo.read)
+	fo.archives = &archives{fs: root, open: map[string]*archiveJob{}}
+	fo.archives.register(a)
+	registerSearch(a, root)
+	fo.watches = newWatches(root)
+	registerWatch(a, fo.watches)
 	return nil
 }
 
 // close ends open transfers and releases the root.
 func (fo *fileOps) close() {
 	fo.transfers.close()
+	fo.archives.close()
+	fo.watches.close()
 	fo.fs.Close()
 }
 

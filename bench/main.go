@@ -47,6 +47,7 @@ func suites() []suite {
 		{"files", benchFiles, false},
 		{"echo", benchEcho, false},
 		{"storm", benchStorm, true},
+		{"tree", benchTree, false},
 	}
 }
 

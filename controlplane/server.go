@@ -541,6 +541,9 @@ func (s *Server) routes() http.Handler {
 	s.handleTarget(mux, "GET", "/capabilities", s.handleCapabilities)
 	s.routeProcesses(mux)
 	s.routeFiles(mux)
+	s.routeArchive(mux)
+	s.routeSearch(mux)
+	s.routeWatch(mux)
 	s.routeGit(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
 	return errorMux{mux: mux, log: s.log}

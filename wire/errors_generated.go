@@ -161,6 +161,19 @@ const (
 	// ReasonChecksumMismatch (invalid_argument, 400): an upload's content did
 	// not match its size or SHA-256 on arrival; nothing was written.
 	ReasonChecksumMismatch = "checksum_mismatch"
+	// ReasonUnsafeArchiveEntry (permission_denied, 403): `PUT fs/archive`: a tar
+	// entry that would leave the destination (absolute, `..`, a symlink or hard
+	// link pointing out, an entry under a symlink the archive made); nothing of
+	// it was written.
+	ReasonUnsafeArchiveEntry = "unsafe_archive_entry"
+	// ReasonArchiveTooLarge (payload_too_large, 413): `PUT fs/archive`: more
+	// entries or declared bytes than the agent's limits (a tar bomb); refused at
+	// the entry's header.
+	ReasonArchiveTooLarge = "archive_too_large"
+	// ReasonUnsupportedArchiveEntry (invalid_argument, 400): `PUT fs/archive`: a
+	// tar entry that is neither a file, a directory nor a link (a device, a
+	// FIFO).
+	ReasonUnsupportedArchiveEntry = "unsupported_archive_entry"
 	// ReasonVersion (invalid_argument, 400): the agent speaks another protocol
 	// version.
 	ReasonVersion = "protocol_version"

@@ -318,8 +318,10 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	if err := u.file.Chmod(mode); err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
 	}
-	if err := u.file.Sync(); err != nil {
-		return WriteResult{}, mapErr("write", u.path, err)
+	if !u.opts.NoSync {
+		if err := u.file.Sync(); err != nil {
+			return WriteResult{}, mapErr("write", u.path, err)
+		}
 	}
 	if err := u.file.Close(); err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
@@ -328,7 +330,9 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 		return WriteResult{}, err
 	}
 	u.fs.forgetTemp(u.tmp)
-	u.fs.syncDir(path.Dir(u.path))
+	if !u.opts.NoSync {
+		u.fs.syncDir(path.Dir(u.path))
+	}
 	return WriteResult{Path: u.path, Size: u.size, SHA256: sum}, nil
 }
 

@@ -32,6 +32,10 @@ type WriteOptions struct {
 	Overwrite bool
 	// MkdirParents creates missing parent directories.
 	MkdirParents bool
+	// NoSync skips the file's and its directory's fsync at commit, for a
+	// caller that syncs many files at once afterwards (an archive unpack:
+	// see syncAll). The write is atomic all the same.
+	NoSync bool
 }
 
 // WriteResult describes a committed write.

@@ -25,6 +25,9 @@ var fsCommands = []leafCommand{
 	{"mkdir", "make a directory", runFsMkdir},
 	{"mv", "move or rename", runFsMv},
 	{"rm", "remove files or directories", runFsRm},
+	{"search", "lines matching a literal or regex, .gitignore-aware", runFsSearch},
+	{"find", "paths matching a glob", runFsFind},
+	{"watch", "print changes under a directory as they happen", runFsWatch},
 }
 
 // runFs is `outpost fs ls|stat|get|put|mkdir|mv|rm`.
@@ -173,8 +176,9 @@ func typeLetter(t string) string {
 }
 
 func runFsGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("fs get", "REMOTE [LOCAL|-]", stderr)
+	fs := newFlags("fs get", "[-r] REMOTE [LOCAL|-]", stderr)
 	tf := addTargetCommand(fs)
+	rec := fs.Bool("r", false, "a directory: its tree into the local directory LOCAL (a tar to stdout with -)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -183,17 +187,20 @@ func runFsGet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("want REMOTE and optionally LOCAL (- for stdout), got %d arguments", fs.NArg())
 	}
 	remote, local := fs.Arg(0), fs.Arg(1)
-	if local == "" {
-		local = path.Base(remote)
-	}
 	t, err := tf.target(ctx)
 	if err != nil {
 		return err
 	}
+	if *rec {
+		return getTree(ctx, t, remote, local, stdout)
+	}
+	if local == "" {
+		local = path.Base(remote)
+	}
 	f, err := t.Get(ctx, remote)
 	if errors.Is(err, wire.ErrInvalidArgument) {
 		if st, serr := t.Stat(ctx, remote); serr == nil && st.Type == "dir" {
-			return fmt.Errorf("%s is a directory: fs get fetches one file (a directory needs -r, which waits for the server's fs/archive; 'outpost fs ls -r %s' lists it)", remote, remote)
+			return fmt.Errorf("%s is a directory: fs get fetches one file (a directory needs -r)", remote)
 		}
 	}
 	if err != nil {
@@ -233,8 +240,9 @@ func writeLocal(name string, r io.Reader) error {
 }
 
 func runFsPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("fs put", "[--mode MODE] [--no-overwrite] [--json] LOCAL|- REMOTE", stderr)
+	fs := newFlags("fs put", "[-r] [--mode MODE] [--no-overwrite] [--json] LOCAL|- REMOTE", stderr)
 	tf := addTargetCommand(fs)
+	rec := fs.Bool("r", false, "a directory: its tree into the remote directory REMOTE")
 	mode := fs.String("mode", "", "permission bits in octal, e.g. 0644 (default: keep the existing file's)")
 	noOverwrite := fs.Bool("no-overwrite", false, "fail if REMOTE exists")
 	asJSON := jsonFlag(fs)
@@ -252,6 +260,9 @@ func runFsPut(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		opts.Mode = uint32(m)
 	}
+	if *rec {
+		return putTreeCmd(ctx, tf, fs.Arg(0), fs.Arg(1), *asJSON, stdout)
+	}
 	var body io.Reader = os.Stdin
 	size := int64(-1)
 	if local := fs.Arg(0); local != "-" {
@@ -265,7 +276,7 @@ func runFsPut(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		if fi.IsDir() {
-			return fmt.Errorf("%s is a directory: fs put sends one file (a directory needs -r, which waits for the server's fs/archive)", local)
+			return fmt.Errorf("%s is a directory: fs put sends one file (a directory needs -r)", local)
 		}
 		if fi.Mode().IsRegular() {
 			size = fi.Size()

@@ -1,0 +1,228 @@
+package files
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// tarEntry is one entry of a test archive.
+type tarEntry struct {
+	name, body, link string
+	typ              byte
+	size             int64 // declared size when it differs from body's
+}
+
+// makeTar builds a tar stream of es.
+func makeTar(t testing.TB, es ...tarEntry) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, e := range es {
+		typ := e.typ
+		if typ == 0 {
+			typ = tar.TypeReg
+		}
+		h := &tar.Header{Name: e.name, Typeflag: typ, Linkname: e.link, Mode: 0o644, Format: tar.FormatPAX}
+		if typ == tar.TypeReg {
+			h.Size = int64(len(e.body))
+			if e.size != 0 {
+				h.Size = e.size
+			}
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatalf("header %s: %v", e.name, err)
+		}
+		if e.size == 0 && typ == tar.TypeReg {
+			tw.Write([]byte(e.body))
+		}
+	}
+	if err := tw.Flush(); err != nil && len(es) > 0 && es[len(es)-1].size == 0 {
+		t.Fatalf("flush: %v", err)
+	}
+	if es == nil || es[len(es)-1].size == 0 {
+		tw.Close()
+	}
+	return b.Bytes()
+}
+
+var kindArchive = map[error]string{ErrUnsafeEntry: "unsafe", ErrArchiveTooLarge: "too_large", ErrUnsupportedEntry: "unsupported"}
+
+func init() {
+	for k, v := range kindArchive {
+		kindNames[k] = v
+	}
+}
+
+func TestExtractArchiveRefusesUnsafeEntries(t *testing.T) {
+	small := ArchiveLimits{MaxEntries: 3, MaxBytes: 100}
+	for _, tc := range []struct {
+		name    string
+		entries []tarEntry
+		lim     ArchiveLimits
+		want    string
+	}{
+		{"dotdot", []tarEntry{{name: "../outside/evil.txt", body: "x"}}, DefaultArchiveLimits, "unsafe"},
+		{"dotdot deep", []tarEntry{{name: "a/../../sibling.txt", body: "x"}}, DefaultArchiveLimits, "unsafe"},
+		{"absolute", []tarEntry{{name: "/etc/evil", body: "x"}}, DefaultArchiveLimits, "unsafe"},
+		{"absolute outside", []tarEntry{{name: filepath.ToSlash(os.TempDir()) + "/evil", body: "x"}}, DefaultArchiveLimits, "unsafe"},
+		{"symlink out", []tarEntry{{name: "l", typ: tar.TypeSymlink, link: "../../outside"}}, DefaultArchiveLimits, "unsafe"},
+		{"symlink absolute", []tarEntry{{name: "l", typ: tar.TypeSymlink, link: "/etc"}}, DefaultArchiveLimits, "unsafe"},
+		{"symlink then file", []tarEntry{{name: "l", typ: tar.TypeSymlink, link: "sub"}, {name: "l/x", body: "x"}}, DefaultArchiveLimits, "unsafe"},
+		{"symlink then file case", []tarEntry{{name: "L", typ: tar.TypeSymlink, link: "sub"}, {name: "l/x", body: "x"}}, DefaultArchiveLimits, "unsafe"},
+		{"existing escaping symlink", []tarEntry{{name: "tooutside/evil.txt", body: "x"}}, DefaultArchiveLimits, outsideRoot},
+		{"hard link out", []tarEntry{{name: "h", typ: tar.TypeLink, link: "../outside/secret.txt"}}, DefaultArchiveLimits, "unsafe"},
+		{"hard link absolute", []tarEntry{{name: "h", typ: tar.TypeLink, link: "/etc/passwd"}}, DefaultArchiveLimits, "unsafe"},
+		{"hard link to existing", []tarEntry{{name: "h", typ: tar.TypeLink, link: "a.txt"}}, DefaultArchiveLimits, "unsafe"},
+		{"fifo", []tarEntry{{name: "p", typ: tar.TypeFifo}}, DefaultArchiveLimits, "unsupported"},
+		{"char device", []tarEntry{{name: "d", typ: tar.TypeChar}}, DefaultArchiveLimits, "unsupported"},
+		{"too many entries", []tarEntry{{name: "1"}, {name: "2"}, {name: "3"}, {name: "4"}}, small, "too_large"},
+		{"too many bytes", []tarEntry{{name: "big", size: 1 << 40}}, DefaultArchiveLimits, "too_large"},
+		{"too many bytes summed", []tarEntry{{name: "a1", body: string(make([]byte, 60))}, {name: "a2", body: string(make([]byte, 60))}}, small, "too_large"},
+		{"temp name", []tarEntry{{name: TempPrefix + "x", body: "x"}}, DefaultArchiveLimits, "invalid"},
+		{"truncated content", []tarEntry{{name: "t", body: "abc", size: 10}}, DefaultArchiveLimits, "invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newFixture(t)
+			fx.links(t)
+			before := snapshot(t, fx.base, fx.root)
+			_, err := fx.fs.ExtractArchive(context.Background(), ".", bytes.NewReader(makeTar(t, tc.entries...)), tc.lim)
+			if got := kindOf(err); got != tc.want {
+				t.Fatalf("err = %v (%s), want %s", err, got, tc.want)
+			}
+			if d := diffSnapshots(before, snapshot(t, fx.base, fx.root)); len(d) > 0 {
+				t.Errorf("outside the root changed: %v", d)
+			}
+			if tf := tempFiles(t, fx.base); len(tf) > 0 {
+				t.Errorf("temporary files left: %v", tf)
+			}
+			if _, err := os.Lstat(filepath.Join(fx.root, "l", "x")); err == nil {
+				t.Errorf("a file was written through the archive's symlink")
+			}
+		})
+	}
+}
+
+func TestExtractArchiveDotDotRootDest(t *testing.T) {
+	fx := newFixture(t)
+	_, err := fx.fs.ExtractArchive(context.Background(), "../outside", bytes.NewReader(makeTar(t, tarEntry{name: "x", body: "x"})), DefaultArchiveLimits)
+	if kindOf(err) != outsideRoot {
+		t.Fatalf("err = %v, want outside_root", err)
+	}
+}
+
+func TestArchiveRoundTrip(t *testing.T) {
+	fx := newFixture(t)
+	mustWrite(t, filepath.Join(fx.root, "src", "x", "y.txt"), "why")
+	mustWrite(t, filepath.Join(fx.root, "src", "z.bin"), "\x00\x01zed")
+	mustSymlink(t, "x/y.txt", filepath.Join(fx.root, "src", "ln"))
+	mustWrite(t, filepath.Join(fx.root, "src", TempPrefix+"junk"), "temp")
+	var b bytes.Buffer
+	if err := fx.fs.WriteArchive(context.Background(), "src", &b); err != nil {
+		t.Fatalf("WriteArchive: %v", err)
+	}
+	res, err := fx.fs.ExtractArchive(context.Background(), "copy", &b, DefaultArchiveLimits)
+	if err != nil {
+		t.Fatalf("ExtractArchive: %v", err)
+	}
+	if res.Files != 2 || res.Dirs != 1 || res.Links != 1 || res.Bytes != 8 {
+		t.Errorf("result = %+v, want 2 files, 1 dir, 1 link, 8 bytes", res)
+	}
+	if got := readFile(t, filepath.Join(fx.root, "copy", "x", "y.txt")); got != "why" {
+		t.Errorf("copy/x/y.txt = %q", got)
+	}
+	if got := readFile(t, filepath.Join(fx.root, "copy", "z.bin")); got != "\x00\x01zed" {
+		t.Errorf("copy/z.bin = %q", got)
+	}
+	if l, err := os.Readlink(filepath.Join(fx.root, "copy", "ln")); err != nil || filepath.ToSlash(l) != "x/y.txt" {
+		t.Errorf("copy/ln -> %q, %v", l, err)
+	}
+	if _, err := os.Lstat(filepath.Join(fx.root, "copy", TempPrefix+"junk")); err == nil {
+		t.Errorf("a temporary file was archived")
+	}
+	// A hard link to a file the archive wrote is made.
+	res, err = fx.fs.ExtractArchive(context.Background(), "hl", bytes.NewReader(makeTar(t,
+		tarEntry{name: "f", body: "eff"}, tarEntry{name: "g", typ: tar.TypeLink, link: "f"})), DefaultArchiveLimits)
+	if err != nil || readFile(t, filepath.Join(fx.root, "hl", "g")) != "eff" {
+		t.Errorf("hard link: %+v, %v", res, err)
+	}
+}
+
+func TestWriteArchiveOneFile(t *testing.T) {
+	fx := newFixture(t)
+	var b bytes.Buffer
+	if err := fx.fs.WriteArchive(context.Background(), "dir/b.txt", &b); err != nil {
+		t.Fatal(err)
+	}
+	h, err := tar.NewReader(&b).Next()
+	if err != nil || h.Name != "b.txt" || h.Size != 3 {
+		t.Fatalf("entry = %+v, %v", h, err)
+	}
+	if err := fx.fs.WriteArchive(context.Background(), "tooutside", &b); err == nil {
+		// a symlink at the top is archived as a link, never followed
+		if h, _ := tar.NewReader(bytes.NewReader(b.Bytes()[1024:])).Next(); h != nil && h.Typeflag != tar.TypeSymlink {
+			t.Errorf("top symlink archived as %q", h.Typeflag)
+		}
+	}
+	if err := fx.fs.WriteArchive(context.Background(), "../outside", &b); kindOf(err) != outsideRoot {
+		t.Errorf("archive of ../outside: %v", err)
+	}
+}
+
+// FuzzExtractArchive unpacks arbitrary bytes: whatever they hold, nothing
+// outside the destination changes and no temporary file stays.
+func FuzzExtractArchive(f *testing.F) {
+	f.Add(makeTar(f, tarEntry{name: "a/b.txt", body: "x"}))
+	f.Add(makeTar(f, tarEntry{name: "../x", body: "x"}))
+	f.Add(makeTar(f, tarEntry{name: "l", typ: tar.TypeSymlink, link: ".."}, tarEntry{name: "l/x", body: "x"}))
+	f.Add(makeTar(f, tarEntry{name: "h", typ: tar.TypeLink, link: "../../sibling.txt"}))
+	f.Add(makeTar(f, tarEntry{name: "d/", typ: tar.TypeDir}, tarEntry{name: "d/l", typ: tar.TypeSymlink, link: "../.."}))
+	f.Add([]byte("not a tar"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fx := newFixture(t)
+		if err := os.Mkdir(filepath.Join(fx.root, "dest"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before := snapshot(t, fx.base, filepath.Join(fx.root, "dest"))
+		_, err := fx.fs.ExtractArchive(context.Background(), "dest", bytes.NewReader(data), ArchiveLimits{MaxEntries: 50, MaxBytes: 1 << 20})
+		if err != nil && kindOf(err) == "no kind" {
+			t.Errorf("error of no kind: %v", err)
+		}
+		after := snapshot(t, fx.base, filepath.Join(fx.root, "dest"))
+		delete(after, filepath.Join(fx.root, "dest"))
+		delete(before, filepath.Join(fx.root, "dest"))
+		if d := diffSnapshots(before, after); len(d) > 0 {
+			t.Errorf("outside dest changed: %v", d)
+		}
+		if tf := tempFiles(t, fx.base); len(tf) > 0 {
+			t.Errorf("temporary files left: %v", tf)
+		}
+	})
+}
+
+// FuzzCheckEntryName: an accepted name never leaves the directory.
+func FuzzCheckEntryName(f *testing.F) {
+	for _, s := range []string{"a", "../a", "/a", "a/../../b", "C:\\x", "a\\..\\..\\b", "./", "a\x00b"} {
+		f.Add(s, "x")
+	}
+	f.Fuzz(func(t *testing.T, name, link string) {
+		c, err := CheckEntryName(name)
+		if err != nil {
+			return
+		}
+		if !filepath.IsLocal(filepath.FromSlash(c)) && c != "." {
+			t.Errorf("CheckEntryName(%q) = %q, not local", name, c)
+		}
+		if CheckLinkTarget(c, link) == nil {
+			r := filepath.Join(filepath.Dir(filepath.FromSlash(c)), filepath.FromSlash(link))
+			if !filepath.IsLocal(r) && r != "." {
+				t.Errorf("CheckLinkTarget(%q, %q) accepted, resolves to %q", c, link, r)
+			}
+		}
+		_ = errors.Is
+	})
+}

@@ -1,0 +1,108 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/wire"
+)
+
+// routeArchive mounts GET and PUT {target}/fs/archive.
+func (s *Server) routeArchive(mux *http.ServeMux) {
+	s.handleTarget(mux, "GET", "/fs/archive", s.handleGetArchive)
+	s.handleTarget(mux, "PUT", "/fs/archive", s.handlePutArchive)
+}
+
+// handleGetArchive serves GET {target}/fs/archive?path=: the tree as a tar
+// stream (application/x-tar), names relative to path. The agent makes the
+// tar ahead in pieces; each fs.archive.read takes the next. A failure after
+// the headers went out cuts the stream short (the tar then lacks its end
+// marker, which tar readers report), never mixes in an error body.
+func (s *Server) handleGetArchive(w http.ResponseWriter, r *http.Request, t target) error {
+	path := r.URL.Query().Get("path")
+	x := s.newRelay(t)
+	var open wire.FsArchiveOpenResult
+	req := &wire.FsArchiveOpenRequest{Path: path, Chunk: int64(x.chunk)}
+	if err := t.Call(r.Context(), wire.OpFsArchiveOpen, req, &open, fileCall()); err != nil {
+		return err
+	}
+	defer x.cleanup(r.Context(), wire.OpFsArchiveClose, open.Handle)
+	w.Header().Set("Content-Type", "application/x-tar")
+	w.WriteHeader(http.StatusOK)
+	for {
+		var res wire.FsArchiveReadResult
+		err := x.t.Concurrent().Call(r.Context(), wire.OpFsArchiveRead, &wire.FsHandleRequest{Handle: open.Handle}, &res, fileCall())
+		if err == nil && len(res.Data) > 0 {
+			_, err = w.Write(res.Data)
+		}
+		if err != nil {
+			if !errors.Is(err, r.Context().Err()) {
+				s.log.Warn("archive download cut short", "path", path, "err", err)
+			}
+			panic(http.ErrAbortHandler)
+		}
+		if res.EOF {
+			return nil
+		}
+	}
+}
+
+// handlePutArchive serves PUT {target}/fs/archive?path=: the body is a tar
+// stream, unpacked under path (created when missing) with each file
+// written atomically. The body goes to the agent in order, one chunk at a
+// time; the agent validates every entry (confinement, links, limits). On
+// a failure the agent stops at the failing entry: entries before it stay,
+// nothing of it is written. 200 with the counts.
+func (s *Server) handlePutArchive(w http.ResponseWriter, r *http.Request, t target) error {
+	path := r.URL.Query().Get("path")
+	if path == "" {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "path is required")
+	}
+	x := s.newRelay(t)
+	var begun wire.FsArchiveOpenResult
+	if err := t.Call(r.Context(), wire.OpFsUnpackBegin, &wire.FsUnpackBeginRequest{Path: path}, &begun, fileCall()); err != nil {
+		return err
+	}
+	res, err := x.sendArchive(r.Context(), begun.Handle, r.Body)
+	if err != nil {
+		x.cleanup(r.Context(), wire.OpFsUnpackAbort, begun.Handle)
+		return err
+	}
+	writeJSON(w, http.StatusOK, client.UnpackResult{Path: res.Path, Files: res.Files, Dirs: res.Dirs, Links: res.Links, Bytes: res.Bytes})
+	return nil
+}
+
+// sendArchive sends body to the unpack handle in order, one chunk at a
+// time (the agent unpacks as it receives; its reply paces the sender),
+// and commits it.
+func (x *fileRelay) sendArchive(ctx context.Context, handle string, body io.Reader) (*wire.FsUnpackResult, error) {
+	buf := make([]byte, x.chunk)
+	var off int64
+	for {
+		n, done, err := readChunk(body, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			opts := fileCall()
+			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
+			req := &wire.FsUnpackChunkRequest{Handle: handle, Offset: off, Data: buf[:n]}
+			if err := x.t.Concurrent().Call(ctx, wire.OpFsUnpackChunk, req, nil, opts); err != nil {
+				return nil, err
+			}
+			off += int64(n)
+		}
+		if done {
+			break
+		}
+	}
+	var res wire.FsUnpackResult
+	if err := x.t.Concurrent().Call(ctx, wire.OpFsUnpackCommit, &wire.FsHandleRequest{Handle: handle}, &res, fileCall()); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
