@@ -33,14 +33,9 @@ func procID(r *http.Request) (string, error) {
 }
 
 func (s *Server) handleStartProcess(w http.ResponseWriter, r *http.Request, t target) error {
-	var req client.StartProcessRequest
-	if err := decodeJSON(w, r, maxJSONBody, &req); err != nil {
+	body := new(wire.ProcStartRequest)
+	if err := decodeJSON(w, r, maxJSONBody, body); err != nil {
 		return err
-	}
-	body := &wire.ProcStartRequest{
-		ID: req.ID, Argv: req.Argv, Command: req.Command, Cwd: req.Cwd, Env: req.Env,
-		TTY: req.TTY, Cols: req.Cols, Rows: req.Rows, Stdin: req.Stdin,
-		Detached: req.Detached, Hangup: req.Hangup, TimeoutMs: req.TimeoutMs,
 	}
 	if err := body.Validate(); err != nil {
 		return err

@@ -29,6 +29,7 @@ func TestSharedTypesJSONFields(t *testing.T) {
 		{"git apply result", GitApplyResult{}, "applied"},
 		{"transition", Transition{Agent: "a"}, "agent,at,epoch,from,to"},
 		{"process started", ProcStartResult{}, "id,pid"},
+		{"process start request", ProcStartRequest{ID: "p", Argv: []string{"a"}, Command: "c", Cwd: "d", Env: map[string]string{"K": "V"}, TTY: true, Cols: 1, Rows: 1, Stdin: true, Detached: true, Hangup: true, TimeoutMs: 1}, "argv,cols,command,cwd,detached,env,hangup,id,rows,stdin,timeoutMs,tty"},
 		{"process running", ProcInfo{}, "argv,closed,detached,exitCode,id,pid,running,startedAt,timedOut,tty"},
 		{"process exited", ProcInfo{ExitCode: &code, ExitedAt: time.Unix(1, 0)}, "argv,closed,detached,exitCode,exitedAt,id,pid,running,startedAt,timedOut,tty"},
 	}

@@ -61,26 +61,26 @@ const (
 // ProcStartRequest is the body of proc.start.
 type ProcStartRequest struct {
 	// ID names the process; empty lets the agent pick one.
-	ID      string            `msgpack:"id,omitempty"`
-	Argv    []string          `msgpack:"argv,omitempty"`
-	Command string            `msgpack:"cmd,omitempty"`
-	Cwd     string            `msgpack:"cwd,omitempty"`
-	Env     map[string]string `msgpack:"env,omitempty"`
+	ID      string            `json:"id,omitempty" msgpack:"id,omitempty"`
+	Argv    []string          `json:"argv,omitempty" msgpack:"argv,omitempty"`
+	Command string            `json:"command,omitempty" msgpack:"cmd,omitempty"`
+	Cwd     string            `json:"cwd,omitempty" msgpack:"cwd,omitempty"`
+	Env     map[string]string `json:"env,omitempty" msgpack:"env,omitempty"`
 	// TTY runs the process on a pseudo-terminal of Cols × Rows.
-	TTY  bool `msgpack:"tty,omitempty"`
-	Cols int  `msgpack:"cols,omitempty"`
-	Rows int  `msgpack:"rows,omitempty"`
+	TTY  bool `json:"tty,omitempty" msgpack:"tty,omitempty"`
+	Cols int  `json:"cols,omitempty" msgpack:"cols,omitempty"`
+	Rows int  `json:"rows,omitempty" msgpack:"rows,omitempty"`
 	// Stdin gives the process a stdin pipe fed by proc.write; without it
 	// stdin is the null device. A TTY always has stdin.
-	Stdin bool `msgpack:"stdin,omitempty"`
+	Stdin bool `json:"stdin,omitempty" msgpack:"stdin,omitempty"`
 	// Detached never waits for a reader: output beyond the retention limit
 	// is dropped oldest first.
-	Detached bool `msgpack:"detached,omitempty"`
+	Detached bool `json:"detached,omitempty" msgpack:"detached,omitempty"`
 	// Hangup sends SIGHUP to the group once no reader has been attached
 	// for longer than the reader grace (never for a detached process).
-	Hangup bool `msgpack:"hangup,omitempty"`
+	Hangup bool `json:"hangup,omitempty" msgpack:"hangup,omitempty"`
 	// TimeoutMs kills the group after this long (exit code 124); 0 is none.
-	TimeoutMs int64 `msgpack:"timeoutMs,omitempty"`
+	TimeoutMs int64 `json:"timeoutMs,omitempty" msgpack:"timeoutMs,omitempty"`
 }
 
 // Validate checks the request's shape before anything runs.

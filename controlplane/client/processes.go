@@ -21,22 +21,11 @@ import (
 // StartProcessRequest is the body of POST {target}/processes: Argv or
 // Command, and optionally an ID (default: the agent picks one), Cwd, Env,
 // TTY with Cols × Rows (default 80 × 24), Stdin (a pipe fed by WriteStdin;
-// a TTY always has one), Detached (never wait for a reader) and TimeoutMs
-// (0: no timeout).
-type StartProcessRequest struct {
-	ID        string            `json:"id,omitempty"`
-	Argv      []string          `json:"argv,omitempty"`
-	Command   string            `json:"command,omitempty"`
-	Cwd       string            `json:"cwd,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
-	TTY       bool              `json:"tty,omitempty"`
-	Cols      int               `json:"cols,omitempty"`
-	Rows      int               `json:"rows,omitempty"`
-	Stdin     bool              `json:"stdin,omitempty"`
-	Detached  bool              `json:"detached,omitempty"`
-	Hangup    bool              `json:"hangup,omitempty"`
-	TimeoutMs int64             `json:"timeoutMs,omitempty"`
-}
+// a TTY always has one), Detached (never wait for a reader), Hangup (SIGHUP
+// once no client has been attached for the grace) and TimeoutMs (0: no
+// timeout). It is the wire's type: the JSON body and the agent's request
+// are one shape.
+type StartProcessRequest = wire.ProcStartRequest
 
 // ProcessStarted is the result of starting a process (the wire's type).
 type ProcessStarted = wire.ProcStartResult
