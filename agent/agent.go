@@ -24,6 +24,7 @@ import (
 	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/filelock"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -41,8 +42,6 @@ var ErrTakenOver = errors.New("agent: another daemon took over this identity")
 // ErrAlreadyServed is returned by Run when a live daemon already serves the
 // identity and Takeover is off.
 var ErrAlreadyServed = errors.New("agent: another daemon already serves this identity")
-
-var errLocked = errors.New("lock held by another process")
 
 // Handler serves one op. ctx carries the request's deadline; the result is
 // encoded as the reply, an error becomes a *wire.Error reply.
@@ -290,11 +289,11 @@ func (a *Agent) sweep() error {
 func (a *Agent) lock(ctx context.Context) (func(), error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		f, err := lockFile(a.cfg.LockFile)
+		f, err := filelock.Lock(a.cfg.LockFile)
 		if err == nil {
 			return func() { f.Close() }, nil
 		}
-		if !errors.Is(err, errLocked) {
+		if !errors.Is(err, filelock.ErrLocked) {
 			return nil, err
 		}
 		if !a.cfg.Takeover {
