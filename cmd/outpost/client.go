@@ -68,15 +68,12 @@ func (c *clientFlags) client() (*client.Client, error) {
 }
 
 // newClient makes a client of url with token, trusting the CA in caFile
-// when one is named.
+// when one is named: the SDK's client.Config, so the CLI and programs
+// configure a client the same way.
 func newClient(url, token, caFile string) (*client.Client, error) {
-	cl := client.New(url, token)
-	if caFile != "" {
-		hc, err := client.TrustingCA(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("CA file: %w", err)
-		}
-		cl.HTTP = hc
+	cl, err := client.Config{URL: url, Token: token, CAFile: caFile}.New()
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	return cl, nil
 }
