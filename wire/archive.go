@@ -72,18 +72,7 @@ type FsUnpackChunkRequest struct {
 }
 
 // Validate checks the handle, offset and size.
-func (r *FsUnpackChunkRequest) Validate() error {
-	if err := validHandle(r.Handle); err != nil {
-		return err
-	}
-	if r.Offset < 0 {
-		return Errorf(CodeInvalidArgument, "", "negative offset %d", r.Offset)
-	}
-	if len(r.Data) > MaxChunk {
-		return Errorf(CodePayloadTooLarge, "", "a chunk carries at most %d bytes", MaxChunk)
-	}
-	return nil
-}
+func (r *FsUnpackChunkRequest) Validate() error { return validChunk(r.Handle, r.Offset, r.Data) }
 
 func (r *FsUnpackChunkRequest) sizeHint() int { return len(r.Data) + envelopeSlack }
 func (r *FsArchiveReadResult) sizeHint() int  { return len(r.Data) + envelopeSlack }

@@ -210,14 +210,18 @@ type FsUploadChunkRequest struct {
 }
 
 // Validate checks the handle, offset and size.
-func (r *FsUploadChunkRequest) Validate() error {
-	if err := validHandle(r.Handle); err != nil {
+func (r *FsUploadChunkRequest) Validate() error { return validChunk(r.Handle, r.Offset, r.Data) }
+
+// validChunk checks a chunk of an upload or an unpack: a handle, an offset
+// that is not negative, at most MaxChunk bytes.
+func validChunk(handle string, offset int64, data []byte) error {
+	if err := validHandle(handle); err != nil {
 		return err
 	}
-	if r.Offset < 0 {
-		return Errorf(CodeInvalidArgument, "", "negative offset %d", r.Offset)
+	if offset < 0 {
+		return Errorf(CodeInvalidArgument, "", "negative offset %d", offset)
 	}
-	if len(r.Data) > MaxChunk {
+	if len(data) > MaxChunk {
 		return Errorf(CodePayloadTooLarge, "", "a chunk carries at most %d bytes", MaxChunk)
 	}
 	return nil

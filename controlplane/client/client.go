@@ -149,8 +149,6 @@ func (t *Target) ExecBytes(ctx context.Context, req ExecRequest) (*ExecResult, e
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
-// do sends a JSON request (in may be nil) and decodes a JSON response into out
-// (may be nil). A status >= 400 becomes a *wire.Error.
 // send adds the token and the context's headers to req, sends it and
 // records the route the response reports.
 func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, error) {
@@ -158,11 +156,7 @@ func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, e
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.HTTPClient().Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +164,8 @@ func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, e
 	return resp, nil
 }
 
+// do sends a JSON request (in may be nil) and decodes a JSON response into out
+// (may be nil). A status >= 400 becomes a *wire.Error.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {

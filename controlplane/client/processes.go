@@ -191,20 +191,11 @@ func (t *Target) Events(ctx context.Context, id string, after uint64, f func(Pro
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Last-Event-ID", strconv.FormatUint(after, 10))
-	setContextHeaders(ctx, req)
-	if t.c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+t.c.Token)
-	}
-	hc := t.c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := t.c.send(ctx, req)
 	if err != nil {
 		return fmt.Errorf("events of %s: %w", id, err)
 	}
 	defer resp.Body.Close()
-	recordRoute(ctx, resp)
 	if resp.StatusCode >= 400 {
 		return decodeError(resp)
 	}

@@ -28,20 +28,11 @@ func (t *Target) Watch(ctx context.Context, path string, recursive bool, after u
 	if after > 0 {
 		req.Header.Set("Last-Event-ID", strconv.FormatUint(after, 10))
 	}
-	setContextHeaders(ctx, req)
-	if t.c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+t.c.Token)
-	}
-	hc := t.c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := t.c.send(ctx, req)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", path, err)
 	}
 	defer resp.Body.Close()
-	recordRoute(ctx, resp)
 	if resp.StatusCode >= 400 {
 		return decodeError(resp)
 	}
