@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/enroll"
@@ -84,6 +85,10 @@ type Config struct {
 	Capabilities map[string]bool
 	// Procs runs commands; nil makes one on Root.
 	Procs *proc.Manager
+	// Policy is the machine owner's policy file (outpost agent run
+	// --policy); nil allows everything. The agent checks every request
+	// against its current policy (guard.go) and reports a summary in hello.
+	Policy *policy.File
 	// MaxProcesses bounds the processes alive at once, started by
 	// proc.start and running exec's together; more answer unavailable/busy.
 	// Zero means proc.DefaultMaxProcesses (256). Ignored with Procs set.
@@ -145,6 +150,8 @@ type Agent struct {
 	links  *linkHub   // tells of sleep/wake and network changes
 	linkWG sync.WaitGroup
 	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
+	paused atomic.Bool    // the owner's pause switch (Pause, Resume)
+	beat   chan struct{} // asks for a heartbeat now (a changed pause switch)
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -163,6 +170,7 @@ func New(cfg Config) (*Agent, error) {
 		sem:      make(chan struct{}, cfg.Workers),
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
+		beat:     make(chan struct{}, 1),
 		links:    links,
 	}
 	if a.procs == nil {
@@ -177,6 +185,9 @@ func New(cfg Config) (*Agent, error) {
 			a.procs.Close()
 		}
 		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if cfg.Policy != nil {
+		cfg.Policy.OnApply(a.applyPolicy)
 	}
 	return a, nil
 }
@@ -212,6 +223,11 @@ func (a *Agent) Hello() wire.Hello {
 	for k, v := range a.cfg.Capabilities {
 		caps[k] = v
 	}
+	var summary *wire.PolicySummary
+	if a.cfg.Policy != nil {
+		summary = a.cfg.Policy.Current().Summary(a.limitsBy())
+		caps["policy"] = true
+	}
 	return wire.Hello{
 		Workspace:    a.id.Workspace,
 		Agent:        a.id.ID,
@@ -227,6 +243,8 @@ func (a *Agent) Hello() wire.Hello {
 		Capabilities: caps,
 		StartedAt:    a.started,
 		HeartbeatMs:  a.cfg.HeartbeatInterval.Milliseconds(),
+		Policy:       summary,
+		Paused:       a.paused.Load(),
 	}
 }
 

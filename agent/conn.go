@@ -267,6 +267,7 @@ func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+		case <-a.beat:
 		}
 		if !nc.IsConnected() {
 			continue // a stale beat flushed on reconnect would say nothing true
@@ -277,6 +278,7 @@ func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
 			Seq:        seq,
 			Time:       time.Now().UTC(),
 			IntervalMs: a.cfg.HeartbeatInterval.Milliseconds(),
+			Paused:     a.paused.Load(),
 		})
 	}
 }

@@ -158,9 +158,15 @@ func (a *Agent) handle(base context.Context, data []byte) (reply []byte, release
 	if err := delivery.Admit(req, time.Now(), &a.fence); err != nil {
 		return wire.EncodeError(req.ID, err), nil
 	}
+	if a.paused.Load() && req.Op != wire.OpProbe {
+		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentPaused, "the machine's owner paused this agent (outpost agent resume)")), nil
+	}
 	h := a.handler(req.Op)
 	if h == nil {
 		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "this agent does not serve op %q", req.Op)), nil
+	}
+	if err := a.checkPolicy(req); err != nil {
+		return wire.EncodeError(req.ID, wireError(err)), nil
 	}
 	run := func() ([]byte, func()) {
 		ctx, cancel := context.WithDeadline(base, req.DeadlineTime())

@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/agent/policy"
+	"github.com/outposthq/outpost/wire"
+)
+
+// callFields are the fields of a request body that the owner's policy
+// looks at, under the names every op's body uses (wire): the paths a call
+// names and the command it would start. Decoding into it skips the rest
+// (a chunk's data is not copied).
+type callFields struct {
+	Path    string            `msgpack:"path"`
+	From    string            `msgpack:"from"`
+	To      string            `msgpack:"to"`
+	Paths   []string          `msgpack:"paths"`
+	Cwd     string            `msgpack:"cwd"`
+	Argv    []string          `msgpack:"argv"`
+	Command string            `msgpack:"cmd"`
+	Env     map[string]string `msgpack:"env"`
+	TTY     bool              `msgpack:"tty"`
+}
+
+// archiveReads are ops that read the machine but count as mutations for
+// retries (an archive stream cannot be replayed): to the policy they read.
+var archiveReads = map[string]bool{wire.OpFsArchiveOpen: true, wire.OpFsArchiveRead: true, wire.OpFsArchiveClose: true}
+
+// writes reports whether op changes the machine, as the fs and git rules see it.
+func writes(op string) bool { return wire.Mutates(op) && !archiveReads[op] }
+
+// commandOps start a command: the commands and tty rules apply.
+var commandOps = map[string]bool{wire.OpExec: true, wire.OpProcStart: true}
+
+// checkPolicy is the one place where the machine owner's policy meets a
+// request, before its handler runs: the op's area (exec, processes, fs,
+// git), the command it would start, and every path it names, as given and
+// with symbolic links resolved. Walks below those paths leave denied
+// paths out (files.FS.SetHidden, applied in applyPolicy).
+func (a *Agent) checkPolicy(req *wire.Request) error {
+	p := a.cfg.Policy.Current()
+	if p == nil {
+		return nil
+	}
+	if err := p.Op(req.Op, writes(req.Op)); err != nil {
+		return err
+	}
+	area, _, _ := strings.Cut(req.Op, ".")
+	if area != "fs" && area != "git" && !commandOps[req.Op] {
+		return nil
+	}
+	var f callFields
+	if err := req.DecodeBody(&f); err != nil {
+		return err // the handler would refuse it too
+	}
+	if commandOps[req.Op] {
+		if f.TTY {
+			if err := p.Terminal(); err != nil {
+				return err
+			}
+		}
+		if err := p.Command(f.Argv, f.Command, f.Env); err != nil {
+			return err
+		}
+	}
+	for _, rel := range f.paths(area == "git") {
+		if err := a.checkPath(p, rel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// paths are the paths f names: git's file paths are relative to its
+// repository directory (Path).
+func (f *callFields) paths(git bool) []string {
+	out := []string{f.Path, f.From, f.To, f.Cwd}
+	for _, p := range f.Paths {
+		if git {
+			p = path.Join(strings.TrimLeft(f.Path, "/"), p)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkPath checks one path as given (cleaned: ".." is resolved) and with
+// the symbolic links of its existing part resolved inside the root. A path
+// that leaves the root is left to the handler, which refuses it
+// (outside_root).
+func (a *Agent) checkPath(p *policy.Policy, rel string) error {
+	c, err := files.Clean(rel)
+	if err != nil || c == "." {
+		return nil
+	}
+	if err := p.Path(c); err != nil {
+		return err
+	}
+	if r, ok := a.resolve(c); ok && r != c {
+		if err := p.Path(r); err != nil {
+			var d *policy.Denial
+			if errors.As(err, &d) {
+				d.Detail = c + " resolves to " + r + ", a denied path"
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve evaluates the symbolic links of the longest existing prefix of
+// clean path c and returns the result relative to the root; false when it
+// leaves the root or cannot be evaluated.
+func (a *Agent) resolve(c string) (string, bool) {
+	root := a.files.realRoot
+	rest := ""
+	for cur := c; ; cur = path.Dir(cur) {
+		real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(cur)))
+		if err == nil {
+			rel, err := filepath.Rel(root, real)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return "", false
+			}
+			return path.Join(filepath.ToSlash(rel), rest), true
+		}
+		if !errors.Is(err, fs.ErrNotExist) || cur == "." {
+			return "", false
+		}
+		rest = path.Join(path.Base(cur), rest)
+	}
+}
+
+// applyPolicy puts p in force for walks: the file ops hide its denied paths.
+func (a *Agent) applyPolicy(p *policy.Policy) {
+	if p == nil || len(p.DenyPaths) == 0 {
+		a.files.fs.SetHidden(nil)
+		return
+	}
+	a.files.fs.SetHidden(p.Hidden)
+}
+
+// Pause makes the agent answer every call 503 agent_paused until Resume;
+// it stays connected and says "paused" in its heartbeats.
+func (a *Agent) Pause() { a.setPaused(true) }
+
+// Resume ends a Pause.
+func (a *Agent) Resume() { a.setPaused(false) }
+
+// Paused reports whether the agent is paused.
+func (a *Agent) Paused() bool { return a.paused.Load() }
+
+func (a *Agent) setPaused(on bool) {
+	if a.paused.Swap(on) != on {
+		a.log.Info("agent paused by its owner", "paused", on)
+		a.beatNow()
+	}
+}
+
+// beatNow asks the heartbeat loop for a beat now, so that the control
+// plane learns a changed pause switch at once.
+func (a *Agent) beatNow() {
+	select {
+	case a.beat <- struct{}{}:
+	default:
+	}
+}
+
+// limitsBy is how the policy's limits are applied on this machine.
+func (a *Agent) limitsBy() string { return "" }

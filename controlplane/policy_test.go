@@ -1,0 +1,337 @@
+package controlplane
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/policy"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/wire"
+)
+
+// policyAgent enrolls id and runs a real agent on root under the policy
+// file text pol; it returns the agent and its HTTP path prefix.
+func policyAgent(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, string) {
+	t.Helper()
+	if _, err := adminClient(s).CreateWorkspace(context.Background(), "ws1"); err != nil && !errors.Is(err, wire.ErrConflict) {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(file, []byte(pol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := policy.Open(file, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta := enrollAgent(t, s, "ws1", id)
+	ident := &enroll.Config{URL: s.URL(), Workspace: ta.ag.Workspace, Agent: ta.ag.ID, NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}
+	a, err := agent.New(agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery, Logger: testLogger(), Policy: pf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(waitLong):
+			t.Errorf("agent did not stop")
+		}
+	})
+	waitFor(t, waitLong, "agent online", func() bool { return s.presence.Get(ident.AgentID()).Status == "online" })
+	return a, "/v1/workspaces/ws1/agents/" + id
+}
+
+// policyCase is one call and what the owner's policy makes of it: denied
+// by rule (403 policy naming it), or wantStatus.
+type policyCase struct {
+	name         string
+	method, path string
+	body         any
+	rule         string // "" = allowed
+	wantStatus   int    // when allowed
+}
+
+func runPolicyCases(t *testing.T, s *Server, prefix string, cases []policyCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := call(t, s, tc.method, prefix+tc.path, s.AdminToken(), tc.body)
+			if tc.rule == "" {
+				if status != tc.wantStatus {
+					t.Fatalf("%s %s: %d %s, want %d", tc.method, tc.path, status, body, tc.wantStatus)
+				}
+				return
+			}
+			if status != http.StatusForbidden {
+				t.Fatalf("%s %s: %d %s, want 403", tc.method, tc.path, status, body)
+			}
+			code, reason := errorCode(t, body)
+			if code != wire.CodePermissionDenied || reason != wire.ReasonPolicy || !strings.Contains(string(body), `rule \"`+tc.rule+`\"`) {
+				t.Fatalf("%s %s: %s, want permission_denied/policy naming rule %q", tc.method, tc.path, body, tc.rule)
+			}
+		})
+	}
+}
+
+func q(path string, kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return path + "?" + v.Encode()
+}
+
+func TestPolicyExecAndProcessesSwitchedOff(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	_, prefix := policyAgent(t, s, "noexec", t.TempDir(), `{"exec": false, "processes": false}`)
+	_, ttyPrefix := policyAgent(t, s, "notty", t.TempDir(), `{"tty": false}`)
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "exec", method: "POST", path: "/exec", body: map[string]any{"argv": []string{"true"}}, rule: "exec"},
+		{name: "exec shell text", method: "POST", path: "/exec", body: map[string]any{"command": "true"}, rule: "exec"},
+		{name: "start process", method: "POST", path: "/processes", body: map[string]any{"argv": []string{"sleep", "5"}}, rule: "processes"},
+		{name: "list processes", method: "GET", path: "/processes", rule: "processes"},
+		{name: "files still served", method: "GET", path: q("/fs/list", "path", "."), wantStatus: 200},
+	})
+	runPolicyCases(t, s, ttyPrefix, []policyCase{
+		{name: "process with a tty", method: "POST", path: "/processes", body: map[string]any{"argv": []string{"sleep", "5"}, "tty": true}, rule: "tty"},
+		{name: "exec without", method: "POST", path: "/exec", body: map[string]any{"argv": []string{"true"}}, wantStatus: 200},
+	})
+}
+
+func TestPolicyCommandsAllowList(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	root := t.TempDir()
+	// An executable named like an allowed command, written into the root.
+	if err := os.WriteFile(filepath.Join(root, "echo"), []byte("#!/bin/sh\necho fake\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, prefix := policyAgent(t, s, "cmds", root, `{"commands": ["echo", "git"]}`)
+	_, shPrefix := policyAgent(t, s, "cmdsh", t.TempDir(), `{"commands": ["echo", "sh"]}`)
+	ex := func(argv ...string) map[string]any { return map[string]any{"argv": argv} }
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "allowed", method: "POST", path: "/exec", body: ex("echo", "hi"), wantStatus: 200},
+		{name: "not listed", method: "POST", path: "/exec", body: ex("cat", "/etc/hostname"), rule: "commands"},
+		{name: "shell text needs sh", method: "POST", path: "/exec", body: map[string]any{"command": "echo hi"}, rule: "commands"},
+		{name: "sh -c", method: "POST", path: "/exec", body: ex("sh", "-c", "cat /etc/hostname"), rule: "commands"},
+		{name: "bash -c", method: "POST", path: "/exec", body: ex("bash", "-c", "echo hi"), rule: "commands"},
+		{name: "absolute path of an allowed name", method: "POST", path: "/exec", body: ex("/bin/echo", "hi"), rule: "commands"},
+		{name: "relative path to a lookalike in the root", method: "POST", path: "/exec", body: ex("./echo"), rule: "commands"},
+		{name: "env wrapper", method: "POST", path: "/exec", body: ex("env", "cat", "/etc/hostname"), rule: "commands"},
+		{name: "PATH pointed at the root", method: "POST", path: "/exec", body: map[string]any{"argv": []string{"echo"}, "env": map[string]string{"PATH": root}}, rule: "commands"},
+		{name: "LD_PRELOAD", method: "POST", path: "/exec", body: map[string]any{"argv": []string{"echo"}, "env": map[string]string{"LD_PRELOAD": "x.so"}}, rule: "commands"},
+		{name: "process not listed", method: "POST", path: "/processes", body: ex("sleep", "5"), rule: "commands"},
+		{name: "process shell text", method: "POST", path: "/processes", body: map[string]any{"command": "sleep 5"}, rule: "commands"},
+	})
+	runPolicyCases(t, s, shPrefix, []policyCase{
+		{name: "shell text with sh allowed", method: "POST", path: "/exec", body: map[string]any{"command": "echo hi"}, wantStatus: 200},
+		{name: "sh by name", method: "POST", path: "/exec", body: ex("sh", "-c", "echo hi"), wantStatus: 200},
+		{name: "/bin/sh by path", method: "POST", path: "/exec", body: ex("/bin/sh", "-c", "echo hi"), rule: "commands"},
+	})
+	// The allowed call really ran the machine's echo, not the lookalike.
+	_, body := call(t, s, "POST", prefix+"/exec", s.AdminToken(), ex("echo", "real"))
+	if !strings.Contains(string(body), `"stdout":"real\n"`) {
+		t.Fatalf("allowed exec: %s", body)
+	}
+}
+
+func TestPolicyReadOnlyFiles(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("keep"), 0o644)
+	os.Mkdir(filepath.Join(root, "dir"), 0o755)
+	_, prefix := policyAgent(t, s, "rofs", root, `{"fs": "read-only", "git": "read-only"}`)
+	gitInit(t, root)
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "put file", method: "PUT", path: q("/fs/file", "path", "b.txt"), body: "new", rule: "fs"},
+		{name: "overwrite file", method: "PUT", path: q("/fs/file", "path", "a.txt", "overwrite", "true"), body: "new", rule: "fs"},
+		{name: "mkdir", method: "POST", path: "/fs/mkdir", body: map[string]any{"path": "d2"}, rule: "fs"},
+		{name: "move", method: "POST", path: "/fs/move", body: map[string]any{"from": "a.txt", "to": "c.txt"}, rule: "fs"},
+		{name: "remove", method: "DELETE", path: q("/fs", "path", "a.txt"), rule: "fs"},
+		{name: "remove dir", method: "DELETE", path: q("/fs", "path", "dir", "recursive", "true"), rule: "fs"},
+		{name: "put archive", method: "PUT", path: q("/fs/archive", "path", "dir"), body: tarOf(t, [2]string{"x.txt", "x"}), rule: "fs"},
+		{name: "git add", method: "POST", path: "/git/add", body: map[string]any{"all": true}, rule: "git"},
+		{name: "git commit", method: "POST", path: "/git/commit", body: map[string]any{"message": "m", "all": true}, rule: "git"},
+		{name: "git branch", method: "POST", path: "/git/branches", body: map[string]any{"name": "b"}, rule: "git"},
+		{name: "read file", method: "GET", path: q("/fs/file", "path", "a.txt"), wantStatus: 200},
+		{name: "list", method: "GET", path: q("/fs/list", "path", "."), wantStatus: 200},
+		{name: "stat", method: "GET", path: q("/fs/stat", "path", "dir"), wantStatus: 200},
+		{name: "search", method: "GET", path: q("/fs/search", "path", ".", "query", "keep"), wantStatus: 200},
+		{name: "archive get", method: "GET", path: q("/fs/archive", "path", "."), wantStatus: 200},
+		{name: "git status", method: "GET", path: "/git/status", wantStatus: 200},
+	})
+	got, _ := os.ReadFile(filepath.Join(root, "a.txt"))
+	if string(got) != "keep" {
+		t.Fatalf("a.txt is %q after the denied writes", got)
+	}
+	for _, n := range []string{"b.txt", "c.txt", "d2", "dir/x.txt"} {
+		if _, err := os.Lstat(filepath.Join(root, n)); err == nil {
+			t.Errorf("%s exists after a denied write", n)
+		}
+	}
+}
+
+func gitInit(t testing.TB, dir string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
+func TestPolicyDenyPaths(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	root := t.TempDir()
+	const secret = "SECRET-KEY-MATERIAL"
+	os.MkdirAll(filepath.Join(root, ".ssh"), 0o700)
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	os.WriteFile(filepath.Join(root, ".ssh", "id_rsa"), []byte(secret), 0o600)
+	os.WriteFile(filepath.Join(root, "sub", "cert.pem"), []byte(secret), 0o600)
+	os.WriteFile(filepath.Join(root, "ok.txt"), []byte("fine "+secret[:6]), 0o644)
+	os.Symlink(".ssh", filepath.Join(root, "keys"))                // a link to the denied directory
+	os.Symlink(".ssh/id_rsa", filepath.Join(root, "innocent.txt")) // a link to a denied file
+	_, prefix := policyAgent(t, s, "deny", root, `{"denyPaths": [".ssh", "**/*.pem"]}`)
+	gitInit(t, root)
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "stat", method: "GET", path: q("/fs/stat", "path", ".ssh"), rule: "denyPaths"},
+		{name: "list", method: "GET", path: q("/fs/list", "path", ".ssh"), rule: "denyPaths"},
+		{name: "read", method: "GET", path: q("/fs/file", "path", ".ssh/id_rsa"), rule: "denyPaths"},
+		{name: "read via ..", method: "GET", path: q("/fs/file", "path", "sub/../.ssh/id_rsa"), rule: "denyPaths"},
+		{name: "read with leading slash", method: "GET", path: q("/fs/file", "path", "/.ssh/id_rsa"), rule: "denyPaths"},
+		{name: "read via a linked directory", method: "GET", path: q("/fs/file", "path", "keys/id_rsa"), rule: "denyPaths"},
+		{name: "read via a linked file", method: "GET", path: q("/fs/file", "path", "innocent.txt"), rule: "denyPaths"},
+		{name: "list via link", method: "GET", path: q("/fs/list", "path", "keys"), rule: "denyPaths"},
+		{name: "glob at depth", method: "GET", path: q("/fs/file", "path", "sub/cert.pem"), rule: "denyPaths"},
+		{name: "search", method: "GET", path: q("/fs/search", "path", ".ssh", "query", "SECRET"), rule: "denyPaths"},
+		{name: "find", method: "GET", path: q("/fs/find", "path", "keys", "glob", "*"), rule: "denyPaths"},
+		{name: "watch", method: "GET", path: q("/fs/watch", "path", ".ssh"), rule: "denyPaths"},
+		{name: "archive", method: "GET", path: q("/fs/archive", "path", ".ssh"), rule: "denyPaths"},
+		{name: "write", method: "PUT", path: q("/fs/file", "path", ".ssh/authorized_keys"), body: "k", rule: "denyPaths"},
+		{name: "write via link", method: "PUT", path: q("/fs/file", "path", "keys/authorized_keys"), body: "k", rule: "denyPaths"},
+		{name: "mkdir", method: "POST", path: "/fs/mkdir", body: map[string]any{"path": ".ssh/d"}, rule: "denyPaths"},
+		{name: "move out", method: "POST", path: "/fs/move", body: map[string]any{"from": ".ssh/id_rsa", "to": "stolen"}, rule: "denyPaths"},
+		{name: "move in", method: "POST", path: "/fs/move", body: map[string]any{"from": "ok.txt", "to": "sub/x.pem"}, rule: "denyPaths"},
+		{name: "remove", method: "DELETE", path: q("/fs", "path", ".ssh", "recursive", "true"), rule: "denyPaths"},
+		{name: "unpack into", method: "PUT", path: q("/fs/archive", "path", ".ssh"), body: tarOf(t, [2]string{"x", "x"}), rule: "denyPaths"},
+		{name: "unpack an entry into", method: "PUT", path: q("/fs/archive", "path", "."), body: tarOf(t, [2]string{".ssh/authorized_keys", "x"}), rule: "denyPaths"},
+		{name: "exec cwd", method: "POST", path: "/exec", body: map[string]any{"argv": []string{"true"}, "cwd": ".ssh"}, rule: "denyPaths"},
+		{name: "git add", method: "POST", path: "/git/add", body: map[string]any{"paths": []string{".ssh/id_rsa"}}, rule: "denyPaths"},
+		{name: "git diff of a path", method: "GET", path: q("/git/diff", "path", ".ssh"), rule: "denyPaths"},
+		{name: "allowed file", method: "GET", path: q("/fs/file", "path", "ok.txt"), wantStatus: 200},
+	})
+	// Walks below an allowed path leave the denied ones out.
+	for _, tc := range []struct{ name, path string }{
+		{"list -r", q("/fs/list", "path", ".", "recursive", "true")},
+		{"search", q("/fs/search", "path", ".", "query", "SECRET")},
+		{"find", q("/fs/find", "path", ".", "glob", "*")},
+		{"archive", q("/fs/archive", "path", ".")},
+	} {
+		t.Run("walk "+tc.name, func(t *testing.T) {
+			status, body := call(t, s, "GET", prefix+tc.path, s.AdminToken(), nil)
+			if status != 200 {
+				t.Fatalf("%d %s", status, body)
+			}
+			if bytes.Contains(body, []byte(secret)) {
+				t.Errorf("%s shows the secret: %.300s", tc.name, body)
+			}
+			names := walkedPaths(t, tc.name, body)
+			for _, n := range names {
+				if strings.HasPrefix(n, ".ssh") || strings.HasSuffix(n, ".pem") {
+					t.Errorf("%s shows denied path %s", tc.name, n)
+				}
+			}
+			if !slices.Contains(names, "ok.txt") {
+				t.Errorf("%s lost the allowed ok.txt: %q", tc.name, names)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".ssh", "id_rsa")); string(b) != secret {
+		t.Fatal("the denied file changed")
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".ssh", "authorized_keys")); err == nil {
+		t.Fatal("a denied write landed")
+	}
+}
+
+// walkedPaths are the paths a list, find, search or archive answer names.
+func walkedPaths(t *testing.T, what string, body []byte) []string {
+	t.Helper()
+	var out []string
+	if what == "archive" {
+		tr := tar.NewReader(bytes.NewReader(body))
+		for {
+			h, err := tr.Next()
+			if err != nil {
+				return out
+			}
+			out = append(out, h.Name)
+		}
+	}
+	var res struct {
+		Entries []struct{ Path string } `json:"entries"`
+		Matches []struct{ Path string } `json:"matches"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for _, e := range append(res.Entries, res.Matches...) {
+		out = append(out, e.Path)
+	}
+	return out
+}
+
+func TestPauseOverHTTP(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	a, prefix := policyAgent(t, s, "pausy", t.TempDir(), `{}`)
+	ex := map[string]any{"argv": []string{"true"}}
+	agentJSON := func() client.Agent {
+		_, body := call(t, s, "GET", prefix, s.AdminToken(), nil)
+		var ag client.Agent
+		if err := json.Unmarshal(body, &ag); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return ag
+	}
+	if ag := agentJSON(); ag.Paused || ag.Policy == nil || !ag.Capabilities["policy"] {
+		t.Fatalf("before pause: %+v", ag)
+	}
+	a.Pause()
+	for _, c := range []struct{ method, path string }{{"POST", "/exec"}, {"GET", "/fs/list?path=."}, {"GET", "/capabilities"}} {
+		status, body := call(t, s, c.method, prefix+c.path, s.AdminToken(), ex)
+		if status != http.StatusServiceUnavailable {
+			t.Fatalf("paused %s %s: %d %s, want 503", c.method, c.path, status, body)
+		}
+		if code, reason := errorCode(t, body); code != wire.CodeUnavailable || reason != wire.ReasonAgentPaused {
+			t.Fatalf("paused %s: %s", c.path, body)
+		}
+	}
+	waitFor(t, waitLong, "paused in the Agent JSON", func() bool { return agentJSON().Paused })
+	if ag := agentJSON(); ag.Status != client.StatusOnline {
+		t.Fatalf("paused agent status %q, want online", ag.Status)
+	}
+	a.Resume()
+	if status, body := call(t, s, "POST", prefix+"/exec", s.AdminToken(), ex); status != 200 {
+		t.Fatalf("resumed exec: %d %s", status, body)
+	}
+	waitFor(t, waitLong, "not paused in the Agent JSON", func() bool { return !agentJSON().Paused })
+}
