@@ -149,8 +149,8 @@ type Agent struct {
 	stopCh chan error // a takeover or fatal NATS error asks Run to stop
 	links  *linkHub   // tells of sleep/wake and network changes
 	linkWG sync.WaitGroup
-	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
-	paused atomic.Bool    // the owner's pause switch (Pause, Resume)
+	uplink uplink        // sizes proc.read replies to the uplink (uplink.go)
+	paused atomic.Bool   // the owner's pause switch (Pause, Resume)
 	beat   chan struct{} // asks for a heartbeat now (a changed pause switch)
 }
 
