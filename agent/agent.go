@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/agent/audit"
 	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/delivery"
@@ -89,6 +90,9 @@ type Config struct {
 	// --policy); nil allows everything. The agent checks every request
 	// against its current policy (guard.go) and reports a summary in hello.
 	Policy *policy.File
+	// Audit, when set, is the audit log every operation is appended to
+	// (and published to the control plane); nil records nothing.
+	Audit *audit.Log
 	// MaxProcesses bounds the processes alive at once, started by
 	// proc.start and running exec's together; more answer unavailable/busy.
 	// Zero means proc.DefaultMaxProcesses (256). Ignored with Procs set.
@@ -142,16 +146,17 @@ type Agent struct {
 	handlers map[string]opFunc
 	running  bool
 
-	conn   atomic.Pointer[nats.Conn] // the serving connection, for its max payload
-	sem    chan struct{}
-	fence  delivery.Fence // sessions' epochs (the delivery rule)
-	idem   *idempotency
-	stopCh chan error // a takeover or fatal NATS error asks Run to stop
-	links  *linkHub   // tells of sleep/wake and network changes
-	linkWG sync.WaitGroup
-	uplink uplink        // sizes proc.read replies to the uplink (uplink.go)
-	paused atomic.Bool   // the owner's pause switch (Pause, Resume)
-	beat   chan struct{} // asks for a heartbeat now (a changed pause switch)
+	conn    atomic.Pointer[nats.Conn] // the serving connection, for its max payload
+	sem     chan struct{}
+	fence   delivery.Fence // sessions' epochs (the delivery rule)
+	idem    *idempotency
+	stopCh  chan error // a takeover or fatal NATS error asks Run to stop
+	links   *linkHub   // tells of sleep/wake and network changes
+	linkWG  sync.WaitGroup
+	uplink  uplink                    // sizes proc.read replies to the uplink (uplink.go)
+	paused  atomic.Bool               // the owner's pause switch (Pause, Resume)
+	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
+	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.

@@ -60,6 +60,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			a.log.Warn("disconnected from NATS", "err", err)
+			a.noteErr("disconnected", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			a.log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
@@ -71,6 +72,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 				return
 			}
 			a.log.Warn("NATS error", "err", err)
+			a.noteErr("nats", err)
 		}),
 		nats.ClosedHandler(func(nc *nats.Conn) {
 			if err := nc.LastError(); err != nil {
@@ -94,6 +96,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		}
 		wait := b.NextBackOff()
 		a.log.Warn("cannot reach NATS, retrying", "servers", servers, "in", wait.Round(time.Millisecond), "err", err)
+		a.noteErr("cannot reach NATS", err)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -1,12 +1,18 @@
 package agent
 
 import (
+	"context"
 	"errors"
+	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/outposthq/outpost/agent/audit"
+	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/wire"
@@ -43,7 +49,7 @@ var commandOps = map[string]bool{wire.OpExec: true, wire.OpProcStart: true}
 // git), the command it would start, and every path it names, as given and
 // with symbolic links resolved. Walks below those paths leave denied
 // paths out (files.FS.SetHidden, applied in applyPolicy).
-func (a *Agent) checkPolicy(req *wire.Request) error {
+func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 	p := a.cfg.Policy.Current()
 	if p == nil {
 		return nil
@@ -52,12 +58,8 @@ func (a *Agent) checkPolicy(req *wire.Request) error {
 		return err
 	}
 	area, _, _ := strings.Cut(req.Op, ".")
-	if area != "fs" && area != "git" && !commandOps[req.Op] {
+	if f == nil {
 		return nil
-	}
-	var f callFields
-	if err := req.DecodeBody(&f); err != nil {
-		return err // the handler would refuse it too
 	}
 	if commandOps[req.Op] {
 		if f.TTY {
@@ -75,6 +77,21 @@ func (a *Agent) checkPolicy(req *wire.Request) error {
 		}
 	}
 	return nil
+}
+
+// inspect decodes the fields the policy and the audit log look at, for
+// ops that name paths or commands; nil for the others and for a body
+// that does not decode (its handler refuses it).
+func (a *Agent) inspect(req *wire.Request) *callFields {
+	area, _, _ := strings.Cut(req.Op, ".")
+	if area != "fs" && area != "git" && !commandOps[req.Op] {
+		return nil
+	}
+	var f callFields
+	if err := req.DecodeBody(&f); err != nil {
+		return nil
+	}
+	return &f
 }
 
 // paths are the paths f names: git's file paths are relative to its
@@ -145,6 +162,14 @@ func (a *Agent) applyPolicy(p *policy.Policy) {
 	a.files.fs.SetHidden(p.Hidden)
 }
 
+// Audit copies the audit log to w (the control socket's audit command).
+func (a *Agent) Audit(ctx context.Context, w io.Writer, follow bool) error {
+	if a.cfg.Audit == nil {
+		return errors.New("this agent keeps no audit log")
+	}
+	return audit.Copy(ctx, a.cfg.Audit.Path(), w, follow)
+}
+
 // Pause makes the agent answer every call 503 agent_paused until Resume;
 // it stays connected and says "paused" in its heartbeats.
 func (a *Agent) Pause() { a.setPaused(true) }
@@ -173,3 +198,36 @@ func (a *Agent) beatNow() {
 
 // limitsBy is how the policy's limits are applied on this machine.
 func (a *Agent) limitsBy() string { return "" }
+
+// lastError is the latest connection error and when it happened.
+type lastError struct {
+	msg  string
+	time time.Time
+}
+
+func (a *Agent) noteErr(what string, err error) {
+	if err != nil {
+		a.lastErr.Store(&lastError{msg: what + ": " + err.Error(), time: time.Now().UTC()})
+	}
+}
+
+// Status is the daemon's state for its owner (outpost agent status).
+func (a *Agent) Status() control.Status {
+	st := control.Status{
+		Workspace: a.id.Workspace, Agent: a.id.ID, Instance: a.instance, PID: os.Getpid(),
+		Version: a.cfg.Version, URL: a.cfg.Identity.URL, Root: a.cfg.Root,
+		Connection: "starting", Paused: a.paused.Load(), StartedAt: a.started,
+	}
+	if nc := a.conn.Load(); nc != nil {
+		st.Connection = strings.ToLower(nc.Status().String())
+		st.NATSServer = nc.ConnectedUrlRedacted()
+	}
+	if e := a.lastErr.Load(); e != nil {
+		st.LastError, st.LastErrorAt = e.msg, e.time
+	}
+	if a.cfg.Policy != nil {
+		st.Policy = a.cfg.Policy.Current().Summary(a.limitsBy())
+		st.PolicyFile = a.cfg.Policy.Path()
+	}
+	return st
+}

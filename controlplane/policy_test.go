@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/audit"
+	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
@@ -26,6 +28,13 @@ import (
 // policyAgent enrolls id and runs a real agent on root under the policy
 // file text pol; it returns the agent and its HTTP path prefix.
 func policyAgent(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, string) {
+	t.Helper()
+	a, prefix, _ := policyAgentAudited(t, s, id, root, pol)
+	return a, prefix
+}
+
+// policyAgentAudited is policyAgent with an audit log, whose path it returns.
+func policyAgentAudited(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, string, string) {
 	t.Helper()
 	if _, err := adminClient(s).CreateWorkspace(context.Background(), "ws1"); err != nil && !errors.Is(err, wire.ErrConflict) {
 		t.Fatal(err)
@@ -40,7 +49,13 @@ func policyAgent(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, s
 	}
 	ta := enrollAgent(t, s, "ws1", id)
 	ident := &enroll.Config{URL: s.URL(), Workspace: ta.ag.Workspace, Agent: ta.ag.ID, NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}
-	a, err := agent.New(agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery, Logger: testLogger(), Policy: pf})
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(auditFile, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { al.Close() })
+	a, err := agent.New(agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery, Logger: testLogger(), Policy: pf, Audit: al})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +71,7 @@ func policyAgent(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, s
 		}
 	})
 	waitFor(t, waitLong, "agent online", func() bool { return s.presence.Get(ident.AgentID()).Status == "online" })
-	return a, "/v1/workspaces/ws1/agents/" + id
+	return a, "/v1/workspaces/ws1/agents/" + id, auditFile
 }
 
 // policyCase is one call and what the owner's policy makes of it: denied
@@ -334,4 +349,119 @@ func TestPauseOverHTTP(t *testing.T) {
 		t.Fatalf("resumed exec: %d %s", status, body)
 	}
 	waitFor(t, waitLong, "not paused in the Agent JSON", func() bool { return !agentJSON().Paused })
+}
+
+// The owner's pause switch through the local control socket, as outpost
+// agent pause/resume/status use it, over the real agent and HTTP.
+func TestControlSocketPauseResume(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	a, prefix := policyAgent(t, s, "sock", t.TempDir(), `{}`)
+	sock := filepath.Join(t.TempDir(), "agent.json.sock")
+	srv, err := control.Listen(sock, a, false, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode: %v %v, want 0600", fi.Mode(), err)
+	}
+	if _, err := control.Listen(sock, a, false, testLogger()); err == nil {
+		t.Fatal("a second daemon listened on a live socket")
+	}
+	ctx := context.Background()
+	st, err := control.Call(ctx, sock, "pause")
+	if err != nil || !st.Paused || st.Connection != "connected" || st.URL != s.URL() || st.Agent != "sock" {
+		t.Fatalf("pause: %+v %v", st, err)
+	}
+	status, body := call(t, s, "POST", prefix+"/exec", s.AdminToken(), map[string]any{"argv": []string{"true"}})
+	if code, reason := errorCode(t, body); status != 503 || code != wire.CodeUnavailable || reason != wire.ReasonAgentPaused {
+		t.Fatalf("paused exec: %d %s", status, body)
+	}
+	if st, err = control.Call(ctx, sock, "resume"); err != nil || st.Paused {
+		t.Fatalf("resume: %+v %v", st, err)
+	}
+	if status, body := call(t, s, "POST", prefix+"/exec", s.AdminToken(), map[string]any{"argv": []string{"true"}}); status != 200 {
+		t.Fatalf("resumed exec: %d %s", status, body)
+	}
+	if _, err := control.Call(ctx, sock, "explode"); err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Fatalf("unknown command: %v", err)
+	}
+	srv.Close()
+	if _, err := control.Call(ctx, sock, "status"); !errors.Is(err, control.ErrNotRunning) {
+		t.Fatalf("status after close: %v, want ErrNotRunning", err)
+	}
+}
+
+// Every op type leaves an audit line with its op, path or argv and result,
+// and no line holds file content, stdin or an env value.
+func TestAuditLinesForEveryOp(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	root := t.TempDir()
+	const content, stdin, envValue = "FILE-CONTENT-MARKER", "STDIN-MARKER", "ENV-VALUE-MARKER"
+	a, prefix, auditFile := policyAgentAudited(t, s, "audited", root, `{"denyPaths": [".ssh"]}`)
+	_ = a
+	gitInit(t, root)
+	steps := []struct {
+		method, path string
+		body         any
+		op, where    string
+		result       string
+	}{
+		{"PUT", q("/fs/file", "path", "a.txt"), content, wire.OpFsWrite, `"path":"a.txt"`, "ok"},
+		{"GET", q("/fs/file", "path", "a.txt"), nil, wire.OpFsOpen, `"path":"a.txt"`, "ok"},
+		{"GET", q("/fs/stat", "path", "a.txt"), nil, wire.OpFsStat, `"path":"a.txt"`, "ok"},
+		{"GET", q("/fs/list", "path", "."), nil, wire.OpFsList, `"path":"."`, "ok"},
+		{"POST", "/fs/mkdir", map[string]any{"path": "d"}, wire.OpFsMkdir, `"path":"d"`, "ok"},
+		{"POST", "/fs/move", map[string]any{"from": "a.txt", "to": "d/b.txt"}, wire.OpFsMove, `"to":"d/b.txt"`, "ok"},
+		{"GET", q("/fs/search", "path", ".", "query", "MARKER"), nil, wire.OpFsSearch, `"path":"."`, "ok"},
+		{"GET", q("/fs/find", "path", ".", "glob", "*.txt"), nil, wire.OpFsFind, `"path":"."`, "ok"},
+		{"GET", q("/fs/archive", "path", "d"), nil, wire.OpFsArchiveOpen, `"path":"d"`, "ok"},
+		{"PUT", q("/fs/archive", "path", "e"), tarOf(t, [2]string{"x.txt", content}), wire.OpFsUnpackBegin, `"path":"e"`, "ok"},
+		{"DELETE", q("/fs", "path", "e", "recursive", "true"), nil, wire.OpFsRemove, `"path":"e"`, "ok"},
+		{"POST", "/exec", map[string]any{"argv": []string{"cat"}, "stdin": stdin, "env": map[string]string{"X": envValue}}, wire.OpExec, `"argv":["cat"]`, "ok"},
+		{"POST", "/exec", map[string]any{"command": "echo hi"}, wire.OpExec, `"argv":["sh","-c","echo hi"]`, "ok"},
+		{"POST", "/processes", map[string]any{"id": "p1", "argv": []string{"sleep", "30"}}, wire.OpProcStart, `"argv":["sleep","30"]`, "ok"},
+		{"GET", "/processes", nil, wire.OpProcList, "", "ok"},
+		{"DELETE", "/processes/p1", nil, wire.OpProcTerminate, "", "ok"},
+		{"GET", "/git/status", nil, wire.OpGitStatus, "", "ok"},
+		{"POST", "/git/add", map[string]any{"all": true}, wire.OpGitAdd, "", "ok"},
+		{"POST", "/git/commit", map[string]any{"message": "m"}, wire.OpGitCommit, "", "ok"},
+		{"GET", "/git/log", nil, wire.OpGitLog, "", "ok"},
+		{"GET", q("/fs/file", "path", ".ssh/k"), nil, wire.OpFsOpen, `"path":".ssh/k"`, "permission_denied/policy"},
+	}
+	for _, st := range steps {
+		status, body := call(t, s, st.method, prefix+st.path, s.AdminToken(), st.body)
+		if status >= 300 && st.result == "ok" {
+			t.Fatalf("%s %s: %d %s", st.method, st.path, status, body)
+		}
+	}
+	data, err := os.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{content, stdin, envValue} {
+		if bytes.Contains(data, []byte(leak)) {
+			t.Errorf("the audit log holds %q", leak)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for _, st := range steps {
+		found := false
+		for _, l := range lines {
+			var e audit.Event
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatalf("audit line %q: %v", l, err)
+			}
+			if e.Op == st.op && strings.Contains(l, st.where) && e.Result == st.result && !e.Time.IsZero() {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("no audit line for %s %s (op %s, %s, result %s) in:\n%s", st.method, st.path, st.op, st.where, st.result, data)
+		}
+	}
+	if fi, _ := os.Stat(auditFile); fi.Mode().Perm() != 0o600 {
+		t.Errorf("audit log mode %v, want 0600", fi.Mode())
+	}
 }
