@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -463,5 +464,60 @@ func TestAuditLinesForEveryOp(t *testing.T) {
 	}
 	if fi, _ := os.Stat(auditFile); fi.Mode().Perm() != 0o600 {
 		t.Errorf("audit log mode %v, want 0600", fi.Mode())
+	}
+}
+
+// The control plane keeps a copy of every agent's audit events and serves
+// them by workspace and agent, in pages.
+func TestAuditCopyInTheControlPlane(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	_, prefix, _ := policyAgentAudited(t, s, "one", t.TempDir(), `{}`)
+	_, otherPrefix, _ := policyAgentAudited(t, s, "two", t.TempDir(), `{}`)
+	for i := 0; i < 5; i++ {
+		call(t, s, "POST", prefix+"/exec", s.AdminToken(), map[string]any{"argv": []string{"echo", strconv.Itoa(i)}})
+	}
+	call(t, s, "GET", otherPrefix+"/fs/list?path=.", s.AdminToken(), nil)
+	type page struct {
+		Events []audit.Event `json:"events"`
+		Next   string        `json:"next"`
+	}
+	get := func(query string) page {
+		t.Helper()
+		status, body := call(t, s, "GET", "/v1/workspaces/ws1/audit"+query, s.AdminToken(), nil)
+		if status != 200 {
+			t.Fatalf("audit%s: %d %s", query, status, body)
+		}
+		var p page
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	waitFor(t, waitLong, "six events in the copy", func() bool { return len(get("?limit=100").Events) == 6 })
+	var seen []string
+	after := ""
+	for i := 0; i < 3; i++ {
+		p := get("?agent=one&limit=2" + after)
+		for _, e := range p.Events {
+			if e.Agent != "one" || e.Op != wire.OpExec || e.Result != "ok" {
+				t.Fatalf("event %+v", e)
+			}
+			seen = append(seen, e.Argv[1])
+		}
+		after = "&after=" + p.Next
+	}
+	if strings.Join(seen, ",") != "0,1,2,3,4" {
+		t.Fatalf("paged events %q, want 0..4 in order", seen)
+	}
+	if p := get("?agent=one" + after); len(p.Events) != 0 {
+		t.Fatalf("past the end: %+v", p)
+	}
+	if p := get("?agent=two"); len(p.Events) != 1 || p.Events[0].Op != wire.OpFsList {
+		t.Fatalf("agent two: %+v", p)
+	}
+	for _, bad := range []string{"?limit=0", "?after=x", "?agent=Bad.Id"} {
+		if status, body := call(t, s, "GET", "/v1/workspaces/ws1/audit"+bad, s.AdminToken(), nil); status != 400 {
+			t.Errorf("audit%s: %d %s, want 400", bad, status, body)
+		}
 	}
 }
