@@ -179,7 +179,7 @@ func New(cfg Config) (*Agent, error) {
 		links:    links,
 	}
 	if a.procs == nil {
-		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
+		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses, Resources: a.resources})
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}

@@ -69,12 +69,12 @@ func wireError(err error) *wire.Error {
 	if err == nil || errors.As(err, &we) {
 		return wire.AsError(err)
 	}
-	if errors.Is(err, files.ErrDenied) {
+	if errors.Is(err, files.ErrDenied) { // a walk met a denied path: name the rule
 		err = &policy.Denial{Rule: "denyPaths", Detail: err.Error()}
 	}
 	var denial *policy.Denial
 	if errors.As(err, &denial) {
-		return wire.Errorf(wire.CodePermissionDenied, wire.ReasonPolicy, "%s", denial.Error())
+		return wire.Errorf(wire.CodePermissionDenied, wire.ReasonPolicy, "%s", err.Error())
 	}
 	for _, m := range wireErrors {
 		if errors.Is(err, m.kind) {

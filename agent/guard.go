@@ -15,6 +15,7 @@ import (
 	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/policy"
+	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -197,7 +198,13 @@ func (a *Agent) beatNow() {
 }
 
 // limitsBy is how the policy's limits are applied on this machine.
-func (a *Agent) limitsBy() string { return "" }
+func (a *Agent) limitsBy() string { return a.procs.LimitsBy() }
+
+// resources are the per-process limits of the policy in force.
+func (a *Agent) resources() proc.Resources {
+	l := a.cfg.Policy.Current().LimitsOrZero()
+	return proc.Resources{MemoryBytes: l.MemoryBytes, CPUPercent: l.CPUPercent, Processes: l.Processes}
+}
 
 // lastError is the latest connection error and when it happened.
 type lastError struct {

@@ -521,3 +521,91 @@ func TestAuditCopyInTheControlPlane(t *testing.T) {
 		}
 	}
 }
+
+// groupSize counts the processes in process group pgid on this machine.
+func groupSize(pgid int) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces; cut after ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			n++
+		}
+	}
+	return n
+}
+
+// The owner's limits: a fork bomb under processes: 50 stays at 50 while
+// the agent keeps serving, and a memory hog over memoryBytes is killed.
+func TestPolicyLimits(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	_, prefix := policyAgent(t, s, "limited", t.TempDir(), `{"limits": {"processes": 50, "memoryBytes": 67108864}}`)
+	_, body := call(t, s, "GET", prefix+"/capabilities", s.AdminToken(), nil)
+	var caps client.Capabilities
+	if err := json.Unmarshal(body, &caps); err != nil || caps.Policy == nil {
+		t.Fatalf("capabilities: %v %s", err, body)
+	}
+	if caps.Policy.LimitsBy != "cgroup1" {
+		// Never run a fork bomb that nothing bounds on a shared machine.
+		t.Fatalf("limits applied by %q: this machine gives the agent no cgroup to bound a fork bomb", caps.Policy.LimitsBy)
+	}
+	if caps.Policy.Limits.Processes != 50 {
+		t.Fatalf("summary limits %+v", caps.Policy.Limits)
+	}
+
+	t.Run("memory hog", func(t *testing.T) {
+		status, body := call(t, s, "POST", prefix+"/exec", s.AdminToken(), map[string]any{
+			"argv": []string{"sh", "-c", `x=$(head -c 300000000 /dev/zero | tr '\0' a); echo ${#x}`}, "timeoutMs": 60000})
+		if status != 200 {
+			t.Fatalf("exec: %d %s", status, body)
+		}
+		var res client.ExecResult
+		json.Unmarshal(body, &res)
+		if res.ExitCode != 137 || strings.Contains(res.Stdout, "300000000") {
+			t.Fatalf("memory hog: exit %d stdout %q stderr %q, want killed (137)", res.ExitCode, res.Stdout, res.Stderr)
+		}
+	})
+
+	t.Run("fork bomb", func(t *testing.T) {
+		status, body := call(t, s, "POST", prefix+"/processes", s.AdminToken(), map[string]any{
+			"id": "bomb", "argv": []string{"bash", "-c", `:(){ :|:& };: ; exec sleep 30`}})
+		if status != 201 {
+			t.Fatalf("start: %d %s", status, body)
+		}
+		var started struct{ PID int }
+		json.Unmarshal(body, &started)
+		// Sample the bomb's group until it has pressed against the limit
+		// for a while, checking the agent answers all along.
+		peak, rounds := 0, 0
+		deadline := time.Now().Add(waitLong)
+		for time.Now().Before(deadline) && rounds < 20 {
+			n := groupSize(started.PID)
+			peak = max(peak, n)
+			if peak >= 30 {
+				rounds++
+			}
+			status, body := call(t, s, "POST", prefix+"/exec", s.AdminToken(), map[string]any{"argv": []string{"echo", "alive"}})
+			if status != 200 || !strings.Contains(string(body), "alive") {
+				t.Fatalf("exec during the bomb: %d %s", status, body)
+			}
+		}
+		if peak > 50 || peak < 30 {
+			t.Fatalf("the bomb's group peaked at %d processes, want at most 50 (and the bomb to have run: at least 30)", peak)
+		}
+		t.Logf("the bomb's group peaked at %d processes", peak)
+		if status, body := call(t, s, "DELETE", prefix+"/processes/bomb", s.AdminToken(), nil); status != 200 {
+			t.Fatalf("terminate: %d %s", status, body)
+		}
+		waitFor(t, waitLong, "the bomb gone", func() bool { return groupSize(started.PID) == 0 })
+	})
+}

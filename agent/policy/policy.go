@@ -42,6 +42,14 @@ type Limits struct {
 	Processes int `json:"processes,omitempty"`
 }
 
+// LimitsOrZero is p's limits; none for a nil Policy.
+func (p *Policy) LimitsOrZero() Limits {
+	if p == nil {
+		return Limits{}
+	}
+	return p.Limits
+}
+
 // IsZero reports whether no limit is set.
 func (l Limits) IsZero() bool { return l == Limits{} }
 
