@@ -162,11 +162,40 @@ func Copy(ctx context.Context, path string, w io.Writer, follow bool) error {
 				continue // between rename and create
 			}
 			io.Copy(w, r) // the rest of the old file
+			// Files rotated out since: newer than f, older than nf.
+			for _, name := range newerRotated(f, path) {
+				if rf, err := os.Open(name); err == nil {
+					io.Copy(w, rf)
+					rf.Close()
+				}
+			}
 			f.Close()
 			f = nf
 			r.Reset(f)
 		}
 	}
+}
+
+// newerRotated names the rotated files (FILE.n) newer than f, oldest
+// first: those between f, now FILE.k, and FILE.
+func newerRotated(f *os.File, path string) []string {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i := 1; i <= Keep; i++ {
+		name := fmt.Sprintf("%s.%d", path, i)
+		st, err := os.Stat(name)
+		if err != nil {
+			break
+		}
+		if os.SameFile(fi, st) {
+			return out
+		}
+		out = append([]string{name}, out...)
+	}
+	return out // f was rotated out entirely: all that is kept is newer
 }
 
 // rotated reports whether path names another file than f now.

@@ -1,11 +1,14 @@
 package policy
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // parseSeeds are the table's policies, valid and not; FuzzParse starts from them.
@@ -216,5 +219,44 @@ func TestFileReloadKeepsLastGood(t *testing.T) {
 	}
 	if len(applied) != 2 {
 		t.Fatalf("OnApply saw %d policies, want 2 (initial, reload)", len(applied))
+	}
+}
+
+func TestWatchReloadsOnSignalAndChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(path, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := make(chan *Policy, 10)
+	f.OnApply(func(p *Policy) { applied <- p })
+	<-applied
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	go func() { defer close(done); f.Watch(ctx, 50*time.Millisecond, sig) }()
+	defer func() { cancel(); <-done }()
+
+	// A change of content, noticed by the check.
+	if err := os.WriteFile(path, []byte(`{"exec": false, "fs": "none"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-applied:
+		if rule(t, p.Op("exec", true)) != "exec" {
+			t.Fatal("the changed policy is not in force")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a changed file was not reloaded")
+	}
+	// A signal reloads even when size and time look the same.
+	sig <- syscall.SIGHUP
+	select {
+	case <-applied:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGHUP did not reload")
 	}
 }
