@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,8 @@ type callFields struct {
 	Command string            `msgpack:"cmd"`
 	Env     map[string]string `msgpack:"env"`
 	TTY     bool              `msgpack:"tty"`
+	// Patch is git.apply's patch, whose file names are checked too.
+	Patch []byte `msgpack:"patch"`
 }
 
 // archiveReads are ops that read the machine but count as mutations for
@@ -72,7 +75,11 @@ func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 			return err
 		}
 	}
-	for _, rel := range f.paths(area == "git") {
+	names := f.paths(area == "git")
+	if req.Op == wire.OpGitApply {
+		names = append(names, patchPaths(f.Path, f.Patch)...)
+	}
+	for _, rel := range names {
 		if err := a.checkPath(p, rel); err != nil {
 			return err
 		}
@@ -237,4 +244,91 @@ func (a *Agent) Status() control.Status {
 		st.PolicyFile = a.cfg.Policy.Path()
 	}
 	return st
+}
+
+// patchPaths are the file names a patch touches (its diff --git, ---, +++,
+// rename and copy lines), under the repository directory dir; quoted names
+// are taken as they stand, which can only deny more.
+func patchPaths(dir string, patch []byte) []string {
+	var out []string
+	add := func(name string) {
+		name = strings.Trim(strings.TrimSpace(name), `"`)
+		if name == "" || name == "/dev/null" {
+			return
+		}
+		if len(name) > 2 && (name[:2] == "a/" || name[:2] == "b/") {
+			name = name[2:]
+		}
+		out = append(out, path.Join(strings.TrimLeft(dir, "/"), name))
+	}
+	for _, line := range strings.Split(string(patch), "\n") {
+		switch {
+		case strings.HasPrefix(line, "diff --git "):
+			for _, f := range strings.Fields(line[len("diff --git "):]) {
+				add(f)
+			}
+		case strings.HasPrefix(line, "--- "), strings.HasPrefix(line, "+++ "):
+			name, _, _ := strings.Cut(line[4:], "\t")
+			add(name)
+		case strings.HasPrefix(line, "rename to "), strings.HasPrefix(line, "rename from "),
+			strings.HasPrefix(line, "copy to "), strings.HasPrefix(line, "copy from "):
+			_, name, _ := strings.Cut(line, " ")
+			_, name, _ = strings.Cut(name, " ")
+			add(name)
+		}
+	}
+	return out
+}
+
+// filterResult leaves out of git's answers what denyPaths hides: status
+// entries and diff files (with their part of the patch) under a denied
+// path. Git names paths from the repository's top; a name is hidden when
+// it, or it under the directory the call named, is denied.
+func (a *Agent) filterResult(call *callFields, res any) any {
+	p := a.cfg.Policy.Current()
+	if p == nil || len(p.DenyPaths) == 0 || call == nil {
+		return res
+	}
+	hidden := func(name string) bool {
+		return name != "" && (p.Hidden(path.Clean(name)) || p.Hidden(path.Join(strings.TrimLeft(call.Path, "/"), name)))
+	}
+	switch r := res.(type) {
+	case *wire.GitStatus:
+		r.Entries = slices.DeleteFunc(r.Entries, func(e wire.GitStatusEntry) bool { return hidden(e.Path) || hidden(e.OrigPath) })
+	case *wire.GitDiff:
+		var gone []string
+		r.Files = slices.DeleteFunc(r.Files, func(f wire.GitDiffFile) bool {
+			if hidden(f.Path) || hidden(f.OldPath) {
+				gone = append(gone, f.Path, f.OldPath)
+				return true
+			}
+			return false
+		})
+		if len(gone) > 0 {
+			r.Patch = dropPatchFiles(r.Patch, gone)
+		}
+	}
+	return res
+}
+
+// dropPatchFiles removes from a unified diff the sections whose header
+// names one of names.
+func dropPatchFiles(patch string, names []string) string {
+	sections := strings.SplitAfter(patch, "\n")
+	var out strings.Builder
+	keep := true
+	for _, line := range sections {
+		if strings.HasPrefix(line, "diff --git ") {
+			keep = true
+			for _, n := range names {
+				if n != "" && (strings.Contains(line, " a/"+n) || strings.Contains(line, " b/"+n) || strings.Contains(line, `"a/`+n) || strings.Contains(line, `"b/`+n)) {
+					keep = false
+				}
+			}
+		}
+		if keep {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
 }

@@ -197,6 +197,7 @@ func (a *Agent) dispatch(base context.Context, req *wire.Request, call *callFiel
 		if err != nil {
 			return fail(err)
 		}
+		res = a.filterResult(call, res)
 		b, err := wire.EncodeResult(req.ID, res)
 		if err != nil {
 			if release != nil {

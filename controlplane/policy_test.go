@@ -215,6 +215,15 @@ func gitInit(t testing.TB, dir string) {
 	}
 }
 
+func gitRun(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v %s", args, err, out)
+	}
+}
+
 func TestPolicyDenyPaths(t *testing.T) {
 	s := startServer(t, testConfig(t))
 	root := t.TempDir()
@@ -253,6 +262,7 @@ func TestPolicyDenyPaths(t *testing.T) {
 		{name: "exec cwd", method: "POST", path: "/exec", body: map[string]any{"argv": []string{"true"}, "cwd": ".ssh"}, rule: "denyPaths"},
 		{name: "git add", method: "POST", path: "/git/add", body: map[string]any{"paths": []string{".ssh/id_rsa"}}, rule: "denyPaths"},
 		{name: "git diff of a path", method: "GET", path: q("/git/diff", "path", ".ssh"), rule: "denyPaths"},
+		{name: "git apply writing a denied file", method: "POST", path: "/git/apply", body: map[string]any{"patch": "diff --git a/.ssh/authorized_keys b/.ssh/authorized_keys\nnew file mode 100644\n--- /dev/null\n+++ b/.ssh/authorized_keys\n@@ -0,0 +1 @@\n+ssh-ed25519 AAAA attacker\n"}, rule: "denyPaths"},
 		{name: "allowed file", method: "GET", path: q("/fs/file", "path", "ok.txt"), wantStatus: 200},
 	})
 	// Walks below an allowed path leave the denied ones out.
@@ -281,6 +291,19 @@ func TestPolicyDenyPaths(t *testing.T) {
 			}
 		})
 	}
+	// Git's answers leave denied files out: a tracked secret that changed
+	// is neither in the status nor in the diff.
+	gitRun(t, root, "add", "-f", ".ssh/id_rsa", "ok.txt")
+	gitRun(t, root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "tracked")
+	os.WriteFile(filepath.Join(root, ".ssh", "id_rsa"), []byte(secret+"-2"), 0o600)
+	os.WriteFile(filepath.Join(root, "ok.txt"), []byte("changed"), 0o644)
+	for _, p := range []string{"/git/status", "/git/diff"} {
+		status, body := call(t, s, "GET", prefix+p, s.AdminToken(), nil)
+		if status != 200 || bytes.Contains(body, []byte(secret)) || bytes.Contains(body, []byte("id_rsa")) || !bytes.Contains(body, []byte("ok.txt")) {
+			t.Errorf("%s: %d %s, want ok.txt and nothing of .ssh", p, status, body)
+		}
+	}
+	os.WriteFile(filepath.Join(root, ".ssh", "id_rsa"), []byte(secret), 0o600)
 	if b, _ := os.ReadFile(filepath.Join(root, ".ssh", "id_rsa")); string(b) != secret {
 		t.Fatal("the denied file changed")
 	}
