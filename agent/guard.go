@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -337,4 +338,38 @@ func dropPatchFiles(patch string, names []string) string {
 		}
 	}
 	return out.String()
+}
+
+// gitExcludes are the pathspecs that keep git's staging away from the
+// denied paths of the policy in force, in the work tree whose top is the
+// host directory top: each glob as it applies below that top, and
+// everything under it. A glob that cannot reach into the work tree is
+// left out.
+func (a *Agent) gitExcludes(top string) []string {
+	p := a.cfg.Policy.Current()
+	if p == nil || len(p.DenyPaths) == 0 {
+		return nil
+	}
+	rel, err := filepath.Rel(a.files.realRoot, top)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil
+	}
+	rel = filepath.ToSlash(rel)
+	magic := ":(top,exclude,glob)"
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
+		magic = ":(top,exclude,glob,icase)"
+	}
+	var out []string
+	for _, g := range p.DenyPaths {
+		g = strings.TrimSuffix(g, "/")
+		switch {
+		case rel == ".", strings.HasPrefix(g, "**/"):
+		case strings.HasPrefix(g, rel+"/"):
+			g = g[len(rel)+1:]
+		default:
+			continue
+		}
+		out = append(out, magic+g, magic+g+"/**")
+	}
+	return out
 }

@@ -224,6 +224,17 @@ func gitRun(t testing.TB, dir string, args ...string) {
 	}
 }
 
+func gitOut(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
 func TestPolicyDenyPaths(t *testing.T) {
 	s := startServer(t, testConfig(t))
 	root := t.TempDir()
@@ -302,6 +313,32 @@ func TestPolicyDenyPaths(t *testing.T) {
 		if status != 200 || bytes.Contains(body, []byte(secret)) || bytes.Contains(body, []byte("id_rsa")) || !bytes.Contains(body, []byte("ok.txt")) {
 			t.Errorf("%s: %d %s, want ok.txt and nothing of .ssh", p, status, body)
 		}
+	}
+	// Staging never takes a denied file in: add of a directory, add all,
+	// commit -a, commit with untracked files.
+	os.WriteFile(filepath.Join(root, "sub", "new.pem"), []byte(secret), 0o600)
+	base := strings.TrimSpace(gitOut(t, root, "rev-parse", "HEAD"))
+	for _, c := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/git/add", map[string]any{"paths": []string{"sub"}}},
+		{"/git/add", map[string]any{"all": true}},
+		{"/git/commit", map[string]any{"message": "a", "all": true, "authorName": "t", "authorEmail": "t@t"}},
+		{"/git/commit", map[string]any{"message": "u", "includeUntracked": true, "authorName": "t", "authorEmail": "t@t"}},
+	} {
+		status, body := call(t, s, "POST", prefix+c.path, s.AdminToken(), c.body)
+		if status >= 300 && status != 409 {
+			t.Fatalf("%s %v: %d %s", c.path, c.body, status, body)
+		}
+		staged := gitOut(t, root, "diff", "--cached", "--name-only")
+		committed := gitOut(t, root, "log", "--name-only", "--format=", base+"..HEAD")
+		if strings.Contains(staged+committed, ".pem") || strings.Contains(committed, "id_rsa") || strings.Contains(staged, "id_rsa") {
+			t.Fatalf("after %s %v: staged %q, last commit %q", c.path, c.body, staged, committed)
+		}
+	}
+	if !strings.Contains(gitOut(t, root, "log", "--name-only", "--format=", base+"..HEAD"), "ok.txt") {
+		t.Fatal("the allowed change was never committed")
 	}
 	os.WriteFile(filepath.Join(root, ".ssh", "id_rsa"), []byte(secret), 0o600)
 	if b, _ := os.ReadFile(filepath.Join(root, ".ssh", "id_rsa")); string(b) != secret {
