@@ -148,24 +148,49 @@ func (a *Agent) checkPath(p *policy.Policy, rel string) error {
 
 // resolve evaluates the symbolic links of the longest existing prefix of
 // clean path c and returns the result relative to the root; false when it
-// leaves the root or cannot be evaluated.
+// leaves the root or cannot be evaluated. It looks at the path's elements
+// below the root one by one and hands over to filepath.EvalSymlinks only
+// when one of them is a link (the root's own path is taken as resolved).
 func (a *Agent) resolve(c string) (string, bool) {
 	root := a.files.realRoot
-	rest := ""
-	for cur := c; ; cur = path.Dir(cur) {
-		real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(cur)))
-		if err == nil {
-			rel, err := filepath.Rel(root, real)
-			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return "", false
-			}
-			return path.Join(filepath.ToSlash(rel), rest), true
+	cur := root
+	elems := strings.Split(c, "/")
+	for i, e := range elems {
+		cur = filepath.Join(cur, e)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return c, true // the rest does not exist: nothing to follow
 		}
-		if !errors.Is(err, fs.ErrNotExist) || cur == "." {
+		if err != nil {
 			return "", false
 		}
-		rest = path.Join(path.Base(cur), rest)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return a.resolveLinked(strings.Join(elems[:i+1], "/"), strings.Join(elems[i+1:], "/"))
+		}
 	}
+	return c, true
+}
+
+// resolveLinked resolves head, which holds a symbolic link, and joins the
+// rest to it, resolving that too.
+func (a *Agent) resolveLinked(head, rest string) (string, bool) {
+	root := a.files.realRoot
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(head)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return path.Join(head, rest), true // a dangling link: a write replaces it
+	}
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	r := filepath.ToSlash(rel)
+	if rest == "" {
+		return r, true
+	}
+	return a.resolve(path.Join(r, rest))
 }
 
 // applyPolicy puts p in force for walks: the file ops hide its denied paths.

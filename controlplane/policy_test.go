@@ -246,6 +246,7 @@ func TestPolicyDenyPaths(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "ok.txt"), []byte("fine "+secret[:6]), 0o644)
 	os.Symlink(".ssh", filepath.Join(root, "keys"))                // a link to the denied directory
 	os.Symlink(".ssh/id_rsa", filepath.Join(root, "innocent.txt")) // a link to a denied file
+	os.Symlink("../keys", filepath.Join(root, "sub", "chain"))     // a link to a link
 	_, prefix := policyAgent(t, s, "deny", root, `{"denyPaths": [".ssh", "**/*.pem"]}`)
 	gitInit(t, root)
 	runPolicyCases(t, s, prefix, []policyCase{
@@ -256,6 +257,7 @@ func TestPolicyDenyPaths(t *testing.T) {
 		{name: "read with leading slash", method: "GET", path: q("/fs/file", "path", "/.ssh/id_rsa"), rule: "denyPaths"},
 		{name: "read via a linked directory", method: "GET", path: q("/fs/file", "path", "keys/id_rsa"), rule: "denyPaths"},
 		{name: "read via a linked file", method: "GET", path: q("/fs/file", "path", "innocent.txt"), rule: "denyPaths"},
+		{name: "read via a chain of links", method: "GET", path: q("/fs/file", "path", "sub/chain/id_rsa"), rule: "denyPaths"},
 		{name: "list via link", method: "GET", path: q("/fs/list", "path", "keys"), rule: "denyPaths"},
 		{name: "glob at depth", method: "GET", path: q("/fs/file", "path", "sub/cert.pem"), rule: "denyPaths"},
 		{name: "search", method: "GET", path: q("/fs/search", "path", ".ssh", "query", "SECRET"), rule: "denyPaths"},
