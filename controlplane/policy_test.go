@@ -539,21 +539,19 @@ func TestAuditCopyInTheControlPlane(t *testing.T) {
 		call(t, s, "POST", prefix+"/exec", s.AdminToken(), map[string]any{"argv": []string{"echo", strconv.Itoa(i)}})
 	}
 	call(t, s, "GET", otherPrefix+"/fs/list?path=.", s.AdminToken(), nil)
-	type page struct {
-		Events []audit.Event `json:"events"`
-		Next   string        `json:"next"`
-	}
+	type page = client.AuditPage
 	get := func(query string) page {
 		t.Helper()
-		status, body := call(t, s, "GET", "/v1/workspaces/ws1/audit"+query, s.AdminToken(), nil)
-		if status != 200 {
-			t.Fatalf("audit%s: %d %s", query, status, body)
-		}
-		var p page
-		if err := json.Unmarshal(body, &p); err != nil {
+		v, err := url.ParseQuery(strings.TrimPrefix(query, "?"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		return p
+		limit, _ := strconv.Atoi(v.Get("limit"))
+		p, err := adminClient(s).Audit(context.Background(), "ws1", client.AuditOptions{Agent: v.Get("agent"), After: v.Get("after"), Limit: limit})
+		if err != nil {
+			t.Fatalf("audit%s: %v", query, err)
+		}
+		return *p
 	}
 	waitFor(t, waitLong, "six events in the copy", func() bool { return len(get("?limit=100").Events) == 6 })
 	var seen []string
