@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/enroll"
 )
 
@@ -107,13 +108,13 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Journal:  *config + ".writes",
 		Policy:   oc.policy,
 		Audit:    oc.audit,
+
+		ControlSocket: control.SocketPath(*config),
 	})
 	if err != nil {
 		return err
 	}
-	if err := oc.start(*config, a, *takeover, log); err != nil {
-		return err
-	}
+	oc.watch()
 	fmt.Fprintf(stdout, "agent %s/%s serving %s\n", cfg.Workspace, cfg.Agent, abs)
 	return a.Run(ctx)
 }
