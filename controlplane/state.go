@@ -26,6 +26,7 @@ const (
 	bucketAgentKeys   = "outpost_agent_keys"    // <user public key> → keyBinding, never deleted
 	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
 	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
+	bucketDevice      = "outpost_device_logins" // d.<hash of device code> → deviceRecord; u.<hash of user code> → userCodeRecord
 )
 
 // maxTokenTTL bounds an enrollment token's life; the token bucket forgets
@@ -112,6 +113,7 @@ type store struct {
 	workspaces, apiKeys, agents    bucket // cached: read on every call
 	tokens, revocations, agentKeys bucket
 	sessions, claims               jetstream.KeyValue // routing's
+	device                         bucket             // device logins
 	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
 }
@@ -211,6 +213,9 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return nil, err
 	}
 	if st.claims, err = open(bucketClaims, "outpost pool agents claimed by sessions", 0); err != nil {
+		return nil, err
+	}
+	if st.device, err = open(bucketDevice, "outpost device logins by hashes of their codes", 2*time.Hour); err != nil {
 		return nil, err
 	}
 	// Every call reads its workspace (and its caller's key) and its agent.

@@ -13,7 +13,7 @@ import (
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: outpost agent enroll|run [flags]")
+		fmt.Fprintln(stderr, agentUsage)
 		return fmt.Errorf("missing subcommand")
 	}
 	switch args[0] {
@@ -21,12 +21,25 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAgentEnroll(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runAgentRun(ctx, args[1:], stdout, stderr)
+	case "login":
+		return runAgentLogin(ctx, args[1:], stdout, stderr)
+	case "approve", "deny":
+		return runGroup(ctx, "agent", deviceCommands, "", args, stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: outpost agent enroll|run [flags]\n\ncommands:\n  enroll  make a key pair, enroll with a token, write the config\n  run     serve a directory until SIGINT/SIGTERM")
+		fmt.Fprintln(stdout, agentUsage)
 		return nil
 	}
-	return fmt.Errorf("unknown subcommand %q (want enroll or run)", args[0])
+	return fmt.Errorf("unknown subcommand %q (want enroll, login, approve, deny or run)", args[0])
 }
+
+const agentUsage = `usage: outpost agent <command> [flags]
+
+commands:
+  enroll   make a key pair, enroll with a token, write the config
+  login    make a key pair, enroll by device login (a code someone approves), write the config
+  approve  approve a device login (admin or workspace key)
+  deny     deny a device login
+  run      serve a directory until SIGINT/SIGTERM`
 
 func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME] [--ca-sha256 HEX]", stderr)

@@ -172,3 +172,37 @@ func NewErrorBody(err error) ErrorBody {
 func (d *ErrorDetail) Err() *wire.Error {
 	return &wire.Error{Code: d.Code, Reason: d.Reason, Message: d.Message, Retryable: d.Retryable}
 }
+
+// DeviceApprovalRequest is the body of POST
+// /v1/workspaces/{ws}/device-approvals: approve (or, with Deny, refuse) the
+// device login showing UserCode. Agent names the agent id it enrolls (an
+// enrolled one gets new credentials); Pool enrolls it into a pool. Without
+// Agent the machine's name is its id when free, else one is made.
+type DeviceApprovalRequest struct {
+	UserCode string `json:"userCode"`
+	Agent    string `json:"agent,omitempty"`
+	Pool     string `json:"pool,omitempty"`
+	Deny     bool   `json:"deny,omitempty"`
+}
+
+// DeviceApproval is a device login as a person approving it sees it: the
+// machine that asked (name, hostname, OS, arch, the address it asked from)
+// and, once decided, the outcome. State is "pending", "approved" or
+// "denied". CASHA256 is the control plane's CA fingerprint, which the
+// machine printed too: they must match.
+type DeviceApproval struct {
+	UserCode   string    `json:"userCode"`
+	State      string    `json:"state"`
+	Name       string    `json:"name,omitempty"`
+	Hostname   string    `json:"hostname,omitempty"`
+	OS         string    `json:"os,omitempty"`
+	Arch       string    `json:"arch,omitempty"`
+	RemoteAddr string    `json:"remoteAddr,omitempty"`
+	PublicKey  string    `json:"publicKey"`
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	Workspace  string    `json:"workspace,omitempty"`
+	Agent      string    `json:"agent,omitempty"`
+	Pool       string    `json:"pool,omitempty"`
+	CASHA256   string    `json:"caSha256,omitempty"`
+}
