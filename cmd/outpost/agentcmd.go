@@ -23,13 +23,17 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAgentRun(ctx, args[1:], stdout, stderr)
 	case "login":
 		return runAgentLogin(ctx, args[1:], stdout, stderr)
+	case "install":
+		return runAgentInstall(ctx, args[1:], stdout, stderr)
+	case "uninstall":
+		return runAgentUninstall(ctx, args[1:], stdout, stderr)
 	case "approve", "deny":
 		return runGroup(ctx, "agent", deviceCommands, "", args, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, agentUsage)
 		return nil
 	}
-	return fmt.Errorf("unknown subcommand %q (want enroll, login, approve, deny or run)", args[0])
+	return fmt.Errorf("unknown subcommand %q (want enroll, login, approve, deny, run, install or uninstall)", args[0])
 }
 
 const agentUsage = `usage: outpost agent <command> [flags]
@@ -39,7 +43,9 @@ commands:
   login    make a key pair, enroll by device login (a code someone approves), write the config
   approve  approve a device login (admin or workspace key)
   deny     deny a device login
-  run      serve a directory until SIGINT/SIGTERM`
+  run        serve a directory until SIGINT/SIGTERM
+  install    run the agent as a per-user service (systemd user unit, LaunchAgent, Windows service)
+  uninstall  stop and remove that service`
 
 func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME] [--ca-sha256 HEX]", stderr)

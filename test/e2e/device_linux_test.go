@@ -89,6 +89,33 @@ func TestDeviceLoginAcrossALink(t *testing.T) {
 	}
 }
 
+// deviceLogin runs `outpost agent login` in l's namespace with HOME home,
+// approves its code as agent id, and waits for it to write its config.
+func deviceLogin(t *testing.T, l *netLink, cp *controlPlane, home, id string) string {
+	t.Helper()
+	login := startCommand(t, []string{"HOME=" + home}, l.command(outpostBin, "agent", "login", "--url", cp.url))
+	var code string
+	waitFor(t, startTimeout, "the user code", func() error {
+		m := userCodeLine.FindStringSubmatch(login.output())
+		if m == nil {
+			return errStatus("no code yet")
+		}
+		code = m[1]
+		return nil
+	})
+	env := []string{"OUTPOST_URL=" + cp.url, "OUTPOST_TOKEN=" + adminToken, "OUTPOST_CA_FILE=" + cp.caFile()}
+	mustRunWithEnv(t, env, "agent", "approve", code, "--agent", id)
+	select {
+	case <-login.done:
+	case <-ctx(t).Done():
+		t.Fatal("login did not finish")
+	}
+	if login.cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("login failed:\n%s", login.output())
+	}
+	return filepath.Join(home, ".outpost", "agent.json")
+}
+
 // caFingerprint is the hex SHA-256 of the CA certificate in file.
 func caFingerprint(t *testing.T, file string) string {
 	t.Helper()
