@@ -116,6 +116,11 @@ type Config struct {
 	// DeviceInterval is the polling interval device login hands out
 	// (whole seconds); default DefaultDeviceInterval.
 	DeviceInterval time.Duration
+	// AgentReleases, when set, is a directory of agent releases served to
+	// agents for self-update: manifest.json, its signature
+	// manifest.json.sig, and the binaries it names. Read on every check, so
+	// a release dropped in takes effect without a restart.
+	AgentReleases string
 	// DeviceCodeTTL is how long a device code lives; default
 	// DefaultDeviceCodeTTL, at most an hour.
 	DeviceCodeTTL time.Duration
@@ -526,6 +531,9 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "POST /v1/device/code", public, s.handleDeviceCode)
 	s.handle(mux, "POST /v1/device/token", public, s.handleDeviceToken)
 	s.handle(mux, "POST /v1/workspaces/{ws}/device-approvals", inWorkspace, s.handleDeviceApproval)
+	s.handle(mux, "GET /v1/agent-releases/latest", public, s.handleLatestRelease)
+	s.handle(mux, "GET /v1/agent-releases/files/{name}", public, s.handleReleaseFile)
+	s.handle(mux, "PATCH /v1/workspaces/{ws}", inWorkspace, s.handlePatchWorkspace)
 	s.handle(mux, "GET /v1/workspaces/{ws}/device-approvals/{code}", inWorkspace, s.handleGetDeviceApproval)
 
 	s.handle(mux, "POST /v1/workspaces", adminOnly, s.handleCreateWorkspace)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 )
@@ -36,6 +37,12 @@ const maxTokenTTL = 30 * 24 * time.Hour
 type workspaceRecord struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"createdAt"`
+	// NoAgentUpdates turns the agents' self-update off.
+	NoAgentUpdates bool `json:"noAgentUpdates,omitempty"`
+}
+
+func (r *workspaceRecord) api() *client.Workspace {
+	return &client.Workspace{ID: r.ID, CreatedAt: r.CreatedAt, AgentUpdates: !r.NoAgentUpdates}
 }
 
 type keyRecord struct {

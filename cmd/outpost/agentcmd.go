@@ -6,8 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/service"
+	"github.com/outposthq/outpost/agent/update"
 	"github.com/outposthq/outpost/enroll"
 )
 
@@ -85,10 +88,14 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent run", "--config FILE --root DIR [--takeover]", stderr)
+	fs := newFlags("agent run", "--config FILE --root DIR [--takeover] [--no-update]", stderr)
 	config := fs.String("config", "", "agent config written by 'outpost agent enroll'")
 	root := fs.String("root", ".", "directory the agent serves")
 	takeover := fs.Bool("takeover", false, "make a daemon already serving this identity stop, and serve instead")
+	var uf updateFlags
+	fs.BoolVar(&uf.off, "no-update", false, "never update this agent from the control plane's releases")
+	fs.DurationVar(&uf.every, "update-check", update.DefaultCheckEvery, "how often to look for a newer release")
+	fs.DurationVar(&uf.window, "update-window", update.DefaultHealthWindow, "how long a new version may take to come online before it is rolled back")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,18 +114,67 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	a, err := agent.New(agent.Config{
-		Identity: cfg,
-		Root:     abs,
-		Version:  version,
-		Logger:   slog.New(slog.NewTextHandler(stderr, nil)),
-		Takeover: *takeover,
-		LockFile: *config + ".lock",
-		Journal:  *config + ".writes",
-	})
-	if err != nil {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	run := func(ctx context.Context) error {
+		for {
+			again, err := serveOnce(ctx, cfg, abs, *config, *takeover, uf, log, stdout)
+			if !again {
+				return err
+			}
+		}
+	}
+	if handled, err := service.RunAsService(run); handled {
 		return err
 	}
-	fmt.Fprintf(stdout, "agent %s/%s serving %s\n", cfg.Workspace, cfg.Agent, abs)
-	return a.Run(ctx)
+	return run(ctx)
+}
+
+// serveOnce runs the agent until it stops; again is true when a
+// self-update was rolled back and the (old) agent should serve on.
+func serveOnce(ctx context.Context, cfg *enroll.Config, root, config string, takeover bool, uf updateFlags, log *slog.Logger, stdout io.Writer) (again bool, err error) {
+	trial := update.TrialFromEnv()
+	runCtx, cancel := context.WithCancelCause(ctx)
+	var helpers sync.WaitGroup // end with runCtx
+	defer helpers.Wait()
+	defer cancel(nil)
+	ac := agent.Config{
+		Identity: cfg,
+		Root:     root,
+		Version:  version,
+		Logger:   log,
+		Takeover: takeover,
+		LockFile: config + ".lock",
+		Journal:  config + ".writes",
+	}
+	if trial != nil {
+		// A new version on trial: report when it serves, stop when told.
+		ac.OnServing = func() {
+			if err := trial.Online(); err != nil {
+				log.Error("update trial", "err", err)
+			}
+		}
+		helpers.Go(func() { trial.WaitStop(runCtx); cancel(nil) })
+	}
+	a, err := agent.New(ac)
+	if err != nil {
+		return false, err
+	}
+	up, err := newSelfUpdate(uf, cfg, config, log)
+	if err != nil {
+		return false, err
+	}
+	if up != nil {
+		helpers.Go(func() { up.watch(runCtx, a, cancel) })
+	}
+	fmt.Fprintf(stdout, "agent %s/%s %s serving %s\n", cfg.Workspace, cfg.Agent, version, root)
+	err = a.Run(runCtx)
+	if context.Cause(runCtx) != errUpdateReady || ctx.Err() != nil {
+		return false, err
+	}
+	cancel(nil)
+	helpers.Wait()
+	if err := up.apply(ctx); err != nil {
+		return false, err
+	}
+	return true, nil // rolled back: serve on
 }

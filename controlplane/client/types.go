@@ -23,6 +23,15 @@ type CreateWorkspaceRequest struct {
 type Workspace struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"createdAt"`
+	// AgentUpdates says whether the workspace's agents update themselves
+	// from the control plane's releases (default true).
+	AgentUpdates bool `json:"agentUpdates"`
+}
+
+// WorkspacePatch is the body of PATCH /v1/workspaces/{ws}: the settings to
+// change (absent: unchanged).
+type WorkspacePatch struct {
+	AgentUpdates *bool `json:"agentUpdates,omitempty"`
 }
 
 // CreateKeyRequest is the body of POST /v1/workspaces/{ws}/keys; it has no
