@@ -42,7 +42,7 @@ func (s *Server) handleLatestRelease(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 		if err == nil && rec.NoAgentUpdates {
-			writeJSON(w, http.StatusOK, update.Latest{Updates: false})
+			writeJSON(w, http.StatusOK, update.Latest{Updates: false, OldestProtocol: wire.OldestVersion})
 			return nil
 		}
 	}
@@ -59,7 +59,7 @@ func (s *Server) handleLatestRelease(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	out := update.Latest{Updates: true, Manifest: base64.StdEncoding.EncodeToString(manifest), Signature: strings.TrimSpace(string(sig))}
+	out := update.Latest{Updates: true, OldestProtocol: wire.OldestVersion, Manifest: base64.StdEncoding.EncodeToString(manifest), Signature: strings.TrimSpace(string(sig))}
 	if m, err := update.ParseManifest(manifest); err == nil {
 		out.Version = m.Version
 	}

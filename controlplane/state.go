@@ -79,6 +79,7 @@ type agentRecord struct {
 	// From the latest hello (or the enroll request until one arrives).
 	Instance     string          `json:"instance,omitempty"`
 	Version      string          `json:"version,omitempty"`
+	Protocol     int             `json:"protocol,omitempty"`
 	OS           string          `json:"os,omitempty"`
 	Arch         string          `json:"arch,omitempty"`
 	Hostname     string          `json:"hostname,omitempty"`

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/outposthq/outpost/wire"
 )
 
 // Control-plane paths of agent releases.
@@ -128,6 +130,9 @@ func (c *Checker) check(ctx context.Context) (*Staged, bool, error) {
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if l.OldestProtocol > wire.Version {
+		c.Log.Error("the control plane no longer serves this agent's protocol: update the agent", "protocol", wire.Version, "oldestServed", l.OldestProtocol)
 	}
 	if !l.Updates {
 		return nil, false, nil

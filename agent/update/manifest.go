@@ -48,10 +48,13 @@ type File struct {
 // exact bytes and their signature (base64), or Updates false when the
 // agent's workspace turned updates off.
 type Latest struct {
-	Updates   bool   `json:"updates"`
-	Version   string `json:"version,omitempty"`
-	Manifest  string `json:"manifest,omitempty"`
-	Signature string `json:"signature,omitempty"`
+	Updates bool `json:"updates"`
+	// OldestProtocol is the oldest agent protocol the control plane
+	// serves: an agent older than that says so in its log.
+	OldestProtocol int    `json:"oldestProtocol,omitempty"`
+	Version        string `json:"version,omitempty"`
+	Manifest       string `json:"manifest,omitempty"`
+	Signature      string `json:"signature,omitempty"`
 }
 
 // ParsePublicKey decodes a release public key (base64 of 32 bytes), as

@@ -119,6 +119,12 @@ type Agent struct {
 	Hostname     string          `json:"hostname"`
 	Capabilities map[string]bool `json:"capabilities"`
 	EnrolledAt   time.Time       `json:"enrolledAt,omitzero"`
+	// Protocol is the wire protocol the agent's hello said it speaks (0:
+	// not known yet, or an agent from before versioned hellos).
+	Protocol int `json:"protocol,omitempty"`
+	// StatusDetail says what is wrong with an agent that cannot be served:
+	// one too old for this control plane's protocol.
+	StatusDetail string `json:"statusDetail,omitempty"`
 }
 
 // AgentList is the body of GET /v1/workspaces/{ws}/agents.
