@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -121,6 +122,8 @@ type Tracker struct {
 	done     chan struct{}
 	started  bool
 	closed   bool
+
+	messages atomic.Uint64 // presence messages received from NATS
 }
 
 // New returns a tracker; Start connects it to NATS.
@@ -192,6 +195,7 @@ func (t *Tracker) Close() {
 }
 
 func (t *Tracker) handle(m *nats.Msg) {
+	t.messages.Add(1)
 	ag, kind, err := subjects.Parse(m.Subject)
 	if err != nil {
 		return
@@ -392,6 +396,23 @@ func (t *Tracker) sweepOnce() {
 	for _, ag := range lapsed {
 		t.update(ag, now, func(s *state) bool { return t.status(s, now) != s.reported })
 	}
+}
+
+// Messages is how many presence messages (hello, heartbeat, goodbye) the
+// tracker has received from NATS since it started: their rate is the cost
+// of presence on the control plane.
+func (t *Tracker) Messages() uint64 { return t.messages.Load() }
+
+// Counts is how many known agents have each status now.
+func (t *Tracker) Counts() map[Status]int {
+	now := t.cfg.Now()
+	out := map[Status]int{}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, s := range t.agents {
+		out[t.status(s, now)]++
+	}
+	return out
 }
 
 // Get returns what is known of ag now; an agent never heard of is offline.
