@@ -115,10 +115,10 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	name := fmt.Sprintf("%d agents", cfg.agents)
 	rows := []row{{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s (%d processes; enrolled in %.1f s)", connect.Seconds(), len(fl.procs), enrolled.Seconds()), Baseline: "—", Ratio: "—", Goal: loadNote()}}
 	if steps.idle {
-		rows = append(rows, idleRows(sp, cfg)...)
+		rows = append(rows, idleRows(sp, fl, cfg)...)
 	}
 	if steps.drive {
-		driven, err := driveRows(ctx, sp, cl, ws, e.n, cfg, steps.rate2)
+		driven, err := driveRows(ctx, sp, fl, cl, ws, e.n, cfg, steps.rate2)
 		if err != nil {
 			return nil, err
 		}
@@ -156,8 +156,8 @@ func loadNote() string {
 
 // idleRows measures the control plane for 10 s with the whole fleet online
 // and no calls: what presence alone costs.
-func idleRows(sp *serveProc, cfg loadConfig) []row {
-	w := watchCP(sp)
+func idleRows(sp *serveProc, fl *fleet, cfg loadConfig) []row {
+	w := watchCP(sp, fl)
 	time.Sleep(10 * time.Second)
 	f := w.stop()
 	name := fmt.Sprintf("%d agents idle", cfg.agents)
@@ -169,7 +169,7 @@ func idleRows(sp *serveProc, cfg loadConfig) []row {
 
 // driveRows drives calls at the fleet (see drive) and reports latency,
 // next to what the control plane did meanwhile.
-func driveRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string, n int, cfg loadConfig, rate2 int) ([]row, error) {
+func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client, ws string, n int, cfg loadConfig, rate2 int) ([]row, error) {
 	mix, quiet := "5 caps : 4 stat : 1 exec", "5 caps : 5 stat"
 	if statRoot(ctx, cl, ws, 0) != nil {
 		// A control plane without file calls: stat becomes capabilities.
@@ -188,12 +188,12 @@ func driveRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string,
 		return nil, fmt.Errorf("idle calls: %w", err)
 	}
 	profiled := sp.profileCPU(cfg.duration, serveProfile)
-	w := watchCP(sp)
+	w := watchCP(sp, fl)
 	res := drive(ctx, cl, ws, cfg, loadMix)
 	cpMix := w.stop()
 	note := loadNote()
 	profiled()
-	w = watchCP(sp)
+	w = watchCP(sp, fl)
 	noExec := drive(ctx, cl, ws, cfg, noExecMix)
 	cpQuiet := w.stop()
 	peak := max(cpMix.peakRSS, cpQuiet.peakRSS)
@@ -218,7 +218,7 @@ func driveRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string,
 	if rate2 > 0 {
 		c2 := cfg
 		c2.rate = rate2
-		w = watchCP(sp)
+		w = watchCP(sp, fl)
 		r2 := drive(ctx, cl, ws, c2, loadMix)
 		cp2 := w.stop()
 		rows = append(rows,

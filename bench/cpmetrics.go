@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -27,6 +28,9 @@ type cpMetrics struct {
 // cpSample is the control plane's figures at one moment.
 type cpSample struct {
 	at  time.Time
+	// The fleet's CPU and this process's (the driver), to tell what the
+	// machine's cores went to.
+	fleetCPU, selfCPU time.Duration
 	cpu time.Duration // of the process, from /proc
 	rss int64
 	m   cpMetrics
@@ -35,8 +39,11 @@ type cpSample struct {
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
 
 // sample reads the control plane's figures now.
-func (p *serveProc) sample() (cpSample, error) {
-	s := cpSample{at: time.Now(), cpu: p.cpuTime()}
+func (p *serveProc) sample(fl *fleet) (cpSample, error) {
+	s := cpSample{at: time.Now(), cpu: p.cpuTime(), selfCPU: procCPU(os.Getpid())}
+	if fl != nil {
+		s.fleetCPU = fl.cpu()
+	}
 	s.rss, _ = p.memory()
 	resp, err := metricsClient.Get("http://" + p.pprof + "/debug/metrics")
 	if err != nil {
@@ -59,9 +66,9 @@ type cpWatch struct {
 	mu          sync.Mutex
 }
 
-func watchCP(p *serveProc) *cpWatch {
+func watchCP(p *serveProc, fl *fleet) *cpWatch {
 	w := &cpWatch{quit: make(chan struct{}), done: make(chan struct{})}
-	w.first, _ = p.sample()
+	w.first, _ = p.sample(fl)
 	w.last = w.first
 	w.peakRSS, w.peakG = w.first.rss, w.first.m.Runtime["/sched/goroutines:goroutines"]
 	go func() {
@@ -71,14 +78,14 @@ func watchCP(p *serveProc) *cpWatch {
 		for {
 			select {
 			case <-w.quit:
-				s, err := p.sample()
+				s, err := p.sample(fl)
 				if err == nil {
 					w.note(s)
 				}
 				return
 			case <-t.C:
 			}
-			if s, err := p.sample(); err == nil {
+			if s, err := p.sample(fl); err == nil {
 				w.note(s)
 			}
 		}
@@ -103,6 +110,8 @@ func (w *cpWatch) stop() cpFigures {
 	f := cpFigures{
 		span:     b.at.Sub(a.at),
 		cores:    (b.cpu - a.cpu).Seconds() / span,
+		fleet:    (b.fleetCPU - a.fleetCPU).Seconds() / span,
+		driver:   (b.selfCPU - a.selfCPU).Seconds() / span,
 		peakRSS:  w.peakRSS,
 		peakG:    int(w.peakG),
 		gcCycles: int(b.m.Runtime["/gc/cycles/total:gc-cycles"] - a.m.Runtime["/gc/cycles/total:gc-cycles"]),
@@ -147,6 +156,8 @@ func histDelta(a, b cpMetrics, name string, pct float64) time.Duration {
 type cpFigures struct {
 	span     time.Duration
 	cores    float64 // CPU used, in cores
+	fleet    float64 // by the fleet processes
+	driver   float64 // by this process
 	peakRSS  int64
 	peakG    int
 	gcCycles int
@@ -157,6 +168,6 @@ type cpFigures struct {
 }
 
 func (f cpFigures) String() string {
-	return fmt.Sprintf("%.2f cores, RSS %s, %d goroutines, GC %d× (%.0f%% CPU, STW max %s), sched p99 %s, presence %.0f msg/s",
-		f.cores, mib(f.peakRSS), f.peakG, f.gcCycles, f.gcShare*100, ms(f.pauseMax), ms(f.schedP99), f.presence)
+	return fmt.Sprintf("%.2f cores (fleet %.2f, driver %.2f), RSS %s, %d goroutines, GC %d× (%.0f%% CPU, STW max %s), sched p99 %s, presence %.0f msg/s",
+		f.cores, f.fleet, f.driver, mib(f.peakRSS), f.peakG, f.gcCycles, f.gcShare*100, ms(f.pauseMax), ms(f.schedP99), f.presence)
 }

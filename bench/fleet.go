@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/enroll"
@@ -106,6 +107,16 @@ func (f *fleet) stop() {
 func (f *fleet) kill(i int) {
 	_ = f.procs[i].cmd.Process.Kill()
 	<-f.procs[i].done
+}
+
+// cpu is the CPU time every fleet process has used (a killed one's is
+// lost).
+func (f *fleet) cpu() time.Duration {
+	var sum time.Duration
+	for _, p := range f.procs {
+		sum += procCPU(p.cmd.Process.Pid)
+	}
+	return sum
 }
 
 // rss is the resident set of every fleet process together.

@@ -296,8 +296,12 @@ func (p *serveProc) memory() (rss, peak int64) {
 
 // cpuTime is the CPU time (user + system) the process has used, from
 // /proc (Linux); zero elsewhere.
-func (p *serveProc) cpuTime() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+func (p *serveProc) cpuTime() time.Duration { return procCPU(p.cmd.Process.Pid) }
+
+// procCPU is the CPU time (user + system) process pid has used, from /proc
+// (Linux); zero elsewhere.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
 	}
