@@ -169,7 +169,12 @@ func serveFleet(dir, root string) error {
 	var wg sync.WaitGroup
 	for _, a := range agents {
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = a.Run(ctx) }()
+		go func() {
+			defer wg.Done()
+			if err := a.Run(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(os.Stderr, "agent %s: %v\n", a.Hello().Agent, err)
+			}
+		}()
 	}
 	wg.Wait()
 	return nil
