@@ -27,13 +27,13 @@ type cpMetrics struct {
 
 // cpSample is the control plane's figures at one moment.
 type cpSample struct {
-	at  time.Time
+	at time.Time
 	// The fleet's CPU and this process's (the driver), to tell what the
 	// machine's cores went to.
 	fleetCPU, selfCPU time.Duration
-	cpu time.Duration // of the process, from /proc
-	rss int64
-	m   cpMetrics
+	cpu               time.Duration // of the process, from /proc
+	rss               int64
+	m                 cpMetrics
 }
 
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
