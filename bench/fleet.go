@@ -24,7 +24,15 @@ import (
 const (
 	envFleetDir  = "OUTPOST_BENCH_FLEET_DIR"
 	envFleetRoot = "OUTPOST_BENCH_FLEET_ROOT"
+	envFleetRate = "OUTPOST_BENCH_FLEET_RATE" // agents started a second
 )
+
+// fleetStartRate is how many agents a second the whole fleet starts: a
+// fleet of laptops comes online over time, and 10,000 connects at one
+// instant, each timing out after 10 s on a server that verifies a JWT per
+// connect, only measure how the retries pile up (the reconnect storm after
+// a restart measures the herd the agents' own backoff makes).
+var fleetStartRate = 500
 
 // agentsPerProcess is how many agents one fleet process runs. An agent
 // holds two files (its NATS connection and a netlink socket that watches
@@ -78,7 +86,9 @@ func startFleet(dir string, idents []*enroll.Config, root string) (*fleet, error
 			return nil, err
 		}
 		fp.cmd = exec.Command(exe)
-		fp.cmd.Env = append(os.Environ(), envFleetDir+"="+pd, envFleetRoot+"="+root)
+		nprocs := (len(idents) + agentsPerProcess - 1) / agentsPerProcess
+		rate := max(1, fleetStartRate/nprocs)
+		fp.cmd.Env = append(os.Environ(), envFleetDir+"="+pd, envFleetRoot+"="+root, envFleetRate+"="+strconv.Itoa(rate))
 		fp.cmd.Stdout, fp.cmd.Stderr = logf, logf
 		setParentDeath(fp.cmd)
 		if err := fp.cmd.Start(); err != nil {
@@ -136,14 +146,15 @@ func runFleetProcess() bool {
 	if dir == "" {
 		return false
 	}
-	if err := serveFleet(dir, os.Getenv(envFleetRoot)); err != nil {
+	rate, _ := strconv.Atoi(os.Getenv(envFleetRate))
+	if err := serveFleet(dir, os.Getenv(envFleetRoot), max(1, rate)); err != nil {
 		fmt.Fprintln(os.Stderr, "bench fleet:", err)
 		os.Exit(1)
 	}
 	return true
 }
 
-func serveFleet(dir, root string) error {
+func serveFleet(dir, root string, rate int) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -167,7 +178,13 @@ func serveFleet(dir, root string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
 	for _, a := range agents {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
