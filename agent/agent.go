@@ -150,6 +150,9 @@ type Agent struct {
 	links  *linkHub   // tells of sleep/wake and network changes
 	linkWG sync.WaitGroup
 	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
+	// connected is signalled on every reconnect: the heartbeat loop then
+	// beats soon (firstBeat) instead of up to a whole interval later.
+	connected chan struct{}
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -169,6 +172,8 @@ func New(cfg Config) (*Agent, error) {
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
 		links:    links,
+
+		connected: make(chan struct{}, 1),
 	}
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})

@@ -64,6 +64,10 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			a.log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
 			a.publishHello(nc)
+			select {
+			case a.connected <- struct{}{}:
+			default:
+			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			if isAuthError(err) {
@@ -281,15 +285,28 @@ func (a *Agent) publish(nc *nats.Conn, kind string, v any) {
 	}
 }
 
-// heartbeat publishes heartbeats until stop is closed.
+// firstBeat is how soon after a (re)connect the agent heartbeats: a hello
+// the control plane missed (it was restarting, its subscription not yet
+// made, as when a fleet reconnects at once) is made good in seconds, not a
+// whole heartbeat interval.
+const firstBeat = 2 * time.Second
+
+// heartbeat publishes heartbeats until stop is closed: every interval, and
+// firstBeat after every connect.
 func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
 	t := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer t.Stop()
+	soon := time.NewTimer(min(firstBeat, a.cfg.HeartbeatInterval))
+	defer soon.Stop()
 	var seq uint64
 	for {
 		select {
 		case <-stop:
 			return
+		case <-a.connected:
+			soon.Reset(min(firstBeat, a.cfg.HeartbeatInterval))
+			continue
+		case <-soon.C:
 		case <-t.C:
 		}
 		if !nc.IsConnected() {
