@@ -162,6 +162,10 @@ async function render() {
     return;
   }
   replace(view, heading, h('p', { class: 'muted' }, 'Loading…'));
+  const focusHeading = () => {
+    if (document.activeElement === document.body || !view.contains(document.activeElement)) heading.focus();
+  };
+  focusHeading(); // a page opened from the menu: continue at its content
   try {
     const cleanup = await route.page(view, heading, app);
     if (seq !== renderSeq) { if (cleanup) cleanup(); return; }
@@ -170,9 +174,9 @@ async function render() {
     if (seq !== renderSeq) return;
     replace(view, heading, h('p', { class: 'error', role: 'alert' }, e.text || e.message));
   }
-  if (document.activeElement === document.body || !view.contains(document.activeElement)) {
-    if (route.path !== 'device' || !view.querySelector('input')) heading.focus();
-  }
+  // Rendering moved the heading (which loses focus): put it back unless
+  // the page focused a field of its own.
+  if (seq === renderSeq) focusHeading();
 }
 
 window.addEventListener('hashchange', render);
