@@ -60,6 +60,21 @@ func signIn(t *testing.T, p *page, env *outposttest.Env) {
 	p.run("sign in", chromedp.Evaluate(`document.querySelector('input[name="token"]').value = ""`, nil),
 		chromedp.SendKeys(`input[name="token"]`, env.Server.AdminToken()+kb.Enter, chromedp.ByQuery))
 	p.waitText(`tr[data-agent="mock"] .status`, regexp.MustCompile(`^online$`))
+	// The policy is live: an injected inline script does not run, an
+	// injected <style> without the nonce is refused, and the page reports
+	// both (so checkClean below would see any violation of the console's own).
+	var ran bool
+	if err := p.eval(`(() => { const s = document.createElement('script'); s.textContent = 'window.injected = true'; document.head.appendChild(s);
+		document.head.insertAdjacentHTML('beforeend', '<style>body{}</style>'); return window.injected === true; })()`, &ran); err != nil || ran {
+		t.Errorf("an injected inline script ran (%v)", err)
+	}
+	waitUntil(t, "violations reported", func() (bool, string) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.problems) >= 2, strings.Join(p.problems, "; ")
+	})
+	p.expectProblem(regexp.MustCompile(`Executing inline script violates .*Content Security Policy`))
+	p.expectProblem(regexp.MustCompile(`Applying inline style violates .*Content Security Policy`))
 	// The token is in this tab's session storage, not in a cookie or URL.
 	var cookies, url string
 	if err := p.eval(`document.cookie`, &cookies); err != nil || cookies != "" {
