@@ -234,6 +234,18 @@ func (p *page) waitText(sel string, want *regexp.Regexp) string {
 	return ""
 }
 
+// shows polls until the element at sel shows text matching want, and
+// says whether it did in time.
+func (p *page) shows(sel string, want *regexp.Regexp) bool {
+	p.t.Helper()
+	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if want.MatchString(p.text(sel)) {
+			return true
+		}
+	}
+	return false
+}
+
 // waitUntil polls cond (a Go check) until it holds.
 func waitUntil(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()

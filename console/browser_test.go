@@ -130,7 +130,7 @@ func terminalSteps(t *testing.T, p *page, laptop *client.Target) {
 	p.run("Ctrl-C", chromedp.KeyEvent("c", chromedp.KeyModifiers(input.ModifierCtrl)))
 	typeIn("echo status=$?\r")
 	screen := p.waitText(`.term .xterm-rows`, regexp.MustCompile(`(?m)^status=130\s*$`))
-	if strings.Contains(screen, "not-interrupted\n") {
+	if regexp.MustCompile(`(?m)^not-interrupted\s*$`).MatchString(screen) {
 		t.Errorf("the line went on after Ctrl-C:\n%s", screen)
 	}
 
@@ -141,7 +141,22 @@ func terminalSteps(t *testing.T, p *page, laptop *client.Target) {
 		p.run("reconnect", chromedp.Click(`//button[text()="Reconnect"]`))
 		p.waitText(`.term-bar [role="status"]`, regexp.MustCompile(`^connected$`))
 	}
-	screen = p.waitText(`.term .xterm-rows`, regexp.MustCompile(`(?m)^end-of-count\s*$`))
+	if !p.shows(`.term .xterm-rows`, regexp.MustCompile(`(?m)^end-of-count\s*$`)) {
+		// Say where the output stopped: in the agent, or on the way here.
+		id := p.text(`tbody tr[data-proc] td code`)
+		out, err := laptop.ReadOutput(context.Background(), id, 0, 1<<20, 0)
+		var seq string
+		_ = p.eval(`document.querySelector('.term').dataset.seq`, &seq)
+		if err == nil {
+			var all []byte
+			for _, c := range out.Chunks {
+				all = append(all, c.Data...)
+			}
+			t.Logf("the agent has %d bytes up to seq %d (exited %v), ending %q; the page is at seq %s", len(all), out.NextSeq, out.Exited, all[max(0, len(all)-80):], seq)
+		}
+		t.Fatalf("the count never ended on the screen (%v):\n%s", err, p.termText())
+	}
+	screen = p.termText()
 	// Rows wrap mid-number: join them before reading the numbers.
 	flat := strings.Join(strings.Fields(strings.ReplaceAll(screen, "\n", "")), " ")
 	var want strings.Builder

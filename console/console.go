@@ -24,6 +24,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -210,10 +211,15 @@ func writeBody(w http.ResponseWriter, r *http.Request, body, gz []byte) {
 
 func acceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.TrimSpace(enc) == "gzip" && strings.TrimSpace(q) != "q=0" {
-			return true
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) != "gzip" {
+			continue
 		}
+		q, isQ := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		if w, err := strconv.ParseFloat(q, 64); isQ && err == nil && w == 0 {
+			return false // refused explicitly
+		}
+		return true
 	}
 	return false
 }

@@ -1,22 +1,32 @@
 // Agents with live status, polled every two seconds; rows are updated in
 // place so focus and selection survive a refresh.
 
-import { h, replace, fmtTime } from './dom.js';
+import { h, replace, fmtTime, fmtBytes } from './dom.js';
 
 const POLL_MS = 2000;
 
-// policySummary renders capabilities.policy, whatever its shape: a string,
-// or an object of rules.
-export function policySummary(caps) {
-  const p = caps && caps.policy;
+// policySummary renders the machine owner's policy (Agent.policy, or an
+// object under capabilities.policy): what is off or narrowed; "none" when
+// the agent has no policy file.
+export function policySummary(a) {
+  const caps = a.capabilities || {};
+  const p = a.policy && typeof a.policy === 'object' ? a.policy : caps.policy;
   if (p === undefined || p === null || p === false) return 'none';
   if (p === true) return 'restricted';
   if (typeof p !== 'object') return String(p);
-  return Object.entries(p).map(([k, v]) => {
-    if (Array.isArray(v)) return `${k}: ${v.join(', ')}`;
-    if (v && typeof v === 'object') return `${k}: ${Object.entries(v).map(([a, b]) => `${a}=${b}`).join(' ')}`;
-    return `${k}: ${v}`;
-  }).join('; ');
+  const out = [];
+  for (const k of ['exec', 'processes', 'tty']) if (p[k] === false) out.push(`no ${k}`);
+  for (const k of ['fs', 'git']) if (p[k] && p[k] !== 'read-write') out.push(`${k} ${p[k]}`);
+  if (Array.isArray(p.commands)) out.push(`commands: ${p.commands.join(', ') || 'none'}`);
+  if (typeof p.denyPaths === 'number' && p.denyPaths > 0) out.push(`${p.denyPaths} denied path${p.denyPaths === 1 ? '' : 's'}`);
+  else if (Array.isArray(p.denyPaths) && p.denyPaths.length) out.push(`denied: ${p.denyPaths.join(', ')}`);
+  if (Array.isArray(p.ports)) out.push(`ports: ${p.ports.join(', ') || 'none'}`);
+  const l = p.limits || {};
+  const lim = [l.memoryBytes ? `memory ${fmtBytes(l.memoryBytes)}` : '', l.cpuPercent ? `cpu ${l.cpuPercent}%` : '', l.processes ? `${l.processes} processes` : ''].filter(Boolean);
+  if (lim.length) out.push(`limits: ${lim.join(', ')}${p.limitsBy ? ' (' + p.limitsBy + ')' : ''}`);
+  const known = new Set(['exec', 'processes', 'tty', 'fs', 'git', 'commands', 'denyPaths', 'ports', 'limits', 'limitsBy']);
+  for (const [k, v] of Object.entries(p)) if (!known.has(k) && v !== null && typeof v !== 'object') out.push(`${k}: ${v}`);
+  return out.length ? out.join('; ') : 'allows everything';
 }
 
 export function statusText(a) {
@@ -47,7 +57,7 @@ export async function agentsPage(view, heading, app) {
     a.hostname || '',
     a.pool || '',
     capsText(a.capabilities),
-    policySummary(a.capabilities),
+    policySummary(a),
   ];
 
   const upsert = (a) => {
