@@ -119,9 +119,10 @@ func terminalSteps(t *testing.T, p *page, laptop *client.Target) {
 	p.waitText(`.term .xterm-rows`, regexp.MustCompile(fmt.Sprintf(`(?m)^%d %d\s*$`, rows, cols)))
 
 	// Ctrl-C interrupts a running sleep: bash abandons the rest of the line.
-	typeIn("clear; sleep 60; echo not-interrupted\r")
+	// An unusual duration: this machine may run other sleeps.
+	typeIn("clear; sleep 61.789; echo not-interrupted\r")
 	waitUntil(t, "sleep running", func() (bool, string) {
-		r, err := laptop.Exec(context.Background(), client.ExecRequest{Argv: []string{"pgrep", "-x", "sleep"}})
+		r, err := laptop.Exec(context.Background(), client.ExecRequest{Argv: []string{"pgrep", "-f", "^sleep 61.789$"}})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -153,6 +154,9 @@ func terminalSteps(t *testing.T, p *page, laptop *client.Target) {
 				all = append(all, c.Data...)
 			}
 			t.Logf("the agent has %d bytes up to seq %d (exited %v), ending %q; the page is at seq %s", len(all), out.NextSeq, out.Exited, all[max(0, len(all)-80):], seq)
+		}
+		if ps, err := laptop.Exec(context.Background(), client.ExecRequest{Command: "ps -e -o pid,ppid,stat,wchan:32,args | grep -v ' ps -e'"}); err == nil {
+			t.Logf("processes on the agent:\n%s", ps.Stdout)
 		}
 		t.Fatalf("the count never ended on the screen (%v):\n%s", err, p.termText())
 	}
