@@ -136,7 +136,11 @@ func terminalSteps(t *testing.T, p *page, laptop *client.Target) {
 	}
 
 	// Reconnect twice while output flows: every number shows, once, in order.
-	typeIn("clear; for i in $(seq 1 300); do printf '%d ' $i; sleep 0.01; done; echo; echo end-of-count\r")
+	// perl (Debian's perl-base is essential) writes a number every 10 ms
+	// without forking: a bash loop of printf and sleep stalled a few times
+	// under -race at load ~30, bash in do_wait with no child listed, after
+	// every byte it wrote had reached the page.
+	typeIn(`clear; perl -e '$|=1; for (1..300) { print "$_ "; select(undef, undef, undef, 0.01) } print "\nend-of-count\n"'` + "\r")
 	for i := 0; i < 2; i++ {
 		time.Sleep(600 * time.Millisecond) // mid-stream, by design
 		p.run("reconnect", chromedp.Click(`//button[text()="Reconnect"]`))
