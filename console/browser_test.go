@@ -263,3 +263,36 @@ func swapSteps(t *testing.T, p *page, env *outposttest.Env) {
 		t.Errorf("session after the swap: %+v, %v; want spare at epoch %d", got, err, s.Epoch+1)
 	}
 }
+
+// TestConsoleWorkspaceKey: a workspace key signs in to its own workspace
+// and sees its agents; another workspace is refused with a message; Sign
+// out forgets the token.
+func TestConsoleWorkspaceKey(t *testing.T) {
+	env := outposttest.New(t, outposttest.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if _, err := env.Client.CreateWorkspace(ctx, "other"); err != nil {
+		t.Fatal(err)
+	}
+	key, err := env.Client.CreateKey(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPage(t)
+	p.run("open", chromedp.Navigate(env.Server.URL()+"/"), chromedp.WaitVisible(`input[name="token"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('input[name="workspace"]').value = "other"`, nil),
+		chromedp.SendKeys(`input[name="token"]`, key+kb.Enter, chromedp.ByQuery))
+	p.waitText(`[role="alert"]`, regexp.MustCompile(`^This token is not for that workspace\.$`))
+	p.expectProblem(regexp.MustCompile(`status of 403 .*/v1/workspaces/other\)$`))
+	p.run("the right workspace", chromedp.Evaluate(`document.querySelector('input[name="workspace"]').value = "default"`, nil),
+		chromedp.SendKeys(`input[name="token"]`, kb.Enter, chromedp.ByQuery))
+	p.waitText(`tr[data-agent="mock"] .status`, regexp.MustCompile(`^online$`))
+	p.waitText(`header`, regexp.MustCompile(`workspace default`))
+	p.run("sign out", chromedp.Click(`//button[text()="Sign out"]`))
+	p.run("reload", chromedp.Reload(), chromedp.WaitVisible(`input[name="token"]`, chromedp.ByQuery))
+	var stored string
+	if err := p.eval(`JSON.stringify(sessionStorage)`, &stored); err != nil || strings.Contains(stored, key) {
+		t.Errorf("after signing out, session storage holds %q (%v)", stored, err)
+	}
+	p.checkClean()
+}

@@ -181,12 +181,18 @@ export class TermView {
     this.control({ type: 'signal', signal: sig });
   }
 
+  // finish marks the end once xterm.js has drawn everything written so
+  // far (it parses large writes over several frames).
   finish(why) {
     this.closed = true;
-    const code = this.exitCode;
-    this.setStatus(code === undefined ? why : `exited ${code}`);
-    this.box.dataset.closed = 'true';
-    this.onEnd(code);
+    const done = () => {
+      const code = this.exitCode;
+      this.setStatus(code === undefined ? why : `exited ${code}`);
+      this.box.dataset.closed = 'true';
+      this.onEnd(code);
+    };
+    if (this.term && !this.disposed) this.term.write('', done);
+    else done();
   }
 
   dispose() {
