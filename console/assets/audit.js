@@ -1,5 +1,6 @@
 // The audit log the control plane keeps of what agents ran
-// (GET /v1/workspaces/{ws}/audit?agent=&after=&limit=).
+// (GET /v1/workspaces/{ws}/audit?agent=&after=&limit=), a page at a time
+// in the order the API gives, `next` the cursor of the following page.
 
 import { h, replace, fmtTime, fmtBytes } from './dom.js';
 
@@ -11,7 +12,7 @@ export async function auditPage(view, heading, app) {
   const tbody = h('tbody');
   const err = h('p', { class: 'error', role: 'alert' });
   let next = '';
-  const more = h('button', { type: 'button', hidden: true, onclick: () => load(false) }, 'Older events');
+  const more = h('button', { type: 'button', hidden: true, onclick: () => load(false) }, 'More events');
 
   async function load(fresh) {
     err.textContent = '';
@@ -21,7 +22,7 @@ export async function auditPage(view, heading, app) {
       for (const e of r.events || []) {
         tbody.appendChild(h('tr', {},
           h('td', {}, fmtTime(e.time)), h('td', {}, e.agent || ''), h('td', {}, h('code', {}, e.op || '')),
-          h('td', { class: 'mono' }, e.argv ? e.argv.join(' ') : (e.path || '')),
+          h('td', { class: 'mono' }, e.argv ? e.argv.join(' ') : (e.path || '') + (e.to ? ' → ' + e.to : '')),
           h('td', {}, e.result || ''), h('td', {}, e.session ? `${e.session}@${e.epoch ?? ''}` : ''),
           h('td', {}, e.bytes ? fmtBytes(e.bytes) : ''), h('td', {}, e.durationMs !== undefined ? `${e.durationMs} ms` : '')));
       }
