@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/authority"
+	"github.com/outposthq/outpost/console"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/internal/secretfile"
 	"github.com/outposthq/outpost/presence"
@@ -558,5 +559,8 @@ func (s *Server) routes() http.Handler {
 	s.routeWatch(mux)
 	s.routeGit(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
+	// The web console: GET /, GET /device and GET /console/...; a client
+	// of the routes above only.
+	console.Register(mux)
 	return errorMux{mux: mux, log: s.log}
 }
