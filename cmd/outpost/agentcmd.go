@@ -32,23 +32,29 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAgentUninstall(ctx, args[1:], stdout, stderr)
 	case "approve", "deny":
 		return runGroup(ctx, "agent", deviceCommands, "", args, stdout, stderr)
+	case "status", "pause", "resume", "audit":
+		return runAgentControl(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, agentUsage)
 		return nil
 	}
-	return fmt.Errorf("unknown subcommand %q (want enroll, login, approve, deny, run, install or uninstall)", args[0])
+	return fmt.Errorf("unknown subcommand %q (want enroll, login, approve, deny, run, install, uninstall, status, pause, resume or audit)", args[0])
 }
 
 const agentUsage = `usage: outpost agent <command> [flags]
 
 commands:
-  enroll   make a key pair, enroll with a token, write the config
-  login    make a key pair, enroll by device login (a code someone approves), write the config
-  approve  approve a device login (admin or workspace key)
-  deny     deny a device login
+  enroll     make a key pair, enroll with a token, write the config
+  login      make a key pair, enroll by device login (a code someone approves), write the config
+  approve    approve a device login (admin or workspace key)
+  deny       deny a device login
   run        serve a directory until SIGINT/SIGTERM
   install    run the agent as a per-user service (systemd user unit, LaunchAgent, Windows service)
-  uninstall  stop and remove that service`
+  uninstall  stop and remove that service
+  status     the running daemon's state (through its control socket)
+  pause      make every call answer agent_paused until resume
+  resume     end a pause
+  audit      print the audit log (-f follows it)`
 
 func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME] [--ca-sha256 HEX]", stderr)
@@ -88,9 +94,10 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent run", "--config FILE --root DIR [--takeover] [--no-update]", stderr)
+	fs := newFlags("agent run", "--config FILE --root DIR [--policy FILE] [--takeover] [--no-update]", stderr)
 	config := fs.String("config", "", "agent config written by 'outpost agent enroll'")
 	root := fs.String("root", ".", "directory the agent serves")
+	policyFile := fs.String("policy", "", "the machine owner's policy file (JSON; must not be writable by others); reloaded on SIGHUP or change")
 	takeover := fs.Bool("takeover", false, "make a daemon already serving this identity stop, and serve instead")
 	var uf updateFlags
 	fs.BoolVar(&uf.off, "no-update", false, "never update this agent from the control plane's releases")
@@ -117,8 +124,14 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	run := func(ctx context.Context) error {
 		for {
-			again, err := serveOnce(ctx, cfg, abs, *config, *takeover, uf, log, stdout)
-			if !again {
+			up, err := serveOnce(ctx, cfg, abs, *config, *policyFile, *takeover, uf, log, stdout)
+			if up == nil {
+				return err
+			}
+			// A verified update is ready and the agent has stopped: try it.
+			// On success this process becomes the new version; a rollback
+			// returns, and the old version serves on.
+			if err := up.apply(ctx); err != nil {
 				return err
 			}
 		}
@@ -129,10 +142,16 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return run(ctx)
 }
 
-// serveOnce runs the agent until it stops; again is true when a
-// self-update was rolled back and the (old) agent should serve on.
-func serveOnce(ctx context.Context, cfg *enroll.Config, root, config string, takeover bool, uf updateFlags, log *slog.Logger, stdout io.Writer) (again bool, err error) {
+// serveOnce runs the agent, with the owner's controls (policy, audit log,
+// control socket), until it stops. It returns the updater when it stopped
+// for a staged update, everything of this run (socket, lock) released.
+func serveOnce(ctx context.Context, cfg *enroll.Config, root, config, policyFile string, takeover bool, uf updateFlags, log *slog.Logger, stdout io.Writer) (*selfUpdate, error) {
 	trial := update.TrialFromEnv()
+	oc, err := openOwnerControls(config, policyFile, log)
+	if err != nil {
+		return nil, err
+	}
+	defer oc.stop()
 	runCtx, cancel := context.WithCancelCause(ctx)
 	var helpers sync.WaitGroup // end with runCtx
 	defer helpers.Wait()
@@ -145,6 +164,8 @@ func serveOnce(ctx context.Context, cfg *enroll.Config, root, config string, tak
 		Takeover: takeover,
 		LockFile: config + ".lock",
 		Journal:  config + ".writes",
+		Policy:   oc.policy,
+		Audit:    oc.audit,
 	}
 	if trial != nil {
 		// A new version on trial: report when it serves, stop when told.
@@ -157,11 +178,14 @@ func serveOnce(ctx context.Context, cfg *enroll.Config, root, config string, tak
 	}
 	a, err := agent.New(ac)
 	if err != nil {
-		return false, err
+		return nil, err
+	}
+	if err := oc.start(config, a, takeover, log); err != nil {
+		return nil, err
 	}
 	up, err := newSelfUpdate(uf, cfg, config, log)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if up != nil {
 		helpers.Go(func() { up.watch(runCtx, a, cancel) })
@@ -169,12 +193,7 @@ func serveOnce(ctx context.Context, cfg *enroll.Config, root, config string, tak
 	fmt.Fprintf(stdout, "agent %s/%s %s serving %s\n", cfg.Workspace, cfg.Agent, version, root)
 	err = a.Run(runCtx)
 	if context.Cause(runCtx) != errUpdateReady || ctx.Err() != nil {
-		return false, err
+		return nil, err
 	}
-	cancel(nil)
-	helpers.Wait()
-	if err := up.apply(ctx); err != nil {
-		return false, err
-	}
-	return true, nil // rolled back: serve on
+	return up, nil
 }

@@ -125,6 +125,12 @@ type Agent struct {
 	// StatusDetail says what is wrong with an agent that cannot be served:
 	// one too old for this control plane's protocol.
 	StatusDetail string `json:"statusDetail,omitempty"`
+	// Paused is true while the machine's owner has paused the agent: it is
+	// online, and answers every call 503 agent_paused.
+	Paused bool `json:"paused"`
+	// Policy summarizes the machine owner's policy file, when it has one
+	// (capabilities then say "policy": true).
+	Policy *wire.PolicySummary `json:"policy,omitempty"`
 }
 
 // AgentList is the body of GET /v1/workspaces/{ws}/agents.
