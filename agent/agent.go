@@ -34,7 +34,11 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultHeartbeat = 2 * time.Second
+	// DefaultHeartbeat is slow on purpose: the control plane learns that a
+	// connection closed from the NATS server's disconnect events (see
+	// wire/PROTOCOL.md, Presence events); heartbeats are the fallback, and
+	// at 2 s 10,000 agents sent 5,000 a second.
+	DefaultHeartbeat = 20 * time.Second
 	DefaultWorkers   = 256
 )
 
@@ -64,7 +68,8 @@ type Config struct {
 	Root string
 	// Version is the agent's build version, reported in hello.
 	Version string
-	// HeartbeatInterval is how often the agent says it is alive (2 s).
+	// HeartbeatInterval is how often the agent says it is alive
+	// (DefaultHeartbeat, 20 s).
 	HeartbeatInterval time.Duration
 	// Workers bounds requests served at once; more answer unavailable/busy.
 	Workers int
@@ -87,6 +92,10 @@ type Config struct {
 	Capabilities map[string]bool
 	// Procs runs commands; nil makes one on Root.
 	Procs *proc.Manager
+	// OnServing, when set, is called once the agent serves: subscribed, and
+	// its hello received by the NATS server. A self-update's trial run
+	// reports its health with it.
+	OnServing func()
 	// Policy is the machine owner's policy file (outpost agent run
 	// --policy); nil allows everything. The agent checks every request
 	// against its current policy (guard.go) and reports a summary in hello.
@@ -162,6 +171,9 @@ type Agent struct {
 	paused  atomic.Bool               // the owner's pause switch (Pause, Resume)
 	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
 	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
+	// connected is signalled on every reconnect: the heartbeat loop then
+	// beats soon (firstBeat) instead of up to a whole interval later.
+	connected chan struct{}
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -182,6 +194,8 @@ func New(cfg Config) (*Agent, error) {
 		stopCh:   make(chan error, 1),
 		beat:     make(chan struct{}, 1),
 		links:    links,
+
+		connected: make(chan struct{}, 1),
 	}
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses, Resources: a.resources})
@@ -221,6 +235,25 @@ func (a *Agent) handler(op string) opFunc {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.handlers[op]
+}
+
+// Busy reports whether work is live that a restart would cut: a running
+// process or an open file transfer, and what, for the log. A self-update
+// waits for it to end.
+func (a *Agent) Busy() (bool, string) {
+	n := 0
+	for _, p := range a.procs.List() {
+		if p.Running {
+			n++
+		}
+	}
+	if n > 0 {
+		return true, fmt.Sprintf("%d process(es) running", n)
+	}
+	if t := a.files.transfers.count(); t > 0 {
+		return true, fmt.Sprintf("%d file transfer(s) open", t)
+	}
+	return false, ""
 }
 
 // Instance is this daemon's random instance id.
