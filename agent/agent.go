@@ -22,6 +22,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/agent/audit"
+	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/delivery"
@@ -99,6 +100,10 @@ type Config struct {
 	// --policy); nil allows everything. The agent checks every request
 	// against its current policy (guard.go) and reports a summary in hello.
 	Policy *policy.File
+	// ControlSocket, when set, is where Run serves the local control socket
+	// (agent/control) once this daemon owns its identity: a second daemon is
+	// refused for that first, and a takeover replaces the old one's socket.
+	ControlSocket string
 	// Audit, when set, is the audit log every operation is appended to
 	// (and published to the control plane); nil records nothing.
 	Audit *audit.Log
@@ -321,6 +326,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	if err := a.sweep(); err != nil {
 		return err
+	}
+	if a.cfg.ControlSocket != "" {
+		srv, err := control.Listen(a.cfg.ControlSocket, a, a.cfg.Takeover, a.log)
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		defer srv.Close()
 	}
 	return a.serve(ctx, nc)
 }

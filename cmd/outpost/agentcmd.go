@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/agent/service"
 	"github.com/outposthq/outpost/agent/update"
 	"github.com/outposthq/outpost/enroll"
@@ -166,6 +167,8 @@ func serveOnce(ctx context.Context, cfg *enroll.Config, root, config, policyFile
 		Journal:  config + ".writes",
 		Policy:   oc.policy,
 		Audit:    oc.audit,
+
+		ControlSocket: control.SocketPath(config),
 	}
 	if trial != nil {
 		// A new version on trial: report when it serves, stop when told.
@@ -180,9 +183,7 @@ func serveOnce(ctx context.Context, cfg *enroll.Config, root, config, policyFile
 	if err != nil {
 		return nil, err
 	}
-	if err := oc.start(config, a, takeover, log); err != nil {
-		return nil, err
-	}
+	oc.watch()
 	up, err := newSelfUpdate(uf, cfg, config, log)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/agent/audit"
 	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/agent/policy"
@@ -23,13 +22,12 @@ func auditPath(config string) string { return config + ".audit.jsonl" }
 const policyReloadEvery = 2 * time.Second
 
 // ownerControls are what agent run sets up for the machine's owner: the
-// policy file (reloaded on SIGHUP or a change), the audit log, and the
-// control socket beside the config. start serves the socket once the agent
-// exists; stop undoes all of it.
+// policy file (reloaded on SIGHUP or a change) and the audit log; the
+// agent serves the control socket beside the config itself, once it owns
+// its identity. stop undoes it all.
 type ownerControls struct {
 	policy *policy.File
 	audit  *audit.Log
-	sock   *control.Server
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -52,13 +50,8 @@ func openOwnerControls(config, policyFile string, log *slog.Logger) (*ownerContr
 	return oc, nil
 }
 
-// start serves the control socket for a and watches the policy file.
-func (oc *ownerControls) start(config string, a *agent.Agent, takeover bool, log *slog.Logger) error {
-	sock, err := control.Listen(control.SocketPath(config), a, takeover, log)
-	if err != nil {
-		return err
-	}
-	oc.sock = sock
+// watch reloads the policy file on SIGHUP or a change until stop.
+func (oc *ownerControls) watch() {
 	ctx, cancel := context.WithCancel(context.Background())
 	oc.cancel, oc.done = cancel, make(chan struct{})
 	go func() {
@@ -72,14 +65,10 @@ func (oc *ownerControls) start(config string, a *agent.Agent, takeover bool, log
 		defer signal.Stop(hup)
 		oc.policy.Watch(ctx, policyReloadEvery, hup)
 	}()
-	return nil
 }
 
-// stop closes the socket, ends the watch and closes the audit log.
+// stop ends the watch and closes the audit log.
 func (oc *ownerControls) stop() {
-	if oc.sock != nil {
-		oc.sock.Close()
-	}
 	if oc.cancel != nil {
 		oc.cancel()
 		<-oc.done
