@@ -22,6 +22,7 @@ const (
 	KindHeartbeat = "heartbeat" // published every few seconds while connected
 	KindGoodbye   = "goodbye"   // published on a clean stop
 	KindReply     = "reply"     // replies to the control plane's requests
+	KindAudit     = "audit"     // one audit event per operation (JSON)
 )
 
 // ControlPlaneInboxPrefix is the inbox prefix the control plane uses for its
