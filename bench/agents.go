@@ -128,7 +128,7 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	sp, storm, err = stormRows(ctx, sp, cl, ws, cfg.agents)
 	if err != nil {
 		// The rows measured so far stand; the storm's failure is a row.
-		return append(rows, row{Name: name + ": control plane restart, reconnect storm", Outpost: "FAILED: " + firstLine(err.Error()), Met: "NO"}), nil
+		return append(rows, row{Name: name + ": control plane restart, reconnect storm", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}), nil
 	}
 	rows = append(rows, storm...)
 	if steps.kill {
@@ -492,10 +492,13 @@ func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string,
 	}, nil
 }
 
-// firstLine is s up to its first newline.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+// ends is the first and the last line of s (an error with a log's tail).
+func ends(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	return lines[0] + " … " + lines[len(lines)-1]
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
