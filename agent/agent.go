@@ -145,6 +145,7 @@ type Agent struct {
 	links  *linkHub   // tells of sleep/wake and network changes
 	linkWG sync.WaitGroup
 	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
+	pipes  *pipes // forwarded TCP connections (pipes.go)
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -165,6 +166,7 @@ func New(cfg Config) (*Agent, error) {
 		stopCh:   make(chan error, 1),
 		links:    links,
 	}
+	a.pipes = newPipes(a)
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
 		if err != nil {
@@ -209,6 +211,9 @@ func (a *Agent) Instance() string { return a.instance }
 func (a *Agent) Hello() wire.Hello {
 	host, _ := os.Hostname()
 	caps := map[string]bool{"exec": true, "procs": true, "pty": proc.PTYSupported}
+	for k, v := range portCapabilities() {
+		caps[k] = v
+	}
 	for k, v := range a.cfg.Capabilities {
 		caps[k] = v
 	}

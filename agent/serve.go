@@ -67,6 +67,7 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 		_ = nc.FlushTimeout(time.Second)
 	}
 	s.stop(cancel)
+	a.pipes.close()
 	a.log.Info("agent stopped", "agent", a.id.String(), "reason", stopReason(runErr))
 	return runErr
 }
@@ -96,6 +97,9 @@ func (s *server) stop(cancel context.CancelFunc) {
 // onRequest admits a request into the bounded worker pool, or answers busy.
 func (s *server) onRequest(m *nats.Msg) {
 	if m.Reply == "" {
+		if len(m.Data) > 0 && m.Data[0] == wire.PipeMagic {
+			s.a.pipes.deliver(m.Data)
+		}
 		return
 	}
 	s.mu.Lock()
@@ -157,6 +161,9 @@ func (a *Agent) handle(base context.Context, data []byte) (reply []byte, release
 	}
 	if err := delivery.Admit(req, time.Now(), &a.fence); err != nil {
 		return wire.EncodeError(req.ID, err), nil
+	}
+	if req.Session != "" {
+		a.pipes.fence(req.Session, req.Epoch) // the session moved on: its older pipes end
 	}
 	h := a.handler(req.Op)
 	if h == nil {

@@ -113,6 +113,11 @@ type Config struct {
 	// InsecurePlaintext allows a Listen address that is not loopback
 	// without TLS: secrets and commands then cross the network in clear.
 	InsecurePlaintext bool
+	// PreviewDomain, when set, serves each preview link at
+	// <token>.<PreviewDomain> (wildcard DNS and a certificate covering it
+	// are the operator's): an origin of its own per link. Without it links
+	// are served under /preview/ on the API's host, sandboxed (links.go).
+	PreviewDomain string
 }
 
 // Server is a control plane. New, then Start, then Close.
@@ -147,7 +152,9 @@ type Server struct {
 	natsWS   string         // the embedded server's WebSocket listener, host:port
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 
-	attachTickets attachTickets // of the processes attach WebSocket
+	attachTickets attachTickets   // of the processes attach WebSocket
+	pipes         *pipeHub        // connections to agents' ports (pipes.go)
+	portTransport *http.Transport // the ports proxy's (ports.go)
 
 	ready atomic.Bool // Start finished and Close not begun
 
@@ -184,7 +191,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
-	s.handler = s.routes()
+	s.handler = s.previewHost(s.routes())
 	return s, nil
 }
 
@@ -254,6 +261,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startSessions(); err != nil {
 		return err
 	}
+	if s.pipes, err = newPipeHub(s.agentNC, s.presence); err != nil {
+		return err
+	}
+	s.portTransport = s.newPortTransport()
 	s.ready.Store(true)
 	return s.startHTTP()
 }
@@ -410,6 +421,12 @@ func (s *Server) stop() {
 		_ = s.ln.Close()
 	}
 	s.keyUses.close()
+	if s.pipes != nil {
+		s.pipes.close() // ends the port streams, hijacked, that Shutdown does not wait for
+	}
+	if s.portTransport != nil {
+		s.portTransport.CloseIdleConnections()
+	}
 	if s.seen != nil {
 		s.seen.close(ctx)
 	}
@@ -545,6 +562,7 @@ func (s *Server) routes() http.Handler {
 	s.routeSearch(mux)
 	s.routeWatch(mux)
 	s.routeGit(mux)
+	s.routePorts(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
 	return errorMux{mux: mux, log: s.log}
 }

@@ -26,6 +26,7 @@ const (
 	bucketAgentKeys   = "outpost_agent_keys"    // <user public key> → keyBinding, never deleted
 	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
 	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
+	// bucketLinks (links.go): <id> → linkRecord
 )
 
 // maxTokenTTL bounds an enrollment token's life; the token bucket forgets
@@ -112,6 +113,7 @@ type store struct {
 	workspaces, apiKeys, agents    bucket // cached: read on every call
 	tokens, revocations, agentKeys bucket
 	sessions, claims               jetstream.KeyValue // routing's
+	links                          bucket             // cached: read on every preview request
 	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
 }
@@ -213,6 +215,11 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 	if st.claims, err = open(bucketClaims, "outpost pool agents claimed by sessions", 0); err != nil {
 		return nil, err
 	}
+	links, err := open(bucketLinks, "outpost preview links", maxLinkTTL+24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	st.links = st.cache(links)
 	// Every call reads its workspace (and its caller's key) and its agent.
 	st.workspaces, st.apiKeys, st.agents = st.cache(workspaces), st.cache(apiKeys), st.cache(agents)
 	return &st, nil
