@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/routing"
 	"github.com/outposthq/outpost/subjects"
@@ -55,15 +56,6 @@ type linkRecord struct {
 	Workspace string    `json:"workspace"`
 	Kind      string    `json:"kind"` // "agent" or "session"
 	Target    string    `json:"target"`
-	Port      int       `json:"port"`
-	CreatedAt time.Time `json:"createdAt"`
-	ExpiresAt time.Time `json:"expiresAt"`
-}
-
-// Link is a preview link as the API shows it.
-type Link struct {
-	ID        string    `json:"id"`
-	URL       string    `json:"url"`
 	Port      int       `json:"port"`
 	CreatedAt time.Time `json:"createdAt"`
 	ExpiresAt time.Time `json:"expiresAt"`
@@ -141,7 +133,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, t targ
 	if _, err := kvjson.Create(r.Context(), s.st.links, rec.ID, rec); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, Link{ID: rec.ID, URL: s.linkURL(r, rec), Port: port, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt})
+	writeJSON(w, http.StatusCreated, client.Link{ID: rec.ID, URL: s.linkURL(r, rec), Port: port, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt})
 	return nil
 }
 
@@ -169,10 +161,10 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, _ targe
 		return err
 	}
 	out := struct {
-		Links []Link `json:"links"`
-	}{Links: []Link{}}
+		Links []client.Link `json:"links"`
+	}{Links: []client.Link{}}
 	for _, rec := range recs {
-		out.Links = append(out.Links, Link{ID: rec.ID, URL: s.linkURL(r, rec), Port: rec.Port, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt})
+		out.Links = append(out.Links, client.Link{ID: rec.ID, URL: s.linkURL(r, rec), Port: rec.Port, CreatedAt: rec.CreatedAt, ExpiresAt: rec.ExpiresAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

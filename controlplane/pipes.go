@@ -37,6 +37,7 @@ type pipeHub struct {
 	mu     sync.Mutex
 	closed bool
 	open   map[string]*hubPipe
+	heard  map[subjects.Agent]time.Time // the latest frame from each agent
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -46,16 +47,18 @@ type hubPipe struct {
 	conn *pipe.Conn
 	ws   string
 
-	mu    sync.Mutex
-	agent string      // the agent that answered the open; "" until then
-	seen  string      // the agent whose frames arrived first
-	rpc   string      // its rpc subject
-	hello *wire.Hello // its presence at the open
+	mu     sync.Mutex
+	agent  string      // the agent that answered the open; "" until then
+	seen   string      // the agent whose frames arrived first
+	rpc    string      // its rpc subject
+	hello  *wire.Hello // its presence at the open
+	opened time.Time
 }
 
 func newPipeHub(nc *nats.Conn, pr *presence.Tracker) (*pipeHub, error) {
 	h := &pipeHub{nc: nc, presence: pr, owner: nuid.Next(), open: map[string]*hubPipe{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+		heard: map[subjects.Agent]time.Time{},
+		stop:  make(chan struct{}), done: make(chan struct{})}
 	subj, err := subjects.AllPipes(h.owner)
 	if err != nil {
 		return nil, err
@@ -107,7 +110,7 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 		return nil, wire.Errorf(wire.CodeInternal, "", "pipe: %v", err)
 	}
 	p.mu.Lock()
-	p.agent, p.rpc, p.hello = ag.ID, subj, h.presence.Get(ag).Hello
+	p.agent, p.rpc, p.hello, p.opened = ag.ID, subj, h.presence.Get(ag).Hello, time.Now()
 	forged := p.seen != "" && p.seen != ag.ID
 	p.mu.Unlock()
 	// The agent granted res.Window; the pipe was made with the default,
@@ -152,6 +155,9 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 	}
 	h.mu.Lock()
 	p := h.open[id]
+	if p != nil {
+		h.heard[ag] = time.Now()
+	}
 	h.mu.Unlock()
 	if p == nil || p.ws != ag.Workspace {
 		return
@@ -173,7 +179,13 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 	p.conn.Deliver(f)
 }
 
-// watch resets the pipes of agents that went offline or connected again.
+// pipeSilence is how long an agent whose presence lapsed may go without
+// a frame before its pipes are reset: frames still arriving say it is
+// there (a heartbeat can wait behind a lot of data).
+const pipeSilence = 3 * time.Second
+
+// watch resets the pipes of agents that went offline, connected again
+// (frames may have been lost), or lapsed and went silent.
 func (h *pipeHub) watch() {
 	defer close(h.done)
 	t := time.NewTicker(pipeWatchInterval)
@@ -189,17 +201,33 @@ func (h *pipeHub) watch() {
 		for _, p := range h.open {
 			ps = append(ps, p)
 		}
+		heard := make(map[subjects.Agent]time.Time, len(h.heard))
+		for ag, at := range h.heard {
+			if time.Since(at) > time.Minute {
+				delete(h.heard, ag)
+			}
+			heard[ag] = at
+		}
 		h.mu.Unlock()
 		for _, p := range ps {
 			p.mu.Lock()
-			agent, hello := p.agent, p.hello
+			agent, hello, opened := p.agent, p.hello, p.opened
 			p.mu.Unlock()
 			if agent == "" {
 				continue
 			}
-			e := h.presence.Get(subjects.Agent{Workspace: p.ws, ID: agent})
-			if e.Status != presence.Online || e.Hello != hello {
-				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent %s went offline or reconnected", agent))
+			ag := subjects.Agent{Workspace: p.ws, ID: agent}
+			e := h.presence.Get(ag)
+			last := heard[ag]
+			if opened.After(last) {
+				last = opened
+			}
+			switch {
+			case e.Hello != hello:
+				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting, "agent %s reconnected: the connection's frames may be lost", agent))
+			case e.Status == presence.Offline,
+				e.Status != presence.Online && time.Since(last) > pipeSilence:
+				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent %s went offline", agent))
 			}
 		}
 	}
