@@ -109,8 +109,20 @@ func listen(t *testing.T, h func(net.Conn)) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -119,6 +131,9 @@ func listen(t *testing.T, h func(net.Conn)) int {
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 			wg.Add(1)
 			go func() { defer wg.Done(); defer c.Close(); h(c) }()
 		}
@@ -362,7 +377,7 @@ func TestPortStreamServerGoesAway(t *testing.T) {
 func TestPortStreamsStalledReader(t *testing.T) {
 	e := newPortsEnv(t)
 	e.agent(t, "a1")
-	const n, size = 50, 8 << 20
+	const n, size = 50, 4 << 20
 	payload := bytes.Repeat([]byte("p"), size)
 	port := listen(t, func(c net.Conn) {
 		c.Write(payload)
