@@ -48,6 +48,7 @@ func suites() []suite {
 		{"echo", benchEcho, false},
 		{"storm", benchStorm, true},
 		{"tree", benchTree, false},
+		{"ports", benchPorts, false},
 	}
 }
 
