@@ -137,6 +137,7 @@ type Server struct {
 	natsURL  string     // where our own connections go
 	nc       *nats.Conn // the app account: state
 	agentNC  *nats.Conn // the agents' account: requests, replies, presence
+	pipeNC   *nats.Conn // the agents' account: pipe frames (pipes.go)
 	sysNC    *nats.Conn
 	st       *store
 	presence *presence.Tracker
@@ -261,7 +262,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startSessions(); err != nil {
 		return err
 	}
-	if s.pipes, err = newPipeHub(s.agentNC, s.presence); err != nil {
+	if s.pipes, err = newPipeHub(s.pipeNC, s.presence); err != nil {
 		return err
 	}
 	s.portTransport = s.newPortTransport()
@@ -439,7 +440,7 @@ func (s *Server) stop() {
 	if s.rpc != nil {
 		_ = s.rpc.Close()
 	}
-	for _, nc := range []*nats.Conn{s.agentNC, s.nc} {
+	for _, nc := range []*nats.Conn{s.pipeNC, s.agentNC, s.nc} {
 		if nc != nil {
 			drainAndWait(nc, closeTimeout)
 		}

@@ -76,7 +76,7 @@ func ValidPort(p int) error {
 const (
 	// PipeWindow is the default window: bytes in flight, unacknowledged,
 	// each way of one pipe.
-	PipeWindow = 2 << 20
+	PipeWindow = 1 << 20
 	// MaxPipeWindow bounds a window either side asks for.
 	MaxPipeWindow = 64 << 20
 	// PipeChunk is the most data one frame carries.
