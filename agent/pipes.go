@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/pipe"
@@ -26,12 +28,57 @@ type pipes struct {
 	mu     sync.Mutex
 	closed bool
 	open   map[string]*agentPipe
-	wg     sync.WaitGroup // each pipe's two copy goroutines
+	wg     sync.WaitGroup // each pipe's two copy goroutines, and sweep
+	stop   chan struct{}  // ends sweep
+}
+
+// pipeSweep is how often the agent checks that the control-plane
+// connections its pipes go to are still there.
+const pipeSweep = 30 * time.Second
+
+// sweep resets the pipes of control-plane connections that are gone (a
+// control plane that crashed never sends their resets): a request on one
+// pipe subject of each finds no responders once nobody subscribes. The
+// control plane takes the request as a credit for offset 0, a no-op, and
+// does not answer; a timeout means it is there.
+func (ps *pipes) sweep() {
+	defer ps.wg.Done()
+	t := time.NewTicker(pipeSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ps.stop:
+			return
+		case <-t.C:
+		}
+		bySubj := map[string][]*agentPipe{}
+		ps.mu.Lock()
+		for _, p := range ps.open {
+			owner := p.subj[:strings.LastIndexByte(p.subj, '.')]
+			bySubj[owner] = append(bySubj[owner], p)
+		}
+		ps.mu.Unlock()
+		nc := ps.a.conn.Load()
+		if nc == nil {
+			continue
+		}
+		probe := wire.AppendFrame(nil, wire.Frame{Kind: wire.FrameCredit}, false)
+		for _, group := range bySubj {
+			_, err := nc.Request(group[0].subj, probe, 2*time.Second)
+			if errors.Is(err, nats.ErrNoResponders) {
+				for _, p := range group {
+					p.conn.Reset(errors.New("the control plane's connection is gone"))
+					p.tcp.Close()
+				}
+			}
+		}
+	}
 }
 
 // agentPipe is one open pipe.
 type agentPipe struct {
 	conn    *pipe.Conn
+	subj    string // where its frames go
 	tcp     net.Conn
 	session string
 	epoch   uint64
@@ -40,7 +87,22 @@ type agentPipe struct {
 	moved    chan struct{} // closed when its session moved on
 }
 
-func newPipes(a *Agent) *pipes { return &pipes{a: a, open: map[string]*agentPipe{}} }
+// maxPipes bounds the pipes open at once; more answer unavailable/busy.
+const maxPipes = 1024
+
+func newPipes(a *Agent) *pipes {
+	return &pipes{a: a, open: map[string]*agentPipe{}, stop: make(chan struct{})}
+}
+
+// start starts the sweep; close ends it.
+func (ps *pipes) start() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if !ps.closed {
+		ps.wg.Add(1)
+		go ps.sweep()
+	}
+}
 
 // openOp serves port.open: it connects to the port and starts the pipe.
 func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
@@ -59,7 +121,7 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &agentPipe{tcp: tcp, session: req.Session, epoch: req.Epoch, moved: make(chan struct{})}
+	p := &agentPipe{subj: subj, tcp: tcp, session: req.Session, epoch: req.Epoch, moved: make(chan struct{})}
 	p.conn = pipe.New(pipe.Config{
 		ID:         body.Pipe,
 		Send:       func(b []byte) error { return ps.publish(subj, b) },
@@ -74,6 +136,11 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 		ps.mu.Unlock()
 		tcp.Close()
 		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent is stopping")
+	}
+	if len(ps.open) >= maxPipes {
+		ps.mu.Unlock()
+		tcp.Close()
+		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "the agent has %d connections to its ports open; retry", maxPipes)
 	}
 	if _, dup := ps.open[body.Pipe]; dup {
 		ps.mu.Unlock()
@@ -207,6 +274,9 @@ func (ps *pipes) resetAll(why string) {
 // goroutines.
 func (ps *pipes) close() {
 	ps.mu.Lock()
+	if !ps.closed {
+		close(ps.stop)
+	}
 	ps.closed = true
 	ps.mu.Unlock()
 	ps.resetAll("agent stopping")

@@ -40,6 +40,8 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return err
 	}
+	a.pipes.start()
+	defer a.pipes.close()
 	sub, err := nc.Subscribe(rpcSubj, s.onRequest)
 	if err != nil {
 		return fmt.Errorf("agent: subscribe %s: %w", rpcSubj, err)
@@ -67,7 +69,6 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 		_ = nc.FlushTimeout(time.Second)
 	}
 	s.stop(cancel)
-	a.pipes.close()
 	a.log.Info("agent stopped", "agent", a.id.String(), "reason", stopReason(runErr))
 	return runErr
 }

@@ -251,6 +251,9 @@ func (s *Server) servePreview(w http.ResponseWriter, r *http.Request, token, pre
 	if err != nil {
 		return err
 	}
+	// The link is the caller's credential: its body (an upload to the
+	// app, a WebSocket) takes the time it takes, as a known caller's does.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	t, err := s.linkTarget(r.Context(), rec)
 	if err != nil {
 		return err

@@ -179,13 +179,14 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 	p.conn.Deliver(f)
 }
 
-// pipeSilence is how long an agent whose presence lapsed may go without
-// a frame before its pipes are reset: frames still arriving say it is
-// there (a heartbeat can wait behind a lot of data).
-const pipeSilence = 3 * time.Second
+// pipeSilence is how long an agent whose presence lapsed (or that went
+// offline) may go without a frame before its pipes are reset: frames
+// still arriving say it is there (a heartbeat can wait behind a lot of
+// data). An agent that stops cleanly resets its pipes itself.
+const pipeSilence = 5 * time.Second
 
-// watch resets the pipes of agents that went offline, connected again
-// (frames may have been lost), or lapsed and went silent.
+// watch resets the pipes of agents that connected again (frames may have
+// been lost), or lapsed and went silent.
 func (h *pipeHub) watch() {
 	defer close(h.done)
 	t := time.NewTicker(pipeWatchInterval)
@@ -225,8 +226,7 @@ func (h *pipeHub) watch() {
 			switch {
 			case e.Hello != hello:
 				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting, "agent %s reconnected: the connection's frames may be lost", agent))
-			case e.Status == presence.Offline,
-				e.Status != presence.Online && time.Since(last) > pipeSilence:
+			case e.Status != presence.Online && time.Since(last) > pipeSilence:
 				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent %s went offline", agent))
 			}
 		}

@@ -377,7 +377,7 @@ func TestPortStreamServerGoesAway(t *testing.T) {
 func TestPortStreamsStalledReader(t *testing.T) {
 	e := newPortsEnv(t)
 	e.agent(t, "a1")
-	const n, size = 50, 4 << 20
+	const n, size = 50, 2 << 20
 	payload := bytes.Repeat([]byte("p"), size)
 	port := listen(t, func(c net.Conn) {
 		c.Write(payload)
