@@ -30,6 +30,64 @@ type pipes struct {
 	open   map[string]*agentPipe
 	wg     sync.WaitGroup // each pipe's two copy goroutines, and sweep
 	stop   chan struct{}  // ends sweep
+	flight map[string]*flight // by owner: data sent, not yet acknowledged
+}
+
+// flight paces an agent's data frames to one control-plane connection:
+// at most wire.PipeFlight bytes not yet acknowledged by its FrameAcks, so
+// megabytes of forwarded data never queue ahead of the heartbeats and
+// replies on the agent's one connection. An acknowledgement lost (a
+// reconnect) only slows a sender down for flightWait.
+type flight struct {
+	mu      sync.Mutex
+	bytes   int
+	changed chan struct{}
+}
+
+// flightWait bounds how long a frame waits for acknowledgements.
+const flightWait = time.Second
+
+func (f *flight) take(n int) {
+	deadline := time.Now().Add(flightWait)
+	f.mu.Lock()
+	for f.bytes > 0 && f.bytes+n > wire.PipeFlight {
+		ch := f.changed
+		f.mu.Unlock()
+		left := time.Until(deadline)
+		if left <= 0 {
+			f.mu.Lock()
+			break
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-ch:
+		case <-t.C:
+		}
+		t.Stop()
+		f.mu.Lock()
+	}
+	f.bytes += n
+	f.mu.Unlock()
+}
+
+func (f *flight) ack(n int) {
+	f.mu.Lock()
+	f.bytes = max(0, f.bytes-n)
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+}
+
+// flightOf is the pacing of owner's connection.
+func (ps *pipes) flightOf(owner string) *flight {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	f := ps.flight[owner]
+	if f == nil {
+		f = &flight{changed: make(chan struct{})}
+		ps.flight[owner] = f
+	}
+	return f
 }
 
 // pipeSweep is how often the agent checks that the control-plane
@@ -91,7 +149,7 @@ type agentPipe struct {
 const maxPipes = 1024
 
 func newPipes(a *Agent) *pipes {
-	return &pipes{a: a, open: map[string]*agentPipe{}, stop: make(chan struct{})}
+	return &pipes{a: a, open: map[string]*agentPipe{}, stop: make(chan struct{}), flight: map[string]*flight{}}
 }
 
 // start starts the sweep; close ends it.
@@ -121,10 +179,16 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	fl := ps.flightOf(body.Owner)
 	p := &agentPipe{subj: subj, tcp: tcp, session: req.Session, epoch: req.Epoch, moved: make(chan struct{})}
 	p.conn = pipe.New(pipe.Config{
 		ID:         body.Pipe,
-		Send:       func(b []byte) error { return ps.publish(subj, b) },
+		Send: func(b []byte) error {
+			if wire.FrameKind(b[0]) == wire.FrameData {
+				fl.take(len(b))
+			}
+			return ps.publish(subj, b)
+		},
 		Window:     wire.PipeWindow,
 		PeerWindow: body.Window,
 		OnClose:    func() { ps.remove(body.Pipe, p) },
@@ -225,6 +289,10 @@ func (ps *pipes) deliver(data []byte) {
 	f, err := wire.DecodeFrame(data, true)
 	if err != nil {
 		ps.a.log.Warn("bad pipe frame", "err", err)
+		return
+	}
+	if f.Kind == wire.FrameAck {
+		ps.flightOf(f.Pipe).ack(int(min(f.Off, wire.PipeFlight)))
 		return
 	}
 	ps.mu.Lock()

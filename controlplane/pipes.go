@@ -38,6 +38,7 @@ type pipeHub struct {
 	closed bool
 	open   map[string]*hubPipe
 	heard  map[subjects.Agent]time.Time // the latest frame from each agent
+	unack  map[subjects.Agent]int       // data bytes received, not yet acknowledged
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -58,6 +59,7 @@ type hubPipe struct {
 func newPipeHub(nc *nats.Conn, pr *presence.Tracker) (*pipeHub, error) {
 	h := &pipeHub{nc: nc, presence: pr, owner: nuid.Next(), open: map[string]*hubPipe{},
 		heard: map[subjects.Agent]time.Time{},
+		unack: map[subjects.Agent]int{},
 		stop:  make(chan struct{}), done: make(chan struct{})}
 	subj, err := subjects.AllPipes(h.owner)
 	if err != nil {
@@ -155,10 +157,20 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 	}
 	h.mu.Lock()
 	p := h.open[id]
+	ack := 0
 	if p != nil {
 		h.heard[ag] = time.Now()
 	}
+	if len(m.Data) > 0 && wire.FrameKind(m.Data[0]) == wire.FrameData {
+		h.unack[ag] += len(m.Data)
+		if h.unack[ag] >= wire.PipeAckEvery {
+			ack, h.unack[ag] = h.unack[ag], 0
+		}
+	}
 	h.mu.Unlock()
+	if ack > 0 {
+		h.ackAgent(ag, ack)
+	}
 	if p == nil || p.ws != ag.Workspace {
 		return
 	}
@@ -184,6 +196,16 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 // still arriving say it is there (a heartbeat can wait behind a lot of
 // data). An agent that stops cleanly resets its pipes itself.
 const pipeSilence = 5 * time.Second
+
+// ackAgent tells ag that n more bytes of its data frames arrived: its
+// connection-wide pacing (wire.PipeFlight).
+func (h *pipeHub) ackAgent(ag subjects.Agent, n int) {
+	subj, err := ag.RPC()
+	if err != nil {
+		return
+	}
+	_ = h.nc.Publish(subj, wire.AppendFrame(nil, wire.Frame{Kind: wire.FrameAck, Pipe: h.owner, Off: uint64(n)}, true))
+}
 
 // watch resets the pipes of agents that connected again (frames may have
 // been lost), or lapsed and went silent.

@@ -81,6 +81,13 @@ const (
 	MaxPipeWindow = 64 << 20
 	// PipeChunk is the most data one frame carries.
 	PipeChunk = 256 << 10
+	// PipeFlight bounds the bytes of data frames an agent has sent to
+	// one control-plane connection and not yet seen acknowledged
+	// (FrameAck): what may queue ahead of its heartbeats and replies.
+	PipeFlight = 4 << 20
+	// PipeAckEvery is how many received bytes the control plane
+	// acknowledges at once.
+	PipeAckEvery = 256 << 10
 	// MaxPipeID bounds a pipe's id and owner.
 	MaxPipeID = 64
 )
@@ -112,6 +119,11 @@ const (
 	FrameEOF FrameKind = 'e'
 	// FrameReset ends the pipe both ways at once; Data is a reason.
 	FrameReset FrameKind = 'r'
+	// FrameAck, from the control plane only, names no pipe but a
+	// control-plane connection (Pipe is its owner): it received Off more
+	// bytes of the agent's data frames. It paces the agent's connection
+	// as a whole (PipeFlight), apart from each pipe's window.
+	FrameAck FrameKind = 'a'
 )
 
 // PipeMagic is the first byte of a frame the control plane sends on an
@@ -170,7 +182,7 @@ func DecodeFrame(b []byte, withPipe bool) (Frame, error) {
 	f.Kind = FrameKind(b[0])
 	switch f.Kind {
 	case FrameData, FrameReset:
-	case FrameCredit, FrameEOF:
+	case FrameCredit, FrameEOF, FrameAck:
 		if len(b) != 9 {
 			return f, fmt.Errorf("%w: %c frame with data", ErrBadFrame, f.Kind)
 		}
