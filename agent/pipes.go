@@ -28,8 +28,8 @@ type pipes struct {
 	mu     sync.Mutex
 	closed bool
 	open   map[string]*agentPipe
-	wg     sync.WaitGroup // each pipe's two copy goroutines, and sweep
-	stop   chan struct{}  // ends sweep
+	wg     sync.WaitGroup     // each pipe's two copy goroutines, and sweep
+	stop   chan struct{}      // ends sweep
 	flight map[string]*flight // by owner: data sent, not yet acknowledged
 }
 
@@ -182,7 +182,7 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	fl := ps.flightOf(body.Owner)
 	p := &agentPipe{subj: subj, tcp: tcp, session: req.Session, epoch: req.Epoch, moved: make(chan struct{})}
 	p.conn = pipe.New(pipe.Config{
-		ID:         body.Pipe,
+		ID: body.Pipe,
 		Send: func(b []byte) error {
 			if wire.FrameKind(b[0]) == wire.FrameData {
 				fl.take(len(b))
