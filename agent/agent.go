@@ -31,7 +31,11 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultHeartbeat = 2 * time.Second
+	// DefaultHeartbeat is slow on purpose: the control plane learns that a
+	// connection closed from the NATS server's disconnect events (see
+	// wire/PROTOCOL.md, Presence events); heartbeats are the fallback, and
+	// at 2 s 10,000 agents sent 5,000 a second.
+	DefaultHeartbeat = 20 * time.Second
 	DefaultWorkers   = 256
 )
 
@@ -61,7 +65,8 @@ type Config struct {
 	Root string
 	// Version is the agent's build version, reported in hello.
 	Version string
-	// HeartbeatInterval is how often the agent says it is alive (2 s).
+	// HeartbeatInterval is how often the agent says it is alive
+	// (DefaultHeartbeat, 20 s).
 	HeartbeatInterval time.Duration
 	// Workers bounds requests served at once; more answer unavailable/busy.
 	Workers int
@@ -146,6 +151,9 @@ type Agent struct {
 	linkWG sync.WaitGroup
 	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
 	pipes  *pipes // forwarded TCP connections (pipes.go)
+	// connected is signalled on every reconnect: the heartbeat loop then
+	// beats soon (firstBeat) instead of up to a whole interval later.
+	connected chan struct{}
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -165,6 +173,8 @@ func New(cfg Config) (*Agent, error) {
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
 		links:    links,
+
+		connected: make(chan struct{}, 1),
 	}
 	a.pipes = newPipes(a)
 	if a.procs == nil {

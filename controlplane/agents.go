@@ -213,6 +213,11 @@ func (s *Server) startPresence(ctx context.Context) error {
 	if err := s.presence.Start(s.agentNC); err != nil {
 		return fmt.Errorf("presence: %w", err)
 	}
+	// The servers' disconnect events tell at once when an agent's
+	// connection closes, so agents can heartbeat slowly.
+	if err := s.presence.WatchDisconnects(s.sysNC, s.auth.AgentsAccountPublicKey()); err != nil {
+		return fmt.Errorf("presence: %w", err)
+	}
 	return nil
 }
 

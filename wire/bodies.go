@@ -24,6 +24,19 @@ type Hello struct {
 	// HeartbeatMs is the agent's heartbeat interval, from which the control
 	// plane derives its lease before the first heartbeat arrives.
 	HeartbeatMs int64 `msgpack:"ivl,omitempty" json:"-"`
+	// Conn is the NATS connection the hello went out on; nil from agents
+	// that predate it.
+	Conn *ConnRef `msgpack:"conn,omitempty" json:"-"`
+}
+
+// ConnRef names one NATS connection: the id of the server it is on and the
+// client id that server gave it (nats.go's ConnectedServerId and
+// GetClientID). The control plane matches it against the server's
+// disconnect events, so a dropped agent is reconnecting at once instead of
+// when its heartbeats would have lapsed.
+type ConnRef struct {
+	Server string `msgpack:"srv" json:"server"`
+	ID     uint64 `msgpack:"cid" json:"id"`
 }
 
 // Heartbeat is published on agent.<ws>.<agent>.heartbeat every few seconds.
@@ -33,6 +46,8 @@ type Heartbeat struct {
 	Time     time.Time `msgpack:"t"`
 	// IntervalMs lets the control plane derive the lease from the agent's own rate.
 	IntervalMs int64 `msgpack:"ivl"`
+	// Conn is the connection the heartbeat went out on (see Hello.Conn).
+	Conn *ConnRef `msgpack:"conn,omitempty"`
 }
 
 // Goodbye is published on agent.<ws>.<agent>.goodbye on a clean stop.
