@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/agent/audit"
+	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/enroll"
@@ -89,6 +91,13 @@ type Config struct {
 	Capabilities map[string]bool
 	// Procs runs commands; nil makes one on Root.
 	Procs *proc.Manager
+	// Policy is the machine owner's policy file (outpost agent run
+	// --policy); nil allows everything. The agent checks every request
+	// against its current policy (guard.go) and reports a summary in hello.
+	Policy *policy.File
+	// Audit, when set, is the audit log every operation is appended to
+	// (and published to the control plane); nil records nothing.
+	Audit *audit.Log
 	// MaxProcesses bounds the processes alive at once, started by
 	// proc.start and running exec's together; more answer unavailable/busy.
 	// Zero means proc.DefaultMaxProcesses (256). Ignored with Procs set.
@@ -142,15 +151,18 @@ type Agent struct {
 	handlers map[string]opFunc
 	running  bool
 
-	conn   atomic.Pointer[nats.Conn] // the serving connection, for its max payload
-	sem    chan struct{}
-	fence  delivery.Fence // sessions' epochs (the delivery rule)
-	idem   *idempotency
-	stopCh chan error // a takeover or fatal NATS error asks Run to stop
-	links  *linkHub   // tells of sleep/wake and network changes
-	linkWG sync.WaitGroup
-	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
-	pipes  *pipes // forwarded TCP connections (pipes.go)
+	conn    atomic.Pointer[nats.Conn] // the serving connection, for its max payload
+	sem     chan struct{}
+	fence   delivery.Fence // sessions' epochs (the delivery rule)
+	idem    *idempotency
+	stopCh  chan error // a takeover or fatal NATS error asks Run to stop
+	links   *linkHub   // tells of sleep/wake and network changes
+	linkWG  sync.WaitGroup
+	uplink  uplink                    // sizes proc.read replies to the uplink (uplink.go)
+	paused  atomic.Bool               // the owner's pause switch (Pause, Resume)
+	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
+	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
+	pipes   *pipes                    // forwarded TCP connections (pipes.go)
 	// connected is signalled on every reconnect: the heartbeat loop then
 	// beats soon (firstBeat) instead of up to a whole interval later.
 	connected chan struct{}
@@ -172,13 +184,14 @@ func New(cfg Config) (*Agent, error) {
 		sem:      make(chan struct{}, cfg.Workers),
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
+		beat:     make(chan struct{}, 1),
 		links:    links,
 
 		connected: make(chan struct{}, 1),
 	}
 	a.pipes = newPipes(a)
 	if a.procs == nil {
-		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
+		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses, Resources: a.resources})
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
@@ -189,6 +202,9 @@ func New(cfg Config) (*Agent, error) {
 			a.procs.Close()
 		}
 		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if cfg.Policy != nil {
+		cfg.Policy.OnApply(a.applyPolicy)
 	}
 	return a, nil
 }
@@ -227,6 +243,11 @@ func (a *Agent) Hello() wire.Hello {
 	for k, v := range a.cfg.Capabilities {
 		caps[k] = v
 	}
+	var summary *wire.PolicySummary
+	if a.cfg.Policy != nil {
+		summary = a.cfg.Policy.Current().Summary(a.limitsBy())
+		caps["policy"] = true
+	}
 	return wire.Hello{
 		Workspace:    a.id.Workspace,
 		Agent:        a.id.ID,
@@ -242,6 +263,8 @@ func (a *Agent) Hello() wire.Hello {
 		Capabilities: caps,
 		StartedAt:    a.started,
 		HeartbeatMs:  a.cfg.HeartbeatInterval.Milliseconds(),
+		Policy:       summary,
+		Paused:       a.paused.Load(),
 	}
 }
 

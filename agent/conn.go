@@ -60,6 +60,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			a.log.Warn("disconnected from NATS", "err", err)
+			a.noteErr("disconnected", err)
 			a.pipes.resetAll("the agent's connection to NATS dropped")
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
@@ -76,6 +77,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 				return
 			}
 			a.log.Warn("NATS error", "err", err)
+			a.noteErr("nats", err)
 		}),
 		nats.ClosedHandler(func(nc *nats.Conn) {
 			if err := nc.LastError(); err != nil {
@@ -99,6 +101,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		}
 		wait := b.NextBackOff()
 		a.log.Warn("cannot reach NATS, retrying", "servers", servers, "in", wait.Round(time.Millisecond), "err", err)
+		a.noteErr("cannot reach NATS", err)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -309,6 +312,7 @@ func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
 			continue
 		case <-soon.C:
 		case <-t.C:
+		case <-a.beat:
 		}
 		if !nc.IsConnected() {
 			continue // a stale beat flushed on reconnect would say nothing true
@@ -320,6 +324,7 @@ func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
 			Time:       time.Now().UTC(),
 			IntervalMs: a.cfg.HeartbeatInterval.Milliseconds(),
 			Conn:       connRef(nc),
+			Paused:     a.paused.Load(),
 		})
 	}
 }

@@ -45,15 +45,18 @@ func (a *Agent) portList(ctx context.Context, _ *wire.Request) (any, error) {
 }
 
 // dialPort is the one place the agent opens a connection to a port of its
-// machine, for every pipe: the owner's policy (an allow-list of ports) is
-// checked here. It tries 127.0.0.1, then [::1] (a dev server that listens
+// machine, for every pipe: the owner's policy (its allow-list of ports)
+// is checked here. It tries 127.0.0.1, then [::1] (a dev server that listens
 // on "localhost" may have only the IPv6 one). Nothing listening is
 // bad_gateway/connection_refused.
 func (a *Agent) dialPort(ctx context.Context, port int) (net.Conn, error) {
 	if err := wire.ValidPort(port); err != nil {
 		return nil, err
 	}
-	// Policy: the owner's ports allow-list goes here, before any dial.
+	// The owner's ports allow-list, before any dial.
+	if err := a.cfg.Policy.Current().AllowPort(port); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, portDialTimeout)
 	defer cancel()
 	var d net.Dialer

@@ -47,6 +47,7 @@ func suites() []suite {
 		{"stream", benchStream, false},
 		{"files", benchFiles, false},
 		{"echo", benchEcho, false},
+		{"console", benchConsole, false},
 		{"storm", benchStorm, true},
 		{"tree", benchTree, false},
 		{"ports", benchPorts, false},

@@ -54,8 +54,9 @@ func (s *Server) agentJSON(rec *agentRecord) client.Agent {
 	}
 	if h := e.Hello; h != nil {
 		out.Version, out.OS, out.Arch, out.Hostname = h.Version, h.OS, h.Arch, h.Hostname
-		out.Capabilities = h.Capabilities
+		out.Capabilities, out.Policy = h.Capabilities, h.Policy
 	}
+	out.Paused = e.Paused && e.Status == presence.Online
 	if out.Capabilities == nil {
 		out.Capabilities = map[string]bool{}
 	}

@@ -593,3 +593,31 @@ func TestPortsSessionSwap(t *testing.T) {
 		t.Fatalf("after the swap pipes go to %v, want [a2]", got)
 	}
 }
+
+// The owner's ports allow-list: a port outside it is 403 policy, through
+// the proxy and the stream alike; a port in it works.
+func TestPortsPolicy(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	open := listen(t, echo)
+	closed := listen(t, echo)
+	_, prefix := policyAgent(t, s, "a1", t.TempDir(), fmt.Sprintf(`{"ports":[%d]}`, open))
+	e := &portsEnv{s: s, token: s.AdminToken()}
+	tgt := adminClient(s).Agent("ws1", "a1")
+	resp := e.do(t, "GET", s.URL()+prefix+fmt.Sprintf("/ports/%d/http/", closed), nil, true)
+	body, _ := io.ReadAll(resp.Body)
+	if code, reason := errorCode(t, body); resp.StatusCode != 403 || code != wire.CodePermissionDenied || reason != wire.ReasonPolicy {
+		t.Fatalf("proxy to a port outside the policy: %d %s/%s, want 403 permission_denied/policy", resp.StatusCode, code, reason)
+	}
+	if _, err := e.dialStream(t, tgt, closed); err == nil || !strings.Contains(err.Error(), "403") || !strings.Contains(err.Error(), "policy") {
+		t.Fatalf("stream to a port outside the policy: %v, want 403 policy", err)
+	}
+	c, err := e.dialStream(t, tgt, open)
+	if err != nil {
+		t.Fatalf("stream to a port in the policy: %v", err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.OpBinary, []byte("ok"))
+	if _, data, err := c.ReadMessage(); err != nil || string(data) != "ok" {
+		t.Fatalf("echo through an allowed port: %q %v", data, err)
+	}
+}

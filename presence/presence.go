@@ -108,6 +108,9 @@ type Entry struct {
 	// hello received is a new value: a changed pointer means the agent said
 	// hello again, on a new connection.
 	Hello *wire.Hello
+	// Paused is what the live instance said last (hello or heartbeat): its
+	// owner paused it. A paused agent is online; it answers agent_paused.
+	Paused bool
 }
 
 // state is the mutable record behind an Entry.
@@ -116,6 +119,7 @@ type state struct {
 	leaseUntil time.Time
 	instance   string
 	hello      *wire.Hello
+	paused     bool
 	gone       bool // the live instance said goodbye
 	superseded []string
 	reported   Status       // last status given to OnChange
@@ -317,7 +321,7 @@ func (t *Tracker) hello(s *state, h *wire.Hello, now time.Time) bool {
 	if s.instance != "" && s.instance != h.Instance {
 		s.supersede(s.instance)
 	}
-	s.instance, s.hello, s.gone = h.Instance, h, false
+	s.instance, s.hello, s.gone, s.paused = h.Instance, h, false, h.Paused
 	s.lastSeen, s.leaseUntil = now, now.Add(t.lease(time.Duration(h.HeartbeatMs)*time.Millisecond))
 	s.onConn(h.Conn, now)
 	return true
@@ -339,7 +343,7 @@ func (t *Tracker) heartbeat(s *state, hb *wire.Heartbeat, now time.Time) bool {
 		}
 		s.instance, s.hello, s.gone = hb.Instance, nil, false
 	}
-	s.lastSeen = now
+	s.lastSeen, s.paused = now, hb.Paused
 	s.leaseUntil = now.Add(t.lease(time.Duration(hb.IntervalMs) * time.Millisecond))
 	s.onConn(hb.Conn, now)
 	return s.hello == nil && s.reported != Online // a new instance, first seen
@@ -416,6 +420,7 @@ func (t *Tracker) entry(s *state, now time.Time) Entry {
 		LeaseUntil: s.leaseUntil,
 		Instance:   s.instance,
 		Hello:      s.hello,
+		Paused:     s.paused,
 	}
 }
 

@@ -23,6 +23,7 @@ const (
 	KindGoodbye   = "goodbye"   // published on a clean stop
 	KindReply     = "reply"     // replies to the control plane's requests
 	KindPipe      = "pipe"      // frames of a pipe (a forwarded TCP connection) to the control plane
+	KindAudit     = "audit"     // one audit event per operation (JSON)
 )
 
 // ControlPlaneInboxPrefix is the inbox prefix the control plane uses for its
