@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 )
@@ -26,6 +27,7 @@ const (
 	bucketAgentKeys   = "outpost_agent_keys"    // <user public key> → keyBinding, never deleted
 	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
 	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
+	bucketDevice      = "outpost_device_logins" // d.<hash of device code> → deviceRecord; u.<hash of user code> → userCodeRecord
 	// bucketLinks (links.go): <id> → linkRecord
 )
 
@@ -36,6 +38,12 @@ const maxTokenTTL = 30 * 24 * time.Hour
 type workspaceRecord struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"createdAt"`
+	// NoAgentUpdates turns the agents' self-update off.
+	NoAgentUpdates bool `json:"noAgentUpdates,omitempty"`
+}
+
+func (r *workspaceRecord) api() *client.Workspace {
+	return &client.Workspace{ID: r.ID, CreatedAt: r.CreatedAt, AgentUpdates: !r.NoAgentUpdates}
 }
 
 type keyRecord struct {
@@ -72,6 +80,7 @@ type agentRecord struct {
 	// From the latest hello (or the enroll request until one arrives).
 	Instance     string          `json:"instance,omitempty"`
 	Version      string          `json:"version,omitempty"`
+	Protocol     int             `json:"protocol,omitempty"`
 	OS           string          `json:"os,omitempty"`
 	Arch         string          `json:"arch,omitempty"`
 	Hostname     string          `json:"hostname,omitempty"`
@@ -113,6 +122,7 @@ type store struct {
 	workspaces, apiKeys, agents    bucket // cached: read on every call
 	tokens, revocations, agentKeys bucket
 	sessions, claims               jetstream.KeyValue // routing's
+	device                         bucket             // device logins
 	links                          bucket             // cached: read on every preview request
 	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
@@ -218,6 +228,9 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return nil, err
 	}
 	if st.claims, err = open(bucketClaims, "outpost pool agents claimed by sessions", 0); err != nil {
+		return nil, err
+	}
+	if st.device, err = open(bucketDevice, "outpost device logins by hashes of their codes", 2*time.Hour); err != nil {
 		return nil, err
 	}
 	links, err := open(bucketLinks, "outpost preview links", maxLinkTTL+24*time.Hour)
