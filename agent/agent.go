@@ -171,6 +171,7 @@ type Agent struct {
 	paused  atomic.Bool               // the owner's pause switch (Pause, Resume)
 	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
 	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
+	pipes   *pipes                    // forwarded TCP connections (pipes.go)
 	// connected is signalled on every reconnect: the heartbeat loop then
 	// beats soon (firstBeat) instead of up to a whole interval later.
 	connected chan struct{}
@@ -197,6 +198,7 @@ func New(cfg Config) (*Agent, error) {
 
 		connected: make(chan struct{}, 1),
 	}
+	a.pipes = newPipes(a)
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses, Resources: a.resources})
 		if err != nil {
@@ -263,6 +265,9 @@ func (a *Agent) Instance() string { return a.instance }
 func (a *Agent) Hello() wire.Hello {
 	host, _ := os.Hostname()
 	caps := map[string]bool{"exec": true, "procs": true, "pty": proc.PTYSupported}
+	for k, v := range portCapabilities() {
+		caps[k] = v
+	}
 	for k, v := range a.cfg.Capabilities {
 		caps[k] = v
 	}

@@ -61,6 +61,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			a.log.Warn("disconnected from NATS", "err", err)
 			a.noteErr("disconnected", err)
+			a.pipes.resetAll("the agent's connection to NATS dropped")
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			a.log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())

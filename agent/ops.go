@@ -15,6 +15,7 @@ func (a *Agent) registerBuiltins() error {
 	a.Register(wire.OpProbe, a.probeOp)
 	a.Register(wire.OpExec, a.exec)
 	a.registerProcOps()
+	a.registerPortOps()
 	return a.registerFiles()
 }
 

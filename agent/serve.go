@@ -40,6 +40,8 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return err
 	}
+	a.pipes.start()
+	defer a.pipes.close()
 	sub, err := nc.Subscribe(rpcSubj, s.onRequest)
 	if err != nil {
 		return fmt.Errorf("agent: subscribe %s: %w", rpcSubj, err)
@@ -98,6 +100,9 @@ func (s *server) stop(cancel context.CancelFunc) {
 // onRequest admits a request into the bounded worker pool, or answers busy.
 func (s *server) onRequest(m *nats.Msg) {
 	if m.Reply == "" {
+		if len(m.Data) > 0 && m.Data[0] == wire.PipeMagic {
+			s.a.pipes.deliver(m.Data)
+		}
 		return
 	}
 	s.mu.Lock()
@@ -184,6 +189,9 @@ func (a *Agent) dispatch(base context.Context, req *wire.Request, call *callFiel
 	}
 	if err := delivery.Admit(req, time.Now(), &a.fence); err != nil {
 		return fail(err)
+	}
+	if req.Session != "" {
+		a.pipes.fence(req.Session, req.Epoch) // the session moved on: its older pipes end
 	}
 	h := a.handler(req.Op)
 	if h == nil {

@@ -50,6 +50,7 @@ func suites() []suite {
 		{"console", benchConsole, false},
 		{"storm", benchStorm, true},
 		{"tree", benchTree, false},
+		{"ports", benchPorts, false},
 	}
 }
 

@@ -207,6 +207,14 @@ func (s *Server) connectNATS() error {
 		return fmt.Errorf("system credentials: %w", err)
 	}
 	sys := append([]nats.Option{nats.Name("outpost-controlplane-system"), sysOpt}, common...)
+	// Pipe frames (forwarded ports) travel on a connection of their own:
+	// megabytes of them in flight must not hold up the presence events
+	// and replies on the agents' connection.
+	pipes := append([]nats.Option{
+		nats.Name("outpost-controlplane-pipes"),
+		nats.ReconnectBufSize(-1),
+		agentOpt,
+	}, common...)
 
 	url := s.cfg.NATSURL
 	if s.ns != nil {
@@ -217,10 +225,10 @@ func (s *Server) connectNATS() error {
 	}
 	// All three at once, right after the port opened: ahead of a fleet
 	// that reconnects at once.
-	conns := make([]*nats.Conn, 3)
-	errs := make([]error, 3)
+	conns := make([]*nats.Conn, 4)
+	errs := make([]error, 4)
 	var wg sync.WaitGroup
-	for i, opts := range [][]nats.Option{svc, agents, sys} {
+	for i, opts := range [][]nats.Option{svc, agents, sys, pipes} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -228,8 +236,8 @@ func (s *Server) connectNATS() error {
 		}()
 	}
 	wg.Wait()
-	s.nc, s.agentNC, s.sysNC = conns[0], conns[1], conns[2]
-	for i, what := range []string{"at " + url, "as the agents' control-plane user", "as the system user"} {
+	s.nc, s.agentNC, s.sysNC, s.pipeNC = conns[0], conns[1], conns[2], conns[3]
+	for i, what := range []string{"at " + url, "as the agents' control-plane user", "as the system user", "for pipes"} {
 		if errs[i] != nil {
 			return fmt.Errorf("connect to nats %s: %w", what, errs[i])
 		}

@@ -117,6 +117,11 @@ type Config struct {
 	// InsecurePlaintext allows a Listen address that is not loopback
 	// without TLS: secrets and commands then cross the network in clear.
 	InsecurePlaintext bool
+	// PreviewDomain, when set, serves each preview link at
+	// <token>.<PreviewDomain> (wildcard DNS and a certificate covering it
+	// are the operator's): an origin of its own per link. Without it links
+	// are served under /preview/ on the API's host, sandboxed (links.go).
+	PreviewDomain string
 	// DeviceInterval is the polling interval device login hands out
 	// (whole seconds); default DefaultDeviceInterval.
 	DeviceInterval time.Duration
@@ -149,6 +154,7 @@ type Server struct {
 	agentNC  *nats.Conn       // the agents' account: requests, replies, presence
 	audit    jetstream.Stream // the agents' audit events (audit.go)
 	auditSub *nats.Subscription
+	pipeNC   *nats.Conn // the agents' account: pipe frames (pipes.go)
 	sysNC    *nats.Conn
 	st       *store
 	presence *presence.Tracker
@@ -164,8 +170,10 @@ type Server struct {
 	natsWS   string         // the embedded server's WebSocket listener, host:port
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 
-	attachTickets attachTickets // of the processes attach WebSocket
-	limits        limiter       // device login's guessing limits
+	attachTickets attachTickets   // of the processes attach WebSocket
+	limits        limiter         // device login's guessing limits
+	pipes         *pipeHub        // connections to agents' ports (pipes.go)
+	portTransport *http.Transport // the ports proxy's (ports.go)
 
 	ready atomic.Bool // Start finished and Close not begun
 
@@ -202,7 +210,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
-	s.handler = s.routes()
+	s.handler = s.previewHost(s.routes())
 	return s, nil
 }
 
@@ -275,6 +283,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startSessions(); err != nil {
 		return err
 	}
+	if s.pipes, err = newPipeHub(s.pipeNC, s.presence); err != nil {
+		return err
+	}
+	s.portTransport = s.newPortTransport()
 	s.ready.Store(true)
 	return s.startHTTP()
 }
@@ -431,6 +443,12 @@ func (s *Server) stop() {
 		_ = s.ln.Close()
 	}
 	s.keyUses.close()
+	if s.pipes != nil {
+		s.pipes.close() // ends the port streams, hijacked, that Shutdown does not wait for
+	}
+	if s.portTransport != nil {
+		s.portTransport.CloseIdleConnections()
+	}
 	if s.seen != nil {
 		s.seen.close(ctx)
 	}
@@ -446,7 +464,7 @@ func (s *Server) stop() {
 	if s.rpc != nil {
 		_ = s.rpc.Close()
 	}
-	for _, nc := range []*nats.Conn{s.agentNC, s.nc} {
+	for _, nc := range []*nats.Conn{s.pipeNC, s.agentNC, s.nc} {
 		if nc != nil {
 			drainAndWait(nc, closeTimeout)
 		}
@@ -577,6 +595,7 @@ func (s *Server) routes() http.Handler {
 	s.routeSearch(mux)
 	s.routeWatch(mux)
 	s.routeGit(mux)
+	s.routePorts(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
 	// The web console: GET /, GET /device and GET /console/...; a client
 	// of the routes above only.

@@ -38,6 +38,12 @@ func (t *sessionTarget) Epoch() uint64 {
 	return t.route.Epoch
 }
 
+func (t *sessionTarget) LastAgent() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.route.Agent
+}
+
 // Concurrent is t: its route is kept under its lock.
 func (t *sessionTarget) Concurrent() target { return t }
 

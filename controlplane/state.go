@@ -28,6 +28,7 @@ const (
 	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
 	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
 	bucketDevice      = "outpost_device_logins" // d.<hash of device code> → deviceRecord; u.<hash of user code> → userCodeRecord
+	// bucketLinks (links.go): <id> → linkRecord
 )
 
 // maxTokenTTL bounds an enrollment token's life; the token bucket forgets
@@ -122,6 +123,7 @@ type store struct {
 	tokens, revocations, agentKeys bucket
 	sessions, claims               jetstream.KeyValue // routing's
 	device                         bucket             // device logins
+	links                          bucket             // cached: read on every preview request
 	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
 }
@@ -231,6 +233,11 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 	if st.device, err = open(bucketDevice, "outpost device logins by hashes of their codes", 2*time.Hour); err != nil {
 		return nil, err
 	}
+	links, err := open(bucketLinks, "outpost preview links", maxLinkTTL+24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	st.links = st.cache(links)
 	// Every call reads its workspace (and its caller's key) and its agent.
 	st.workspaces, st.apiKeys, st.agents = st.cache(workspaces), st.cache(apiKeys), st.cache(agents)
 	return &st, nil

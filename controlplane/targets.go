@@ -21,6 +21,9 @@ type target interface {
 	Name() string
 	// Epoch is the session epoch the call carries (0 outside sessions).
 	Epoch() uint64
+	// LastAgent is the id of the agent the last call went to (before any,
+	// the one the target points at).
+	LastAgent() string
 	// Call runs op with body on the target and decodes the result into out.
 	Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error
 	// Concurrent is the target for calls made several at once (a
@@ -52,7 +55,11 @@ func (s *Server) targetPrefixes() []targetPrefix {
 // every target prefix: the operation is written once and served everywhere.
 func (s *Server) handleTarget(mux *http.ServeMux, method, suffix string, h targetHandler) {
 	for _, p := range s.targetPrefixes() {
-		s.handle(mux, method+" "+p.pattern+suffix, inWorkspace, func(w http.ResponseWriter, r *http.Request) error {
+		pattern := p.pattern + suffix
+		if method != "" {
+			pattern = method + " " + pattern
+		}
+		s.handle(mux, pattern, inWorkspace, func(w http.ResponseWriter, r *http.Request) error {
 			t, err := p.resolve(r)
 			if err != nil {
 				return err
@@ -76,6 +83,8 @@ type agentTarget struct {
 
 func (t agentTarget) Name() string  { return t.ag.ID }
 func (t agentTarget) Epoch() uint64 { return 0 }
+
+func (t agentTarget) LastAgent() string { return t.ag.ID }
 
 // Concurrent is t: its calls touch no response.
 func (t agentTarget) Concurrent() target { return t }

@@ -13,6 +13,7 @@ type recordingTarget struct{ keys *[]string }
 
 func (t recordingTarget) Name() string       { return "b1" }
 func (t recordingTarget) Epoch() uint64      { return 7 }
+func (t recordingTarget) LastAgent() string  { return "a1" }
 func (t recordingTarget) Concurrent() target { return t }
 func (t recordingTarget) Call(_ context.Context, _ string, _, _ any, opts rpc.CallOptions) error {
 	*t.keys = append(*t.keys, opts.IdempotencyKey)

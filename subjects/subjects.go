@@ -22,6 +22,7 @@ const (
 	KindHeartbeat = "heartbeat" // published every few seconds while connected
 	KindGoodbye   = "goodbye"   // published on a clean stop
 	KindReply     = "reply"     // replies to the control plane's requests
+	KindPipe      = "pipe"      // frames of a pipe (a forwarded TCP connection) to the control plane
 	KindAudit     = "audit"     // one audit event per operation (JSON)
 )
 
@@ -137,6 +138,46 @@ func AllReplies(owner string) (string, error) {
 		return "", err
 	}
 	return Root + ".*.*." + KindReply + "." + owner + ".*", nil
+}
+
+// Pipe is agent.<ws>.<agent>.pipe.<owner>.<pipe>: where the agent
+// publishes the frames of one pipe (a TCP connection to a local port) to
+// the control-plane connection named owner. Like replies, they live under
+// the agent's own subjects: no permission beyond its own.
+func (a Agent) Pipe(owner, pipe string) (string, error) {
+	p, err := a.Prefix()
+	if err != nil {
+		return "", err
+	}
+	if err := validToken(owner); err != nil {
+		return "", err
+	}
+	if err := validToken(pipe); err != nil {
+		return "", err
+	}
+	return p + "." + KindPipe + "." + owner + "." + pipe, nil
+}
+
+// AllPipes is agent.*.*.pipe.<owner>.*: what the control plane connection
+// named owner subscribes to for the pipe frames of every agent.
+func AllPipes(owner string) (string, error) {
+	if err := validToken(owner); err != nil {
+		return "", err
+	}
+	return Root + ".*.*." + KindPipe + "." + owner + ".*", nil
+}
+
+// ParsePipe is Pipe's twin: it splits agent.<ws>.<agent>.pipe.<owner>.<pipe>.
+func ParsePipe(subject string) (a Agent, owner, pipe string, err error) {
+	a, rest, err := Parse(subject)
+	if err != nil {
+		return Agent{}, "", "", err
+	}
+	toks := strings.Split(rest, ".")
+	if len(toks) != 3 || toks[0] != KindPipe {
+		return Agent{}, "", "", fmt.Errorf("%w: %q is not a pipe subject", ErrInvalidSubject, subject)
+	}
+	return a, toks[1], toks[2], nil
 }
 
 // Inbox is agent.<ws>.<agent>._inbox: the inbox prefix the agent uses for its

@@ -247,3 +247,59 @@ func FuzzAgentTags(f *testing.F) {
 		}
 	})
 }
+
+func TestPipe(t *testing.T) {
+	tests := []struct {
+		name        string
+		agent       Agent
+		owner, pipe string
+		want        string
+		wantErr     bool
+	}{
+		{name: "ok", agent: Agent{"ws", "a1"}, owner: "cp1", pipe: "p7", want: "agent.ws.a1.pipe.cp1.p7"},
+		{name: "pipe with a dot", agent: Agent{"ws", "a1"}, owner: "cp1", pipe: "p.7", wantErr: true},
+		{name: "wildcard owner", agent: Agent{"ws", "a1"}, owner: ">", pipe: "p7", wantErr: true},
+		{name: "empty pipe", agent: Agent{"ws", "a1"}, owner: "cp1", wantErr: true},
+		{name: "bad agent", agent: Agent{"ws", "a 1"}, owner: "cp1", pipe: "p7", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.agent.Pipe(tt.owner, tt.pipe)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Fatalf("Pipe = %q, %v; want %q, error %v", got, err, tt.want, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			a, owner, pipe, err := ParsePipe(got)
+			if err != nil || a != tt.agent || owner != tt.owner || pipe != tt.pipe {
+				t.Fatalf("ParsePipe(%q) = %v %q %q %v", got, a, owner, pipe, err)
+			}
+		})
+	}
+	all, err := AllPipes("cp1")
+	if err != nil || all != "agent.*.*.pipe.cp1.*" {
+		t.Fatalf("AllPipes = %q, %v", all, err)
+	}
+	for _, bad := range []string{"agent.ws.a1.reply.cp1.p7", "agent.ws.a1.pipe.cp1", "agent.ws.a1.pipe.cp1.p7.x", "agent.ws.a1.pipe"} {
+		if _, _, _, err := ParsePipe(bad); err == nil {
+			t.Errorf("ParsePipe(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzPipeParse(f *testing.F) {
+	f.Add("agent.ws.a1.pipe.cp1.p7")
+	f.Add("agent.ws.a1.pipe..p7")
+	f.Add("agent.ws.a1.rpc")
+	f.Fuzz(func(t *testing.T, subj string) {
+		a, owner, pipe, err := ParsePipe(subj)
+		if err != nil {
+			return
+		}
+		again, err := a.Pipe(owner, pipe)
+		if err != nil || again != subj {
+			t.Fatalf("ParsePipe(%q) -> %v %q %q, built back %q %v", subj, a, owner, pipe, again, err)
+		}
+	})
+}

@@ -23,6 +23,9 @@ const (
 	// CodeInsufficientStorage (507): the agent's disk (or a quota) is full;
 	// nothing was half-written.
 	CodeInsufficientStorage Code = "insufficient_storage"
+	// CodeBadGateway (502): the agent was reached, but the local service behind
+	// a port was not (ports proxy).
+	CodeBadGateway Code = "bad_gateway"
 	// CodeUnsupported (501): this agent or backend lacks the capability.
 	CodeUnsupported Code = "unsupported"
 	// CodeUnavailable (503): the backend cannot be reached now; `retryable:
@@ -44,6 +47,7 @@ var (
 	ErrConflict            = &Error{Code: CodeConflict}
 	ErrPayloadTooLarge     = &Error{Code: CodePayloadTooLarge}
 	ErrInsufficientStorage = &Error{Code: CodeInsufficientStorage}
+	ErrBadGateway          = &Error{Code: CodeBadGateway}
 	ErrUnsupported         = &Error{Code: CodeUnsupported}
 	ErrUnavailable         = &Error{Code: CodeUnavailable}
 	ErrDeadlineExceeded    = &Error{Code: CodeDeadlineExceeded}
@@ -59,6 +63,7 @@ var statusOf = map[Code]int{
 	CodeConflict:            409, // Conflict
 	CodePayloadTooLarge:     413, // Request Entity Too Large
 	CodeInsufficientStorage: 507, // Insufficient Storage
+	CodeBadGateway:          502, // Bad Gateway
 	CodeUnsupported:         501, // Not Implemented
 	CodeUnavailable:         503, // Service Unavailable
 	CodeDeadlineExceeded:    504, // Gateway Timeout
@@ -202,6 +207,15 @@ const (
 	// conflicts; the conflicted paths are in the message and `git/status` lists
 	// them as unmerged.
 	ReasonMergeConflict = "merge_conflict"
+	// ReasonConnectionRefused (bad_gateway, 502): ports: nothing listens on the
+	// agent's port (the agent's connection to 127.0.0.1 and [::1] was refused).
+	ReasonConnectionRefused = "connection_refused"
+	// ReasonLinkInvalid (permission_denied, 403): a preview link whose signature
+	// does not verify, or that was revoked (deleted).
+	ReasonLinkInvalid = "link_invalid"
+	// ReasonLinkExpired (permission_denied, 403): a preview link past its
+	// `expiresAt`.
+	ReasonLinkExpired = "link_expired"
 	// ReasonPolicy (permission_denied, 403): the machine owner's policy file
 	// denies the call; the message names the rule (`exec`, `processes`, `tty`,
 	// `fs`, `git`, `commands`, `denyPaths`, `ports`).

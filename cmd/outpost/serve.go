@@ -27,6 +27,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert (PEM)")
 	selfSigned := fs.String("tls-self-signed", "", "make a CA and a certificate for these host names/addresses (comma-separated) in the state dir, and serve HTTPS with it")
 	publicURL := fs.String("public-url", "", "the URL users and agents reach the API at (default the listener's)")
+	previewDomain := fs.String("preview-domain", "", "serve preview links at https://TOKEN.DOMAIN, an origin each (wildcard DNS and certificate are yours); default: under /preview/ on the API's host, sandboxed")
 	releases := fs.String("agent-releases", "", "serve agent releases from this directory (manifest.json, manifest.json.sig and the binaries; see 'outpost release')")
 	insecure := fs.Bool("insecure-plaintext", false, "allow a --listen address other machines can reach without TLS (everything crosses the network in clear)")
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +62,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		TLSKeyFile:        *tlsKey,
 		TLSSelfSigned:     splitList(*selfSigned),
 		PublicURL:         *publicURL,
+		PreviewDomain:     *previewDomain,
 		InsecurePlaintext: *insecure,
 		AgentReleases:     *releases,
 	})

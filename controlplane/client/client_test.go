@@ -21,7 +21,8 @@ func TestErrors(t *testing.T) {
 		{"json error", 503, `{"error":{"code":"unavailable","reason":"agent_offline","message":"m","retryable":true}}`,
 			&wire.Error{Code: wire.CodeUnavailable, Reason: wire.ReasonAgentOffline, Message: "m", Retryable: true}},
 		{"plain text", 404, "404 page not found\n", &wire.Error{Code: wire.CodeNotFound, Message: "404 page not found"}},
-		{"empty", 502, "", &wire.Error{Code: wire.CodeInternal, Message: "502 Bad Gateway"}},
+		{"empty", 500, "", &wire.Error{Code: wire.CodeInternal, Message: "500 Internal Server Error"}},
+		{"empty 502 (a proxy in front) is bad_gateway, now a served code", 502, "", &wire.Error{Code: wire.CodeBadGateway, Message: "502 Bad Gateway"}},
 		{"empty 503 is retryable", 503, "", &wire.Error{Code: wire.CodeUnavailable, Message: "503 Service Unavailable", Retryable: true}},
 	}
 	for _, tt := range tests {

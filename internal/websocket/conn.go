@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -226,16 +227,37 @@ func (c *Conn) writeLocked(op Opcode, p []byte) error {
 			return err
 		}
 	}
-	c.wbuf = appendFrame(c.wbuf[:0], op, p, c.client, key)
 	if op == OpClose {
 		c.closeSent = true
 	}
-	_, err := c.rwc.Write(c.wbuf)
-	if cap(c.wbuf) > 64<<10 {
-		c.wbuf = nil // keep no large buffer for the life of an idle connection
+	if !c.client && len(p) > directWrite {
+		// A large unmasked payload goes out as it is, after its header,
+		// in one writev: no copy.
+		c.wbuf = appendLength(append(c.wbuf[:0], 0x80|byte(op)), len(p), false)
+		bufs := net.Buffers{c.wbuf, p}
+		_, err := bufs.WriteTo(c.rwc)
+		return err
 	}
+	if len(p) > directWrite {
+		// A large masked frame is built in a pooled buffer: no large
+		// buffer is kept for the life of an idle connection.
+		bp := bigFrames.Get().(*[]byte)
+		*bp = appendFrame((*bp)[:0], op, p, c.client, key)
+		_, err := c.rwc.Write(*bp)
+		bigFrames.Put(bp)
+		return err
+	}
+	c.wbuf = appendFrame(c.wbuf[:0], op, p, c.client, key)
+	_, err := c.rwc.Write(c.wbuf)
 	return err
 }
+
+// bigFrames are the buffers of large masked frames.
+var bigFrames = sync.Pool{New: func() any { b := make([]byte, 0, StreamChunk+16); return &b }}
+
+// directWrite is the payload size from which a server's frame is written
+// without copying the payload.
+const directWrite = 16 << 10
 
 // closeWith sends a close frame of code and reason, once.
 func (c *Conn) closeWith(code int, reason string) error {

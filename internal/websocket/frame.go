@@ -119,24 +119,30 @@ func maskBytes(key [4]byte, pos int, p []byte) int {
 	return (pos + len(p)) & 3
 }
 
-// appendFrame appends one unfragmented frame of op carrying payload to
-// dst, masked with key when mask is set.
-func appendFrame(dst []byte, op Opcode, payload []byte, mask bool, key [4]byte) []byte {
-	dst = append(dst, 0x80|byte(op))
+// appendLength appends a frame's second byte (mask bit and length) and
+// its extended length.
+func appendLength(dst []byte, n int, mask bool) []byte {
 	var mbit byte
 	if mask {
 		mbit = 0x80
 	}
-	switch n := len(payload); {
+	switch {
 	case n < 126:
-		dst = append(dst, mbit|byte(n))
+		return append(dst, mbit|byte(n))
 	case n <= 0xffff:
 		dst = append(dst, mbit|126)
-		dst = binary.BigEndian.AppendUint16(dst, uint16(n))
+		return binary.BigEndian.AppendUint16(dst, uint16(n))
 	default:
 		dst = append(dst, mbit|127)
-		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
+		return binary.BigEndian.AppendUint64(dst, uint64(n))
 	}
+}
+
+// appendFrame appends one unfragmented frame of op carrying payload to
+// dst, masked with key when mask is set.
+func appendFrame(dst []byte, op Opcode, payload []byte, mask bool, key [4]byte) []byte {
+	dst = append(dst, 0x80|byte(op))
+	dst = appendLength(dst, len(payload), mask)
 	if mask {
 		dst = append(dst, key[:]...)
 	}

@@ -1,0 +1,284 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+	"github.com/outposthq/outpost/pipe"
+	"github.com/outposthq/outpost/presence"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// pipeWatchInterval is how often the hub checks the presence of the
+// agents its pipes go to.
+const pipeWatchInterval = 250 * time.Millisecond
+
+// pipeHub is the control plane's end of every pipe (a TCP connection to a
+// port of an agent's machine; package pipe). It sends port.open through a
+// target, like any op (so a session routes it to its active backend),
+// takes the agents' frames with one subscription,
+// agent.*.*.pipe.<owner>.*, and sends its own on each agent's rpc subject.
+// A pipe whose agent goes offline, or connects again (frames may have been
+// lost), is reset at once: never a hang.
+type pipeHub struct {
+	nc       *nats.Conn
+	presence *presence.Tracker
+	owner    string
+	sub      *nats.Subscription
+
+	mu     sync.Mutex
+	closed bool
+	open   map[string]*hubPipe
+	heard  map[subjects.Agent]time.Time // the latest frame from each agent
+	unack  map[subjects.Agent]int       // data bytes received, not yet acknowledged
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// hubPipe is one open pipe of the hub.
+type hubPipe struct {
+	conn *pipe.Conn
+	ws   string
+
+	mu     sync.Mutex
+	agent  string      // the agent that answered the open; "" until then
+	seen   string      // the agent whose frames arrived first
+	rpc    string      // its rpc subject
+	hello  *wire.Hello // its presence at the open
+	opened time.Time
+}
+
+func newPipeHub(nc *nats.Conn, pr *presence.Tracker) (*pipeHub, error) {
+	h := &pipeHub{nc: nc, presence: pr, owner: nuid.Next(), open: map[string]*hubPipe{},
+		heard: map[subjects.Agent]time.Time{},
+		unack: map[subjects.Agent]int{},
+		stop:  make(chan struct{}), done: make(chan struct{})}
+	subj, err := subjects.AllPipes(h.owner)
+	if err != nil {
+		return nil, err
+	}
+	if h.sub, err = nc.Subscribe(subj, h.deliver); err != nil {
+		return nil, fmt.Errorf("pipes: subscribe: %w", err)
+	}
+	// Frames are bounded by the windows the hub grants, not by count.
+	_ = h.sub.SetPendingLimits(-1, 1<<30)
+	go h.watch()
+	return h, nil
+}
+
+// dial opens a pipe to port on the target's machine. The target's call
+// decides which agent (a session's active backend); errors are the call's
+// (503 offline, 502 connection_refused, ...).
+func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pipe.Conn, error) {
+	id := "p" + rand.Text()
+	p := &hubPipe{ws: ws}
+	p.conn = pipe.New(pipe.Config{
+		ID: id, WithID: true,
+		Send:   p.send(h.nc),
+		Window: wire.PipeWindow,
+		OnClose: func() {
+			h.mu.Lock()
+			delete(h.open, id)
+			h.mu.Unlock()
+		},
+		Local:  pipe.Addr{Net: "pipe", Str: "control-plane"},
+		Remote: pipe.Addr{Net: "pipe", Str: fmt.Sprintf("port %d", port)},
+	})
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonStarting, "the control plane is stopping")
+	}
+	h.open[id] = p
+	h.mu.Unlock()
+	var res wire.PortOpenResult
+	err := t.Call(ctx, wire.OpPortOpen, &wire.PortOpenRequest{Port: port, Owner: h.owner, Pipe: id, Window: wire.PipeWindow}, &res, rpc.CallOptions{})
+	if err != nil {
+		h.forget(id)
+		return nil, err
+	}
+	ag := subjects.Agent{Workspace: ws, ID: t.LastAgent()}
+	subj, err := ag.RPC()
+	if err != nil {
+		h.forget(id)
+		return nil, wire.Errorf(wire.CodeInternal, "", "pipe: %v", err)
+	}
+	p.mu.Lock()
+	p.agent, p.rpc, p.hello, p.opened = ag.ID, subj, h.presence.Get(ag).Hello, time.Now()
+	forged := p.seen != "" && p.seen != ag.ID
+	p.mu.Unlock()
+	// The agent granted res.Window; the pipe was made with the default,
+	// which every agent of this protocol grants.
+	if forged || (res.Window != 0 && res.Window != wire.PipeWindow) {
+		p.conn.Reset(errors.New("pipe frames from another agent, or an unexpected window"))
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "port.open: the agent's pipe did not match")
+	}
+	return p.conn, nil
+}
+
+// send publishes the control plane's frames to the pipe's agent.
+func (p *hubPipe) send(nc *nats.Conn) func(b []byte) error {
+	return func(b []byte) error {
+		p.mu.Lock()
+		subj := p.rpc
+		p.mu.Unlock()
+		if subj == "" {
+			return errors.New("pipe not open")
+		}
+		return nc.Publish(subj, b)
+	}
+}
+
+func (h *pipeHub) forget(id string) {
+	h.mu.Lock()
+	p := h.open[id]
+	delete(h.open, id)
+	h.mu.Unlock()
+	if p != nil {
+		p.conn.Reset(errors.New("open failed"))
+	}
+}
+
+// deliver hands an agent's frame to its pipe. A frame from an agent other
+// than the one the pipe was opened on is dropped (an agent can publish
+// only on its own subjects, so the subject names the sender).
+func (h *pipeHub) deliver(m *nats.Msg) {
+	ag, _, id, err := subjects.ParsePipe(m.Subject)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	p := h.open[id]
+	ack := 0
+	if p != nil {
+		h.heard[ag] = time.Now()
+	}
+	if len(m.Data) > 0 && wire.FrameKind(m.Data[0]) == wire.FrameData {
+		h.unack[ag] += len(m.Data)
+		if h.unack[ag] >= wire.PipeAckEvery {
+			ack, h.unack[ag] = h.unack[ag], 0
+		}
+	}
+	h.mu.Unlock()
+	if ack > 0 {
+		h.ackAgent(ag, ack)
+	}
+	if p == nil || p.ws != ag.Workspace {
+		return
+	}
+	p.mu.Lock()
+	switch {
+	case p.agent != "" && p.agent != ag.ID, p.seen != "" && p.seen != ag.ID:
+		p.mu.Unlock()
+		return
+	case p.seen == "":
+		p.seen = ag.ID
+	}
+	p.mu.Unlock()
+	f, err := wire.DecodeFrame(m.Data, false)
+	if err != nil {
+		p.conn.Reset(err)
+		return
+	}
+	p.conn.Deliver(f)
+}
+
+// pipeSilence is how long an agent whose presence lapsed (or that went
+// offline) may go without a frame before its pipes are reset: frames
+// still arriving say it is there (a heartbeat can wait behind a lot of
+// data). An agent that stops cleanly resets its pipes itself.
+const pipeSilence = 5 * time.Second
+
+// ackAgent tells ag that n more bytes of its data frames arrived: its
+// connection-wide pacing (wire.PipeFlight).
+func (h *pipeHub) ackAgent(ag subjects.Agent, n int) {
+	subj, err := ag.RPC()
+	if err != nil {
+		return
+	}
+	_ = h.nc.Publish(subj, wire.AppendFrame(nil, wire.Frame{Kind: wire.FrameAck, Pipe: h.owner, Off: uint64(n)}, true))
+}
+
+// watch resets the pipes of agents that connected again (frames may have
+// been lost), or lapsed and went silent.
+func (h *pipeHub) watch() {
+	defer close(h.done)
+	t := time.NewTicker(pipeWatchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		ps := make([]*hubPipe, 0, len(h.open))
+		for _, p := range h.open {
+			ps = append(ps, p)
+		}
+		heard := make(map[subjects.Agent]time.Time, len(h.heard))
+		for ag, at := range h.heard {
+			if time.Since(at) > time.Minute {
+				delete(h.heard, ag)
+			}
+			heard[ag] = at
+		}
+		h.mu.Unlock()
+		for _, p := range ps {
+			p.mu.Lock()
+			agent, hello, opened := p.agent, p.hello, p.opened
+			p.mu.Unlock()
+			if agent == "" {
+				continue
+			}
+			ag := subjects.Agent{Workspace: p.ws, ID: agent}
+			e := h.presence.Get(ag)
+			last := heard[ag]
+			if opened.After(last) {
+				last = opened
+			}
+			switch {
+			case e.Hello != hello:
+				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting, "agent %s reconnected: the connection's frames may be lost", agent))
+			case e.Status != presence.Online && time.Since(last) > pipeSilence:
+				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent %s went offline", agent))
+			}
+		}
+	}
+}
+
+// count is the number of open pipes.
+func (h *pipeHub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.open)
+}
+
+// close resets every pipe and stops the hub. It is idempotent.
+func (h *pipeHub) close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	ps := make([]*hubPipe, 0, len(h.open))
+	for _, p := range h.open {
+		ps = append(ps, p)
+	}
+	h.mu.Unlock()
+	for _, p := range ps {
+		p.conn.Reset(errors.New("the control plane is stopping"))
+	}
+	close(h.stop)
+	<-h.done
+	_ = h.sub.Unsubscribe()
+}
