@@ -39,7 +39,8 @@ type FS struct {
 
 	mu      sync.Mutex
 	closed  bool
-	journal *journal // nil until OpenJournal
+	journal *journal    // nil until OpenJournal
+	chunks  *chunkCache // nil until the first snapshot or restore
 }
 
 // Entry describes one file, directory or link.
