@@ -96,6 +96,11 @@ type Config struct {
 	AdminToken string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// SnapshotQuota bounds the bytes of snapshot content one workspace
+	// keeps (chunks counted once however many snapshots share them);
+	// default DefaultSnapshotQuota (20 GiB). A snapshot past it is 507
+	// insufficient_storage/snapshot_quota.
+	SnapshotQuota int64
 	// PresenceWindow is how long a silent agent stays "reconnecting" before
 	// it is "offline"; default 30 s.
 	PresenceWindow time.Duration
@@ -134,6 +139,8 @@ type Server struct {
 	agentNC  *nats.Conn // the agents' account: requests, replies, presence
 	sysNC    *nats.Conn
 	st       *store
+	snaps    *snapStore
+	snapJS   jetstream.JetStream // chunk publishes, async
 	presence *presence.Tracker
 	rpc      *rpc.Client
 	sessions *routing.Router
@@ -168,6 +175,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.NATSListen == "" {
 		cfg.NATSListen = DefaultNATSListen
+	}
+	if cfg.SnapshotQuota <= 0 {
+		cfg.SnapshotQuota = DefaultSnapshotQuota
 	}
 	if cfg.PresenceWindow <= 0 {
 		cfg.PresenceWindow = DefaultPresenceWindow
@@ -238,6 +248,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
 	}
+	if s.snaps, err = openSnapStore(ctx, js, s.kvReplicas(), s.cfg.SnapshotQuota); err != nil {
+		return err
+	}
+	s.snapJS = js
 	// Tried again while a busy server lets it time out: after a restart a
 	// fleet reconnecting at once keeps the embedded server's read loops
 	// busy for seconds (2,000 agents on a loaded machine here), and one
@@ -542,6 +556,7 @@ func (s *Server) routes() http.Handler {
 	s.routeProcesses(mux)
 	s.routeFiles(mux)
 	s.routeArchive(mux)
+	s.routeSnapshots(mux)
 	s.routeSearch(mux)
 	s.routeWatch(mux)
 	s.routeGit(mux)
