@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
@@ -325,5 +324,3 @@ func stateErr(what string, err error) error {
 	}
 	return wire.Errorf(wire.CodeUnavailable, wire.ReasonStateUnavailable, "%s: %v", what, err)
 }
-
-
