@@ -141,6 +141,7 @@ type Server struct {
 	st       *store
 	snaps    *snapStore
 	snapJS   jetstream.JetStream // chunk publishes, async
+	periodic *periodic           // background snapshots
 	presence *presence.Tracker
 	rpc      *rpc.Client
 	sessions *routing.Router
@@ -268,6 +269,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startSessions(); err != nil {
 		return err
 	}
+	s.startPeriodic()
 	s.ready.Store(true)
 	return s.startHTTP()
 }
@@ -424,6 +426,7 @@ func (s *Server) stop() {
 		_ = s.ln.Close()
 	}
 	s.keyUses.close()
+	s.stopPeriodic()
 	if s.seen != nil {
 		s.seen.close(ctx)
 	}

@@ -29,7 +29,7 @@ func (s *Server) handleCreateSnapshot(w http.ResponseWriter, r *http.Request, t 
 			return err
 		}
 		ag, _ := st.Agent(st.Active)
-		sp.session, sp.agent = id, ag.ID
+		sp.session, sp.agent, sp.backend = id, ag.ID, st.Active
 	}
 	sn, err := s.takeSnapshot(r.Context(), t, sp)
 	if err != nil {

@@ -60,7 +60,7 @@ func newSnapshotID(now time.Time) string {
 
 // snapshotSpec is what to snapshot and why.
 type snapshotSpec struct {
-	ws, agent, session, kind string
+	ws, agent, session, backend, kind string
 	req                      client.CreateSnapshotRequest
 }
 
@@ -99,7 +99,7 @@ func (s *Server) takeSnapshot(ctx context.Context, t target, sp snapshotSpec) (*
 	}
 	now := time.Now().UTC()
 	sn := &client.Snapshot{ID: newSnapshotID(now), CreatedAt: now, Source: client.SnapshotSource{Agent: sp.agent, Path: cleanSnapPath(sp.req.Path)},
-		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Kind: sp.kind}
+		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Backend: sp.backend, Kind: sp.kind}
 	if err := s.snaps.putManifest(ctx, sp.ws, sn.ID, entries); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 // Snapshot is a tree's content kept by the control plane (API.md,
 // Snapshots). NewBytes is what this snapshot added to the store; Session
-// and Kind say which session took it and why ("manual", "periodic",
+// (with its Backend) and Kind say which session took it and why ("manual", "periodic",
 // "carry").
 type Snapshot struct {
 	ID        string         `json:"id"`
@@ -19,6 +19,7 @@ type Snapshot struct {
 	Bytes     int64          `json:"bytes"`
 	NewBytes  int64          `json:"newBytes"`
 	Session   string         `json:"session,omitempty"`
+	Backend   string         `json:"backend,omitempty"`
 	Kind      string         `json:"kind,omitempty"`
 }
 
