@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/routing"
@@ -65,5 +64,3 @@ func (s *Server) latestSnapshot(ctx context.Context, ws, session string) (*clien
 	}
 	return nil, nil
 }
-
-

@@ -141,7 +141,7 @@ func (s *Server) pathSession(r *http.Request) *routing.Session {
 func (s *Server) sessionJSON(st *routing.State) client.Session {
 	out := client.Session{
 		ID: st.ID, Active: st.Active, Epoch: st.Epoch, CreatedAt: st.CreatedAt,
-		Backends:    make(map[string]client.SessionBackend, len(st.Backends)),
+		Backends:        make(map[string]client.SessionBackend, len(st.Backends)),
 		Transitions:     append([]client.Transition{}, st.Transitions...),
 		SnapshotEveryMs: st.SnapshotEveryMs, LastCarry: st.LastCarry,
 	}

@@ -61,7 +61,7 @@ func newSnapshotID(now time.Time) string {
 // snapshotSpec is what to snapshot and why.
 type snapshotSpec struct {
 	ws, agent, session, backend, kind string
-	req                      client.CreateSnapshotRequest
+	req                               client.CreateSnapshotRequest
 }
 
 // takeSnapshot scans the tree on t, sends the chunks the store lacks to
