@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -182,4 +183,64 @@ func TestRestoreRefusesHostileManifests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRestoreManifest restores manifests made of fuzzed lines ("TYPE PATH
+// [LINK]") into dest: whatever they say, nothing outside dest changes and
+// no temporary file is left.
+func FuzzRestoreManifest(f *testing.F) {
+	for _, s := range []string{
+		"d a\nf a/x",
+		"f ../x",
+		"f /abs",
+		"l l .\nf l/x",
+		"d d\nl d/l ../..",
+		"l l ../../outside\nd l\nf l/secret.txt",
+		"d dir\nf dir/b.txt",
+		"f a.txt\nf A.TXT",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		fx := newFixture(t)
+		dest := filepath.Join(fx.root, "dest")
+		must(t, os.Mkdir(dest, 0o755))
+		var entries []SnapEntry
+		for _, line := range strings.Split(spec, "\n") {
+			fields := strings.Fields(line)
+			if len(fields) < 2 || len(entries) > 20 {
+				continue
+			}
+			e := SnapEntry{Path: fields[1], Mode: 0o644}
+			switch fields[0] {
+			case "d":
+				e.Type, e.Mode = TypeDir, 0o755
+			case "l":
+				e.Type = TypeSymlink
+				if len(fields) > 2 {
+					e.Link = fields[2]
+				}
+			default:
+				e.Type = TypeFile
+			}
+			entries = append(entries, e)
+		}
+		before := snapshot(t, fx.base, dest)
+		r, err := fx.fs.BeginRestore(context.Background(), "dest", entries, RestoreOptions{Delete: true})
+		if err == nil {
+			_, err = r.Commit(context.Background())
+		}
+		if err != nil && kindOf(err) == "no kind" {
+			t.Errorf("error of no kind: %v", err)
+		}
+		after := snapshot(t, fx.base, dest)
+		delete(after, dest)
+		delete(before, dest)
+		if d := diffSnapshots(before, after); len(d) > 0 {
+			t.Errorf("outside dest changed: %v", d)
+		}
+		if tf := tempFiles(t, fx.base); len(tf) > 0 {
+			t.Errorf("temporary files left: %v", tf)
+		}
+	})
 }
