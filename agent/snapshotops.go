@@ -103,14 +103,13 @@ func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
+	sums := make([]files.Sum, 0, len(body.Sums)/wire.SumSize)
 	for i := 0; i < len(body.Sums); i += wire.SumSize {
-		if data, err = s.AppendChunk(data, files.Sum(body.Sums[i:i+wire.SumSize])); err != nil {
-			return nil, err
-		}
-		if len(data) > wire.MaxChunk {
-			return nil, wire.Errorf(wire.CodePayloadTooLarge, "", "snap.read asks for over %d bytes", wire.MaxChunk)
-		}
+		sums = append(sums, files.Sum(body.Sums[i:i+wire.SumSize]))
+	}
+	data, err := s.ReadChunks(sums, wire.MaxChunk)
+	if err != nil {
+		return nil, err
 	}
 	return &wire.SnapReadResult{Data: data}, nil
 }

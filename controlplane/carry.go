@@ -19,19 +19,20 @@ import (
 // backend's root is the old one's.
 func (s *Server) carry(ctx context.Context, st *routing.State, to subjects.Agent) (*routing.Carry, error) {
 	from, ok := st.Agent(st.Active)
-	var sn *client.Snapshot
+	dst := agentTarget{rpc: s.rpc, ag: to}
 	if ok && s.presence.Get(from).Status == presence.Online {
-		var err error
-		sn, err = s.takeSnapshot(ctx, agentTarget{rpc: s.rpc, ag: from}, snapshotSpec{
-			ws: st.Workspace, agent: from.ID, session: st.ID, backend: st.Active, kind: snapCarry})
-		if err != nil && !errors.Is(err, wire.ErrUnavailable) {
+		sn, res, err := s.snapshotOnto(ctx, agentTarget{rpc: s.rpc, ag: from}, snapshotSpec{
+			ws: st.Workspace, agent: from.ID, session: st.ID, backend: st.Active, kind: snapCarry}, dst)
+		switch {
+		case err == nil:
+			return s.carried(st, to, sn, res), nil
+		case sn == nil && errors.Is(err, wire.ErrUnavailable) && s.presence.Get(from).Status != presence.Online:
+			s.log.Info("carry: the old backend went away during its snapshot; using the latest", "session", st.ID, "backend", st.Active, "err", err)
+		default:
 			return nil, err
 		}
-		if err != nil {
-			s.log.Info("carry: the old backend went away during its snapshot; using the latest", "session", st.ID, "backend", st.Active, "err", err)
-			sn = nil
-		}
 	}
+	var sn *client.Snapshot
 	if sn == nil {
 		var err error
 		if sn, err = s.latestSnapshot(ctx, st.Workspace, st.ID); err != nil {
@@ -42,12 +43,17 @@ func (s *Server) carry(ctx context.Context, st *routing.State, to subjects.Agent
 				"session %s: backend %s is offline and the session has no snapshot to carry (set snapshotEveryMs to take them in the background); the pointer stays", st.ID, st.Active)
 		}
 	}
-	res, err := s.restoreSnapshot(ctx, agentTarget{rpc: s.rpc, ag: to}, st.Workspace, sn.ID, client.RestoreSnapshotRequest{Delete: true})
+	res, err := s.restoreSnapshot(ctx, dst, st.Workspace, sn.ID, client.RestoreSnapshotRequest{Delete: true})
 	if err != nil {
 		return nil, err
 	}
+	return s.carried(st, to, sn, res), nil
+}
+
+// carried logs a carry and says what it moved.
+func (s *Server) carried(st *routing.State, to subjects.Agent, sn *client.Snapshot, res *client.RestoreResult) *routing.Carry {
 	s.log.Info("carried", "session", st.ID, "snapshot", sn.ID, "from", sn.Backend, "to", to.ID, "files", res.Files, "transferredBytes", res.TransferredBytes)
-	return &routing.Carry{Snapshot: sn.ID, From: sn.Backend, TakenAt: sn.CreatedAt, Files: res.Files, TransferredBytes: res.TransferredBytes}, nil
+	return &routing.Carry{Snapshot: sn.ID, From: sn.Backend, TakenAt: sn.CreatedAt, Files: res.Files, TransferredBytes: res.TransferredBytes}
 }
 
 // latestSnapshot is the newest snapshot the session took (periodic or

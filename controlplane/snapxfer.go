@@ -68,48 +68,95 @@ type snapshotSpec struct {
 // it, and records the snapshot. Nothing is recorded on a failure; chunks
 // already stored stay for the next snapshot (or the next collection).
 func (s *Server) takeSnapshot(ctx context.Context, t target, sp snapshotSpec) (*client.Snapshot, error) {
+	sn, _, err := s.snapshotOnto(ctx, t, sp, nil)
+	return sn, err
+}
+
+// snapshotOnto is takeSnapshot that, with dst set, also restores the
+// snapshot onto dst's root (with delete) in the same pass, as a carry
+// does: dst gets the manifest first and says which chunks it lacks; the
+// chunks pulled from t go to the store and, when dst lacks them, straight
+// on to dst; what dst still lacks afterwards (content the store had) is
+// read from the store. The restore is committed after the snapshot is
+// recorded.
+func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, dst target) (*client.Snapshot, *client.RestoreResult, error) {
+	t0 := time.Now()
 	var scan wire.SnapScanResult
 	err := t.Call(ctx, wire.OpSnapScan, &wire.SnapScanRequest{Path: sp.req.Path, Exclude: sp.req.Exclude, Gitignore: sp.req.Gitignore}, &scan, snapCall(snapScanTimeout, ""))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer s.newRelay(t).cleanup(ctx, wire.OpSnapClose, scan.Handle)
+	t1 := time.Now()
 	entries, err := s.readManifest(ctx, t, scan)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	t2 := time.Now()
 	l := s.snaps.lock(sp.ws)
 	l.RLock()
 	defer l.RUnlock()
 	have, err := s.snaps.have(ctx, sp.ws)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lack, newBytes := lacking(entries, have)
 	used, _, err := s.snaps.usage(ctx, sp.ws)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if used+newBytes > s.snaps.quota {
-		return nil, wire.Errorf(wire.CodeInsufficientStorage, wire.ReasonSnapshotQuota,
+		return nil, nil, wire.Errorf(wire.CodeInsufficientStorage, wire.ReasonSnapshotQuota,
 			"the snapshot would add %d bytes to the %d workspace %s holds, over its limit of %d; delete snapshots to free space", newBytes, used, sp.ws, s.snaps.quota)
 	}
-	if err := s.pullChunks(ctx, t, sp.ws, scan.Handle, lack); err != nil {
-		return nil, err
+	var fw *forwarder
+	if dst != nil {
+		h, refs, err := s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		committed := false
+		defer func() {
+			if !committed {
+				s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, h)
+			}
+		}()
+		fw = s.newForwarder(ctx, dst, h, refs)
+		defer func() { committed = fw.committed }()
+	}
+	t3 := time.Now()
+	var take func(chunkRef, []byte) error
+	if fw != nil {
+		take = fw.take
+	}
+	if err := s.pullChunks(ctx, t, sp.ws, scan.Handle, lack, take); err != nil {
+		fw.stop()
+		return nil, nil, err
 	}
 	now := time.Now().UTC()
+	s.log.Debug("snapshot phases", "ws", sp.ws, "scan", t1.Sub(t0), "manifest", t2.Sub(t1), "lookup", t3.Sub(t2), "chunks", now.Sub(t3), "newBytes", newBytes)
 	sn := &client.Snapshot{ID: newSnapshotID(now), CreatedAt: now, Source: client.SnapshotSource{Agent: sp.agent, Path: cleanSnapPath(sp.req.Path)},
 		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Backend: sp.backend, Kind: sp.kind}
 	if err := s.snaps.putManifest(ctx, sp.ws, sn.ID, entries); err != nil {
-		return nil, err
+		fw.stop()
+		return nil, nil, err
 	}
 	if err := s.snaps.setUsage(ctx, sp.ws, func(n int64) int64 { return n + newBytes }); err != nil {
-		return nil, err
+		fw.stop()
+		return nil, nil, err
 	}
 	if err := s.snaps.put(ctx, sp.ws, sn); err != nil {
-		return nil, err
+		fw.stop()
+		return nil, nil, err
 	}
-	return sn, nil
+	if fw == nil {
+		return sn, nil, nil
+	}
+	res, err := fw.finish(ctx, sp.ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sn, res, nil
 }
 
 // cleanSnapPath is a snapshot's directory as the API shows it.
@@ -189,7 +236,7 @@ func batches(refs []chunkRef, limit int) [][]chunkRef {
 
 // pullChunks reads the chunks from the scan on t, snapWindow batches at a
 // time, checks each against its name and stores it.
-func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, refs []chunkRef) error {
+func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, refs []chunkRef, onChunk func(chunkRef, []byte) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sem := make(chan struct{}, snapWindow)
@@ -208,7 +255,7 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			fs, err := s.pullBatch(ctx, t, ws, handle, b)
+			fs, err := s.pullBatch(ctx, t, ws, handle, b, onChunk)
 			if err != nil {
 				cancel(err)
 				return
@@ -235,7 +282,7 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 }
 
 // pullBatch reads one batch and publishes its chunks.
-func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef) ([]jetstream.PubAckFuture, error) {
+func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error) ([]jetstream.PubAckFuture, error) {
 	req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(b)*wire.SumSize)}
 	for _, r := range b {
 		req.Sums = append(req.Sums, r.sum...)
@@ -254,6 +301,11 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		data := res.Data[off:end]
 		if sum := sha256.Sum256(data); string(sum[:]) != string(r.sum) {
 			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
+		}
+		if onChunk != nil {
+			if err := onChunk(r, data); err != nil {
+				return nil, err
+			}
 		}
 		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data)
 		if err != nil {
@@ -281,16 +333,35 @@ func (s *Server) restoreSnapshot(ctx context.Context, t target, ws, id string, r
 		return nil, err
 	}
 	h := begun.Handle
-	res, err := s.restoreTo(ctx, t, ws, h, entries)
-	if err != nil {
-		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
-		return nil, err
+	refs, err := s.sendManifest(ctx, t, h, entries)
+	if err == nil {
+		var res *client.RestoreResult
+		if res, err = s.finishRestore(ctx, t, ws, h, refs, 0); err == nil {
+			return res, nil
+		}
 	}
-	return res, nil
+	s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
+	return nil, err
 }
 
-// restoreTo runs an open restore: manifest, lack, chunks, commit.
-func (s *Server) restoreTo(ctx context.Context, t target, ws, h string, entries []wire.SnapEntry) (*client.RestoreResult, error) {
+// planRestore begins a restore of entries on t and returns its handle and
+// the chunks t lacks.
+func (s *Server) planRestore(ctx context.Context, t target, entries []wire.SnapEntry, req client.RestoreSnapshotRequest) (string, []chunkRef, error) {
+	var begun wire.FsUploadBeginResult
+	if err := t.Call(ctx, wire.OpSnapRestoreBegin, &wire.SnapRestoreBeginRequest{Path: req.Path, Delete: req.Delete}, &begun, fileCall()); err != nil {
+		return "", nil, err
+	}
+	refs, err := s.sendManifest(ctx, t, begun.Handle, entries)
+	if err != nil {
+		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, begun.Handle)
+		return "", nil, err
+	}
+	return begun.Handle, refs, nil
+}
+
+// sendManifest sends the manifest of open restore h and returns the
+// chunks the agent lacks.
+func (s *Server) sendManifest(ctx context.Context, t target, h string, entries []wire.SnapEntry) ([]chunkRef, error) {
 	var plan wire.SnapRestorePlan
 	for off, n := 0, 0; off < len(entries) || n == 0; n++ {
 		end, size := off, 0
@@ -315,14 +386,20 @@ func (s *Server) restoreTo(ctx context.Context, t target, ws, h string, entries 
 		}
 		lack = append(lack, page.Sums...)
 	}
-	refs, err := sizedRefs(entries, lack)
-	if err != nil {
-		return nil, err
-	}
+	return sizedRefs(entries, lack)
+}
+
+// finishRestore sends the chunks refs of open restore h from the store and
+// commits it; already counts bytes sent before.
+func (s *Server) finishRestore(ctx context.Context, t target, ws, h string, refs []chunkRef, already int64) (*client.RestoreResult, error) {
+	t1 := time.Now()
 	sent, err := s.pushChunks(ctx, t, ws, h, refs)
 	if err != nil {
 		return nil, err
 	}
+	sent += already
+	t2 := time.Now()
+	defer func() { s.log.Debug("restore phases", "ws", ws, "chunks", t2.Sub(t1), "commit", time.Since(t2), "sent", sent) }()
 	var done wire.SnapRestoreResult
 	if err := t.Call(ctx, wire.OpSnapRestoreCommit, &wire.FsHandleRequest{Handle: h}, &done, snapCall(snapScanTimeout, h+"@commit")); err != nil {
 		return nil, err

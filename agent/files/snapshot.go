@@ -328,6 +328,55 @@ func (f *FS) chunkAll(ctx context.Context, s *Scan, base string) error {
 	return nil
 }
 
+// ReadChunks returns the content of chunks sums, one after the other, at
+// most limit bytes (ErrTooManyEntries past it). A run of chunks of one
+// file is read with one open. They are not hashed again here: the
+// receiver checks each against its name (a file changed since the scan).
+func (s *Scan) ReadChunks(sums []Sum, limit int) ([]byte, error) {
+	total := 0
+	for _, sum := range sums {
+		loc, ok := s.loc[sum]
+		if !ok {
+			return nil, errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
+		}
+		total += int(loc.size)
+	}
+	if total > limit {
+		return nil, errorf(ErrTooManyEntries, "snapshot: %d bytes of chunks asked for, at most %d", total, limit)
+	}
+	out := make([]byte, 0, total)
+	var file *os.File
+	var open string
+	defer func() {
+		if file != nil {
+			file.Close()
+		}
+	}()
+	for _, sum := range sums {
+		loc := s.loc[sum]
+		if file == nil || open != loc.path {
+			if file != nil {
+				file.Close()
+			}
+			f, err := s.fs.root.OpenFile(native(loc.path), readFlags, 0)
+			if err != nil {
+				file = nil
+				return nil, errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
+			}
+			file, open = f, loc.path
+		}
+		n := len(out)
+		out = out[:n+int(loc.size)]
+		if _, err := file.ReadAt(out[n:], loc.off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", loc.path)
+			}
+			return nil, mapErr("snapshot", loc.path, err)
+		}
+	}
+	return out, nil
+}
+
 // AppendChunk appends the content of chunk sum to dst. The bytes are
 // checked against sum: a file changed since the scan is ErrSourceChanged.
 func (s *Scan) AppendChunk(dst []byte, sum Sum) ([]byte, error) {
