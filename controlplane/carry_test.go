@@ -193,3 +193,33 @@ func copyTree(t testing.TB, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// Periodic snapshots are kept newest keepPeriodic; older ones are deleted
+// with their chunks.
+func TestPeriodicSnapshotsPruned(t *testing.T) {
+	e := newCarryEnv(t, 1000)
+	ctx := context.Background()
+	var first string
+	waitFor(t, waitLong, "a periodic snapshot", func() bool {
+		snaps, _ := e.cl.ListSnapshots(ctx, "w1")
+		if len(snaps) > 0 {
+			first = snaps[0].ID
+		}
+		return first != ""
+	})
+	waitFor(t, 4*waitLong, "the first periodic snapshot pruned", func() bool {
+		// A new one and the pruning of the oldest are not one step: more
+		// than keepPeriodic may be seen for a moment.
+		snaps, _ := e.cl.ListSnapshots(ctx, "w1")
+		for _, s := range snaps {
+			if s.ID == first {
+				return false
+			}
+		}
+		return len(snaps) == keepPeriodic
+	})
+	sess, err := e.cl.GetSession(ctx, "w1", "s1")
+	if err != nil || sess.SnapshotEveryMs != 1000 {
+		t.Fatalf("session %+v, %v: want snapshotEveryMs 1000", sess, err)
+	}
+}

@@ -310,7 +310,8 @@ func (st *snapStore) collect(ctx context.Context, ws string) error {
 	return st.setUsage(ctx, ws, func(int64) int64 { return bytes })
 }
 
-// stateErr maps a JetStream failure to unavailable/state_unavailable.
+// stateErr maps a JetStream failure to unavailable/state_unavailable; a
+// wire error passes through.
 func stateErr(what string, err error) error {
 	if err == nil {
 		return nil
@@ -318,9 +319,6 @@ func stateErr(what string, err error) error {
 	var we *wire.Error
 	if errors.As(err, &we) {
 		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return wire.Errorf(wire.CodeUnavailable, wire.ReasonStateUnavailable, "%s: %v", what, err)
 	}
 	return wire.Errorf(wire.CodeUnavailable, wire.ReasonStateUnavailable, "%s: %v", what, err)
 }
