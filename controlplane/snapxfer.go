@@ -324,24 +324,25 @@ func (s *Server) restoreSnapshot(ctx context.Context, t target, ws, id string, r
 	if _, err := s.snaps.get(ctx, ws, id); err != nil {
 		return nil, err
 	}
+	// A delete of this snapshot (and its collection) waits for the
+	// restore, whose chunks it would free.
+	l := s.snaps.lock(ws)
+	l.RLock()
+	defer l.RUnlock()
 	entries, err := s.snaps.manifest(ctx, ws, id)
 	if err != nil {
 		return nil, err
 	}
-	var begun wire.FsUploadBeginResult
-	if err := t.Call(ctx, wire.OpSnapRestoreBegin, &wire.SnapRestoreBeginRequest{Path: req.Path, Delete: req.Delete}, &begun, fileCall()); err != nil {
+	h, refs, err := s.planRestore(ctx, t, entries, req)
+	if err != nil {
 		return nil, err
 	}
-	h := begun.Handle
-	refs, err := s.sendManifest(ctx, t, h, entries)
-	if err == nil {
-		var res *client.RestoreResult
-		if res, err = s.finishRestore(ctx, t, ws, h, refs, 0); err == nil {
-			return res, nil
-		}
+	res, err := s.finishRestore(ctx, t, ws, h, refs, 0)
+	if err != nil {
+		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
+		return nil, err
 	}
-	s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
-	return nil, err
+	return res, nil
 }
 
 // planRestore begins a restore of entries on t and returns its handle and

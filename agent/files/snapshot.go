@@ -156,7 +156,7 @@ type Scan struct {
 
 // Scan walks directory p (never through symlinks, skipping the agent's
 // temporary files and what opts exclude) and chunks every regular file,
-// workers at a time. Special files are left out.
+// several at a time (see chunkAll). Special files are left out.
 func (f *FS) Scan(ctx context.Context, p string, opts ScanOptions) (*Scan, error) {
 	base, err := Clean(p)
 	if err != nil {
@@ -270,13 +270,15 @@ func excluded(p, base string, isDir bool, ig *ignorer, globs []*pathGlob) bool {
 	return false
 }
 
-// chunkAll chunks the scan's files, one worker per CPU.
+// chunkAll chunks the scan's files, one worker per CPU but one (at least
+// one): the agent keeps a CPU for its other calls and its heartbeats while
+// it hashes a large tree.
 func (f *FS) chunkAll(ctx context.Context, s *Scan, base string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range max(runtime.GOMAXPROCS(0)-1, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
