@@ -400,7 +400,9 @@ func (s *Server) finishRestore(ctx context.Context, t target, ws, h string, refs
 	}
 	sent += already
 	t2 := time.Now()
-	defer func() { s.log.Debug("restore phases", "ws", ws, "chunks", t2.Sub(t1), "commit", time.Since(t2), "sent", sent) }()
+	defer func() {
+		s.log.Debug("restore phases", "ws", ws, "chunks", t2.Sub(t1), "commit", time.Since(t2), "sent", sent)
+	}()
 	var done wire.SnapRestoreResult
 	if err := t.Call(ctx, wire.OpSnapRestoreCommit, &wire.FsHandleRequest{Handle: h}, &done, snapCall(snapScanTimeout, h+"@commit")); err != nil {
 		return nil, err
