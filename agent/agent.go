@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/agent/audit"
+	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/enroll"
@@ -31,7 +33,11 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultHeartbeat = 2 * time.Second
+	// DefaultHeartbeat is slow on purpose: the control plane learns that a
+	// connection closed from the NATS server's disconnect events (see
+	// wire/PROTOCOL.md, Presence events); heartbeats are the fallback, and
+	// at 2 s 10,000 agents sent 5,000 a second.
+	DefaultHeartbeat = 20 * time.Second
 	DefaultWorkers   = 256
 )
 
@@ -61,7 +67,8 @@ type Config struct {
 	Root string
 	// Version is the agent's build version, reported in hello.
 	Version string
-	// HeartbeatInterval is how often the agent says it is alive (2 s).
+	// HeartbeatInterval is how often the agent says it is alive
+	// (DefaultHeartbeat, 20 s).
 	HeartbeatInterval time.Duration
 	// Workers bounds requests served at once; more answer unavailable/busy.
 	Workers int
@@ -84,6 +91,13 @@ type Config struct {
 	Capabilities map[string]bool
 	// Procs runs commands; nil makes one on Root.
 	Procs *proc.Manager
+	// Policy is the machine owner's policy file (outpost agent run
+	// --policy); nil allows everything. The agent checks every request
+	// against its current policy (guard.go) and reports a summary in hello.
+	Policy *policy.File
+	// Audit, when set, is the audit log every operation is appended to
+	// (and published to the control plane); nil records nothing.
+	Audit *audit.Log
 	// MaxProcesses bounds the processes alive at once, started by
 	// proc.start and running exec's together; more answer unavailable/busy.
 	// Zero means proc.DefaultMaxProcesses (256). Ignored with Procs set.
@@ -137,14 +151,20 @@ type Agent struct {
 	handlers map[string]opFunc
 	running  bool
 
-	conn   atomic.Pointer[nats.Conn] // the serving connection, for its max payload
-	sem    chan struct{}
-	fence  delivery.Fence // sessions' epochs (the delivery rule)
-	idem   *idempotency
-	stopCh chan error // a takeover or fatal NATS error asks Run to stop
-	links  *linkHub   // tells of sleep/wake and network changes
-	linkWG sync.WaitGroup
-	uplink uplink // sizes proc.read replies to the uplink (uplink.go)
+	conn    atomic.Pointer[nats.Conn] // the serving connection, for its max payload
+	sem     chan struct{}
+	fence   delivery.Fence // sessions' epochs (the delivery rule)
+	idem    *idempotency
+	stopCh  chan error // a takeover or fatal NATS error asks Run to stop
+	links   *linkHub   // tells of sleep/wake and network changes
+	linkWG  sync.WaitGroup
+	uplink  uplink                    // sizes proc.read replies to the uplink (uplink.go)
+	paused  atomic.Bool               // the owner's pause switch (Pause, Resume)
+	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
+	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
+	// connected is signalled on every reconnect: the heartbeat loop then
+	// beats soon (firstBeat) instead of up to a whole interval later.
+	connected chan struct{}
 }
 
 // New checks cfg and returns an agent serving ping, capabilities, probe and exec.
@@ -163,10 +183,13 @@ func New(cfg Config) (*Agent, error) {
 		sem:      make(chan struct{}, cfg.Workers),
 		idem:     newIdempotency(),
 		stopCh:   make(chan error, 1),
+		beat:     make(chan struct{}, 1),
 		links:    links,
+
+		connected: make(chan struct{}, 1),
 	}
 	if a.procs == nil {
-		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses})
+		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses, Resources: a.resources})
 		if err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
@@ -177,6 +200,9 @@ func New(cfg Config) (*Agent, error) {
 			a.procs.Close()
 		}
 		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if cfg.Policy != nil {
+		cfg.Policy.OnApply(a.applyPolicy)
 	}
 	return a, nil
 }
@@ -212,6 +238,11 @@ func (a *Agent) Hello() wire.Hello {
 	for k, v := range a.cfg.Capabilities {
 		caps[k] = v
 	}
+	var summary *wire.PolicySummary
+	if a.cfg.Policy != nil {
+		summary = a.cfg.Policy.Current().Summary(a.limitsBy())
+		caps["policy"] = true
+	}
 	return wire.Hello{
 		Workspace:    a.id.Workspace,
 		Agent:        a.id.ID,
@@ -227,6 +258,8 @@ func (a *Agent) Hello() wire.Hello {
 		Capabilities: caps,
 		StartedAt:    a.started,
 		HeartbeatMs:  a.cfg.HeartbeatInterval.Milliseconds(),
+		Policy:       summary,
+		Paused:       a.paused.Load(),
 	}
 }
 

@@ -60,10 +60,15 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			a.log.Warn("disconnected from NATS", "err", err)
+			a.noteErr("disconnected", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			a.log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
 			a.publishHello(nc)
+			select {
+			case a.connected <- struct{}{}:
+			default:
+			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			if isAuthError(err) {
@@ -71,6 +76,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 				return
 			}
 			a.log.Warn("NATS error", "err", err)
+			a.noteErr("nats", err)
 		}),
 		nats.ClosedHandler(func(nc *nats.Conn) {
 			if err := nc.LastError(); err != nil {
@@ -94,6 +100,7 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		}
 		wait := b.NextBackOff()
 		a.log.Warn("cannot reach NATS, retrying", "servers", servers, "in", wait.Round(time.Millisecond), "err", err)
+		a.noteErr("cannot reach NATS", err)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -182,6 +189,13 @@ func (a *Agent) claim(ctx context.Context, nc *nats.Conn) error {
 		if other == nil {
 			return nil
 		}
+		// No answer in probeTimeout is a frozen daemon or a server too
+		// busy to tell us there is nobody (a fleet connecting at once):
+		// ask again until the deadline before refusing.
+		if other.Instance == notAnswering && !a.cfg.Takeover && time.Now().Before(deadline) {
+			a.log.Warn("probe for another daemon not answered; asking again")
+			continue
+		}
 		if !a.cfg.Takeover {
 			return fmt.Errorf("%w: instance %s (pid %d on %s); stop it or run with --takeover",
 				ErrAlreadyServed, other.Instance, other.PID, other.Hostname)
@@ -196,6 +210,10 @@ func (a *Agent) claim(ctx context.Context, nc *nats.Conn) error {
 		}
 	}
 }
+
+// notAnswering is the instance probe reports for a subscriber that did not
+// answer in time.
+const notAnswering = "(not answering)"
 
 // probe asks whoever serves the rpc subject who they are; nil means nobody.
 // A subscriber that does not answer (a frozen daemon) counts as live.
@@ -221,7 +239,7 @@ func (a *Agent) probe(ctx context.Context, nc *nats.Conn) (*wire.ProbeResult, er
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
-		return &wire.ProbeResult{Instance: "(not answering)"}, nil
+		return &wire.ProbeResult{Instance: notAnswering}, nil
 	case err != nil:
 		return nil, fmt.Errorf("agent: probe: %w", err)
 	}
@@ -238,7 +256,20 @@ func (a *Agent) probe(ctx context.Context, nc *nats.Conn) (*wire.ProbeResult, er
 
 // publishHello says hello; called on connect and every reconnect.
 func (a *Agent) publishHello(nc *nats.Conn) {
-	a.publish(nc, subjects.KindHello, a.Hello())
+	h := a.Hello()
+	h.Conn = connRef(nc)
+	a.publish(nc, subjects.KindHello, h)
+}
+
+// connRef names nc's current connection for presence (wire.ConnRef); nil
+// when the server gave no client id.
+func connRef(nc *nats.Conn) *wire.ConnRef {
+	cid, err := nc.GetClientID()
+	srv := nc.ConnectedServerId()
+	if err != nil || srv == "" {
+		return nil
+	}
+	return &wire.ConnRef{Server: srv, ID: cid}
 }
 
 func (a *Agent) publish(nc *nats.Conn, kind string, v any) {
@@ -257,16 +288,30 @@ func (a *Agent) publish(nc *nats.Conn, kind string, v any) {
 	}
 }
 
-// heartbeat publishes heartbeats until stop is closed.
+// firstBeat is how soon after a (re)connect the agent heartbeats: a hello
+// the control plane missed (it was restarting, its subscription not yet
+// made, as when a fleet reconnects at once) is made good in seconds, not a
+// whole heartbeat interval.
+const firstBeat = 2 * time.Second
+
+// heartbeat publishes heartbeats until stop is closed: every interval, and
+// firstBeat after every connect.
 func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
 	t := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer t.Stop()
+	soon := time.NewTimer(min(firstBeat, a.cfg.HeartbeatInterval))
+	defer soon.Stop()
 	var seq uint64
 	for {
 		select {
 		case <-stop:
 			return
+		case <-a.connected:
+			soon.Reset(min(firstBeat, a.cfg.HeartbeatInterval))
+			continue
+		case <-soon.C:
 		case <-t.C:
+		case <-a.beat:
 		}
 		if !nc.IsConnected() {
 			continue // a stale beat flushed on reconnect would say nothing true
@@ -277,6 +322,8 @@ func (a *Agent) heartbeat(nc *nats.Conn, stop <-chan struct{}) {
 			Seq:        seq,
 			Time:       time.Now().UTC(),
 			IntervalMs: a.cfg.HeartbeatInterval.Milliseconds(),
+			Conn:       connRef(nc),
+			Paused:     a.paused.Load(),
 		})
 	}
 }

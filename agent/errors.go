@@ -7,6 +7,7 @@ import (
 
 	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/git"
+	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -21,6 +22,7 @@ var wireErrors = []struct {
 	code   wire.Code
 	reason string
 }{
+	{kind: files.ErrDenied, code: wire.CodePermissionDenied, reason: wire.ReasonPolicy},
 	{kind: files.ErrOutsideRoot, code: wire.CodePermissionDenied, reason: wire.ReasonOutsideRoot},
 	{kind: files.ErrNotEmpty, code: wire.CodeConflict, reason: wire.ReasonNotEmpty},
 	{kind: files.ErrDiskFull, code: wire.CodeInsufficientStorage},
@@ -67,6 +69,13 @@ func wireError(err error) *wire.Error {
 	var we *wire.Error
 	if err == nil || errors.As(err, &we) {
 		return wire.AsError(err)
+	}
+	if errors.Is(err, files.ErrDenied) { // a walk met a denied path: name the rule
+		err = &policy.Denial{Rule: "denyPaths", Detail: err.Error()}
+	}
+	var denial *policy.Denial
+	if errors.As(err, &denial) {
+		return wire.Errorf(wire.CodePermissionDenied, wire.ReasonPolicy, "%s", err.Error())
 	}
 	for _, m := range wireErrors {
 		if errors.Is(err, m.kind) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/agent/git"
+	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -25,6 +26,8 @@ func TestWireError(t *testing.T) {
 	}{
 		{"outside root", files.ErrOutsideRoot, wire.CodePermissionDenied, wire.ReasonOutsideRoot},
 		{"not empty", files.ErrNotEmpty, wire.CodeConflict, wire.ReasonNotEmpty},
+		{"denied by the owner's policy", files.ErrDenied, wire.CodePermissionDenied, wire.ReasonPolicy},
+		{"a policy denial", &policy.Denial{Rule: "exec", Detail: "off"}, wire.CodePermissionDenied, wire.ReasonPolicy},
 		{"disk full", files.ErrDiskFull, wire.CodeInsufficientStorage, ""},
 		{"too many entries", files.ErrTooManyEntries, wire.CodePayloadTooLarge, ""},
 		{"checksum", files.ErrChecksumMismatch, wire.CodeInvalidArgument, wire.ReasonChecksumMismatch},
@@ -82,7 +85,7 @@ func TestWireError(t *testing.T) {
 // cannot reach the wire as internal by accident.
 func TestEveryDomainErrorIsMapped(t *testing.T) {
 	known := map[string]error{
-		"files.ErrOutsideRoot": files.ErrOutsideRoot, "files.ErrNotEmpty": files.ErrNotEmpty, "files.ErrDiskFull": files.ErrDiskFull,
+		"files.ErrOutsideRoot": files.ErrOutsideRoot, "files.ErrDenied": files.ErrDenied, "files.ErrNotEmpty": files.ErrNotEmpty, "files.ErrDiskFull": files.ErrDiskFull,
 		"files.ErrTooManyEntries": files.ErrTooManyEntries, "files.ErrChecksumMismatch": files.ErrChecksumMismatch,
 		"files.ErrUploadDone": files.ErrUploadDone,
 		"git.ErrNoGit":        git.ErrNoGit, "git.ErrNotRepository": git.ErrNotRepository,

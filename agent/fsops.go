@@ -12,6 +12,7 @@ import (
 // fileOps serves the fs.* and git.* ops on the agent's root.
 type fileOps struct {
 	fs        *files.FS
+	realRoot  string // the root's host path, links evaluated
 	git       *git.Git
 	gitVer    string
 	transfers *transfers
@@ -31,7 +32,7 @@ func (a *Agent) registerFiles() error {
 		root.Close()
 		return err
 	}
-	fo := &fileOps{fs: root, git: &git.Git{Ceiling: real}, transfers: newTransfers(DefaultTransferIdle)}
+	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes}, transfers: newTransfers(DefaultTransferIdle)}
 	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
 	fo.gitVer, _ = fo.git.Version(ctx)
 	cancel()

@@ -144,8 +144,9 @@ func (s *server) respond(m *nats.Msg, reply []byte) {
 }
 
 // handle decodes, checks and runs one request and returns the encoded
-// reply. A reply encoded around a result's pooled buffer (wire.InPlace)
-// comes with release, to call once it was sent.
+// reply, after appending it to the audit log. A reply encoded around a
+// result's pooled buffer (wire.InPlace) comes with release, to call once it
+// was sent.
 func (a *Agent) handle(base context.Context, data []byte) (reply []byte, release func()) {
 	req, err := wire.DecodeRequest(data)
 	if err != nil {
@@ -155,39 +156,73 @@ func (a *Agent) handle(base context.Context, data []byte) (reply []byte, release
 		}
 		return wire.EncodeError(id, err), nil
 	}
+	start := time.Now()
+	call := a.inspect(req)
+	reply, release, out := a.dispatch(base, req, call)
+	a.record(req, call, start, out)
+	return reply, release
+}
+
+// outcome is what the audit log records of a reply: its error, if any,
+// and the bytes the call moved.
+type outcome struct {
+	err   *wire.Error
+	bytes int64
+}
+
+// dispatch runs req: the pause switch, the delivery rule, the owner's
+// policy, then its handler.
+func (a *Agent) dispatch(base context.Context, req *wire.Request, call *callFields) ([]byte, func(), outcome) {
+	fail := func(err error) ([]byte, func(), outcome) {
+		we := wireError(err)
+		return wire.EncodeError(req.ID, we), nil, outcome{err: we}
+	}
+	if a.paused.Load() && req.Op != wire.OpProbe {
+		return fail(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentPaused, "the machine's owner paused this agent (outpost agent resume)"))
+	}
 	if err := delivery.Admit(req, time.Now(), &a.fence); err != nil {
-		return wire.EncodeError(req.ID, err), nil
+		return fail(err)
 	}
 	h := a.handler(req.Op)
 	if h == nil {
-		return wire.EncodeError(req.ID, wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "this agent does not serve op %q", req.Op)), nil
+		return fail(wire.Errorf(wire.CodeUnsupported, wire.ReasonUnknownOp, "this agent does not serve op %q", req.Op))
 	}
-	run := func() ([]byte, func()) {
+	if err := a.checkPolicy(req, call); err != nil {
+		return fail(err)
+	}
+	run := func() ([]byte, func(), outcome) {
 		ctx, cancel := context.WithDeadline(base, req.DeadlineTime())
 		defer cancel()
 		res, release, err := h(ctx, req)
 		if err != nil {
-			return wire.EncodeError(req.ID, wireError(err)), nil
+			return fail(err)
 		}
+		res = a.filterResult(call, res)
 		b, err := wire.EncodeResult(req.ID, res)
 		if err != nil {
 			if release != nil {
 				release()
 			}
-			return wire.EncodeError(req.ID, err), nil
+			return fail(err)
 		}
-		return b, release
+		return b, release, outcome{bytes: resultBytes(res)}
 	}
 	if req.IdempotencyKey != "" && wire.Mutates(req.Op) {
 		// The reply is remembered: it must not alias a pooled buffer.
-		return restamp(a.idem.do(req.Op+"\x00"+req.IdempotencyKey, func() []byte {
-			b, release := run()
+		var out outcome
+		b := restamp(a.idem.do(req.Op+"\x00"+req.IdempotencyKey, func() []byte {
+			b, release, o := run()
+			out = o
 			if release != nil {
 				b = bytes.Clone(b)
 				release()
 			}
 			return b
-		}), req.ID), nil
+		}), req.ID)
+		if resp, err := wire.DecodeResponse(b); err == nil && resp.Error != nil {
+			out.err = resp.Error
+		}
+		return b, nil, out
 	}
 	return run()
 }

@@ -383,7 +383,8 @@ func userCreds(account nkeys.KeyPair, name string, restrict func(*jwt.UserClaims
 // IssueAgentJWT signs a user JWT in the agents' account for agent ag
 // holding the nkey user public key publicKey (made on the agent's machine).
 // Its permissions are exactly subjects.AgentPermissions(ag), with no response
-// permission. Its name is ag.String(), its tags "ws:<ws>" and "agent:<id>".
+// permission. Its name is ag.String(), its tags subjects.AgentTags(ag)
+// ("ws:<ws>" and "agent:<id>", which presence reads in NATS's events).
 // It does not expire: it is ended by revoking publicKey (AgentsAccountJWT,
 // PushAccount).
 func (a *Authority) IssueAgentJWT(ag subjects.Agent, publicKey string) (string, error) {
@@ -398,7 +399,7 @@ func (a *Authority) IssueAgentJWT(ag subjects.Agent, publicKey string) (string, 
 	uc.Name = ag.String()
 	uc.Pub.Allow.Add(perms.PubAllow...)
 	uc.Sub.Allow.Add(perms.SubAllow...)
-	uc.Tags.Add("ws:"+ag.Workspace, "agent:"+ag.ID)
+	uc.Tags.Add(subjects.AgentTags(ag)...)
 	s, err := uc.Encode(a.agents)
 	if err != nil {
 		return "", fmt.Errorf("agent jwt for %s: %w", ag, err)

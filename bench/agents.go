@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 )
@@ -30,32 +28,55 @@ type loadConfig struct {
 
 var load = loadConfig{agents: 2000, rate: 1000, duration: 15 * time.Second, inflight: 1024}
 
+// scale is the scale suite's shape (issue 20): a fleet five times the load
+// suite's, driven at the same rate and at twice it.
+var scale = loadConfig{agents: 10000, rate: 1000, duration: 15 * time.Second, inflight: 1024}
+
 // The call mix, per 10 calls: capabilities (a round trip to the agent that
 // does no work), fs stat, and exec of `true` (a fork on the agent).
 var loadMix = []string{"caps", "caps", "caps", "caps", "caps", "stat", "stat", "stat", "stat", "exec"}
 
-// noExecMix is the mix without exec. The agents run in this process on the
-// same two cores as the control plane, and an exec of `true` costs about as
-// much CPU as the local baseline's 2.5 ms: a second drive without it shows
-// what the control plane does when the agents' forks are elsewhere, as on
-// real agents' own machines.
+// noExecMix is the mix without exec. The agents run on the same two cores
+// as the control plane, and an exec of `true` costs about as much CPU as
+// the local baseline's 2.5 ms: a second drive without it shows what the
+// control plane does when the agents' forks are elsewhere, as on real
+// agents' own machines.
 var noExecMix = []string{"caps", "caps", "caps", "caps", "caps", "stat", "stat", "stat", "stat", "stat"}
 
-// benchAgents is the load tool: an `outpost serve` process, N agents in this
-// process (each enrolled with its own credentials and connection, serving
-// with the real agent dispatch), and an open-loop driver of calls at a fixed
-// rate through the HTTP API. Latency counts from when a call was due, so a
-// stall is not hidden by calls that were never sent.
-func benchAgents(ctx context.Context, e *env) ([]row, error) { return loadSuite(ctx, e, true) }
+// loadSteps says what a run of the load suite does after the fleet is
+// online.
+type loadSteps struct {
+	drive bool // drive calls (the mix, then without exec)
+	rate2 int  // then the mix again at this rate, when set
+	idle  bool // measure the control plane with the fleet idle
+	kill  bool // after the storm, kill agentsPerProcess agents at once
+}
+
+// benchAgents is the load tool: an `outpost serve` process, N agents in
+// fleet processes of their own (each enrolled with its own credentials and
+// connection, serving with the real agent dispatch), and an open-loop
+// driver of calls at a fixed rate through the HTTP API in this process.
+// Latency counts from when a call was due, so a stall is not hidden by
+// calls that were never sent.
+func benchAgents(ctx context.Context, e *env) ([]row, error) {
+	return loadSuite(ctx, e, load, loadSteps{drive: true})
+}
 
 // benchStorm is the load suite's reconnect storm alone: the fleet, then a
 // restart of the control plane (go run ./bench -rows storm).
-func benchStorm(ctx context.Context, e *env) ([]row, error) { return loadSuite(ctx, e, false) }
+func benchStorm(ctx context.Context, e *env) ([]row, error) {
+	return loadSuite(ctx, e, load, loadSteps{})
+}
 
-// loadSuite sets up the control plane and the fleet, drives calls (when
-// drive is set), then restarts the control plane and watches the fleet
-// come back.
-func loadSuite(ctx context.Context, e *env, withDrive bool) ([]row, error) {
+// benchScale is the load suite at scale.agents (10,000): the drives, twice
+// the rate, the idle cost, the storm, and 1,000 agents killed at once.
+func benchScale(ctx context.Context, e *env) ([]row, error) {
+	return loadSuite(ctx, e, scale, loadSteps{drive: true, rate2: 2 * scale.rate, idle: true, kill: true})
+}
+
+// loadSuite sets up the control plane and the fleet, measures what steps
+// asks, then restarts the control plane and watches the fleet come back.
+func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]row, error) {
 	bin, err := outpostBinary(ctx)
 	if err != nil {
 		return nil, err
@@ -66,46 +87,90 @@ func loadSuite(ctx context.Context, e *env, withDrive bool) ([]row, error) {
 	}
 	defer func() { sp.stop() }()
 	cl := client.New(sp.url, benchAdminToken)
-	cl.HTTP = &http.Client{Transport: sp.httpTransport(load.inflight)}
-	const ws = "load"
+	cl.HTTP = &http.Client{Transport: sp.httpTransport(cfg.inflight)}
+	ws := fmt.Sprintf("load%d", cfg.agents)
 	if _, err := cl.CreateWorkspace(ctx, ws); err != nil {
 		return nil, err
 	}
-	idents, err := enrollMany(ctx, cl, sp.url, ws, load.agents)
+	enrollStart := time.Now()
+	idents, err := enrollMany(ctx, cl, sp.url, ws, cfg.agents)
 	if err != nil {
 		return nil, err
 	}
+	enrolled := time.Since(enrollStart)
 	root := filepath.Join(e.dir, "load-root")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	fleet, connect, err := runFleet(ctx, cl, ws, idents, root)
-	if fleet != nil {
-		defer fleet.stop()
-	}
+	start := time.Now()
+	fl, err := startFleet(filepath.Join(e.dir, ws), idents, root)
 	if err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("%d agents", load.agents)
-	rows := []row{{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s", connect.Seconds()), Baseline: "—", Ratio: "—"}}
-	if withDrive {
-		driven, err := driveRows(ctx, sp, cl, ws, e.n)
+	defer fl.stop()
+	if err := waitOnline(ctx, cl, ws, cfg.agents, 5*time.Minute); err != nil {
+		return nil, err
+	}
+	connect := time.Since(start)
+	name := fmt.Sprintf("%d agents", cfg.agents)
+	rows := []row{{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s (started at %d/s in %d processes; enrolled in %.1f s)", connect.Seconds(), fleetStartRate, len(fl.procs), enrolled.Seconds()), Baseline: "—", Ratio: "—", Goal: loadNote()}}
+	if steps.idle {
+		rows = append(rows, idleRows(sp, fl, cfg)...)
+	}
+	if steps.drive {
+		driven, err := driveRows(ctx, sp, fl, cl, ws, e.n, cfg, steps.rate2)
 		if err != nil {
 			return nil, err
 		}
 		rows = append(rows, driven...)
 	}
 	var storm []row
-	sp, storm, err = stormRows(ctx, sp, cl, ws)
+	sp, storm, err = stormRows(ctx, sp, cl, ws, cfg.agents)
 	if err != nil {
-		return nil, err
+		// The rows measured so far stand; the storm's failure is a row.
+		return append(rows, row{Name: name + ": control plane restart, reconnect storm", Outpost: "FAILED: " + firstLine(err.Error()), Met: "NO"}), nil
 	}
-	return append(rows, storm...), nil
+	rows = append(rows, storm...)
+	if steps.kill {
+		killed, err := killRows(ctx, cl, ws, fl, 0)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, killed...)
+	}
+	return rows, nil
 }
 
-// driveRows drives calls at the fleet (see drive) and reports latency and
-// memory.
-func driveRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string, n int) ([]row, error) {
+// loadNote is the machine's load average now, for rows whose figures other
+// work on the machine moves.
+func loadNote() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return "load " + strings.Join(f[:3], " ")
+}
+
+// idleRows measures the control plane for 10 s with the whole fleet online
+// and no calls: what presence alone costs.
+func idleRows(sp *serveProc, fl *fleet, cfg loadConfig) []row {
+	w := watchCP(sp, fl)
+	time.Sleep(10 * time.Second)
+	f := w.stop()
+	name := fmt.Sprintf("%d agents idle", cfg.agents)
+	return []row{
+		{Name: name + ": presence messages/s at the control plane", Outpost: fmt.Sprintf("%.0f/s", f.presence), Baseline: "—", Ratio: "—", Goal: loadNote()},
+		{Name: name + ": control plane", Outpost: f.String(), Baseline: "—", Ratio: "—"},
+	}
+}
+
+// driveRows drives calls at the fleet (see drive) and reports latency,
+// next to what the control plane did meanwhile.
+func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client, ws string, n int, cfg loadConfig, rate2 int) ([]row, error) {
 	mix, quiet := "5 caps : 4 stat : 1 exec", "5 caps : 5 stat"
 	if statRoot(ctx, cl, ws, 0) != nil {
 		// A control plane without file calls: stat becomes capabilities.
@@ -123,24 +188,46 @@ func driveRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string,
 	if err != nil {
 		return nil, fmt.Errorf("idle calls: %w", err)
 	}
-	profiled := sp.profileCPU(load.duration, serveProfile)
-	res := drive(ctx, cl, ws, load, loadMix)
+	profiled := sp.profileCPU(cfg.duration, serveProfile)
+	w := watchCP(sp, fl)
+	res := drive(ctx, cl, ws, cfg, loadMix)
+	cpMix := w.stop()
+	note := loadNote()
 	profiled()
-	_, peak := sp.memory()
-	noExec := drive(ctx, cl, ws, load, noExecMix)
+	w = watchCP(sp, fl)
+	noExec := drive(ctx, cl, ws, cfg, noExecMix)
+	cpQuiet := w.stop()
+	peak := max(cpMix.peakRSS, cpQuiet.peakRSS)
 	p50, p99 := res.lat.pct(50), res.lat.pct(99)
-	name := fmt.Sprintf("%d agents", load.agents)
-	return []row{
+	name := fmt.Sprintf("%d agents", cfg.agents)
+	rows := []row{
 		{Name: name + ": control plane + NATS RSS idle / peak under load", Outpost: mib(rssIdle) + " / " + mib(peak), Baseline: "—", Ratio: "—"},
-		{Name: fmt.Sprintf("%s: p50 at %d calls/s (mix %s) vs one call at a time", name, load.rate, mix),
-			Outpost: ms(p50), Baseline: ms(idle.pct(50)), Ratio: ratio(p50, idle.pct(50))},
-		{Name: fmt.Sprintf("%s: p99 at %d calls/s", name, load.rate), Outpost: ms(p99), Baseline: ms(idle.pct(99)),
+		{Name: name + ": control plane + NATS RSS peak per 1,000 agents", Outpost: mib(peak * 1000 / int64(cfg.agents)), Baseline: "—", Ratio: "—",
+			Goal: "≤ 60 MiB", Met: yesNo(peak*1000/int64(cfg.agents) <= 60<<20)},
+		{Name: fmt.Sprintf("%s: p50 at %d calls/s (mix %s) vs one call at a time", name, cfg.rate, mix),
+			Outpost: ms(p50), Baseline: ms(idle.pct(50)), Ratio: ratio(p50, idle.pct(50)), Goal: note},
+		{Name: fmt.Sprintf("%s: p99 at %d calls/s", name, cfg.rate), Outpost: ms(p99), Baseline: ms(idle.pct(99)),
 			Ratio: ratio(p99, idle.pct(99)), Goal: "≤ 20 ms", Met: yesNo(p99 <= 20*time.Millisecond)},
 		{Name: fmt.Sprintf("%s: calls made / failed, achieved rate", name), Outpost: fmt.Sprintf("%d / %d, %.0f/s", res.calls, res.failed, res.achieved),
 			Baseline: "—", Ratio: "—", Goal: "0 failed", Met: yesNo(res.failed == 0)},
+		{Name: "  control plane meanwhile", Outpost: cpMix.String(), Baseline: "—", Ratio: "—"},
 		{Name: fmt.Sprintf("  the same without exec (%s): p50 / p99, failed", quiet),
-			Outpost: ms(noExec.lat.pct(50)) + " / " + ms(noExec.lat.pct(99)) + fmt.Sprintf(", %d", noExec.failed), Baseline: "—", Ratio: "—"},
-	}, nil
+			Outpost: ms(noExec.lat.pct(50)) + " / " + ms(noExec.lat.pct(99)) + fmt.Sprintf(", %d", noExec.failed), Baseline: "—", Ratio: "—",
+			Goal: "≤ 20 ms, 0 failed", Met: yesNo(noExec.lat.pct(99) <= 20*time.Millisecond && noExec.failed == 0)},
+		{Name: "  control plane meanwhile", Outpost: cpQuiet.String(), Baseline: "—", Ratio: "—"},
+	}
+	if rate2 > 0 {
+		c2 := cfg
+		c2.rate = rate2
+		w = watchCP(sp, fl)
+		r2 := drive(ctx, cl, ws, c2, loadMix)
+		cp2 := w.stop()
+		rows = append(rows,
+			row{Name: fmt.Sprintf("%s: p50 / p99 at %d calls/s (mix %s), failed", name, rate2, mix),
+				Outpost: ms(r2.lat.pct(50)) + " / " + ms(r2.lat.pct(99)) + fmt.Sprintf(", %d (%.0f/s)", r2.failed, r2.achieved), Baseline: "—", Ratio: "—", Goal: loadNote()},
+			row{Name: "  control plane meanwhile", Outpost: cp2.String(), Baseline: "—", Ratio: "—"})
+	}
+	return rows, nil
 }
 
 // enrollMany enrolls n agents (a0, a1, ...) the way `outpost agent enroll`
@@ -174,47 +261,31 @@ func enrollMany(ctx context.Context, cl *client.Client, url, ws string, n int) (
 	return out, <-errc
 }
 
-// fleet is the agents the bench runs, one goroutine each.
-type fleet struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+// countStatus counts the agents of ws by status, as the API lists them.
+func countStatus(ctx context.Context, cl *client.Client, ws string) (map[string]int, error) {
+	list, err := cl.ListAgents(ctx, ws)
+	out := map[string]int{}
+	for _, a := range list {
+		out[a.Status]++
+	}
+	return out, err
 }
 
-func (f *fleet) stop() { f.cancel(); f.wg.Wait() }
-
-// runFleet starts an agent per identity and returns once the control plane
-// sees them all online, with how long that took.
-func runFleet(ctx context.Context, cl *client.Client, ws string, idents []*enroll.Config, root string) (*fleet, time.Duration, error) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	fctx, cancel := context.WithCancel(context.Background())
-	f := &fleet{cancel: cancel}
+// waitOnline returns once n agents of ws are online, or fails after limit.
+func waitOnline(ctx context.Context, cl *client.Client, ws string, n int, limit time.Duration) error {
 	start := time.Now()
-	for _, id := range idents {
-		a, err := agent.New(agent.Config{Identity: id, Root: root, Logger: quiet})
-		if err != nil {
-			return f, 0, err
-		}
-		f.wg.Add(1)
-		go func() { defer f.wg.Done(); _ = a.Run(fctx) }()
-	}
 	for {
-		list, err := cl.ListAgents(ctx, ws)
-		online := 0
-		for _, a := range list {
-			if a.Status == "online" {
-				online++
-			}
+		c, err := countStatus(ctx, cl, ws)
+		if err == nil && c["online"] == n {
+			return nil
 		}
-		if err == nil && online == len(idents) {
-			return f, time.Since(start), nil
-		}
-		if time.Since(start) > 5*time.Minute {
-			return f, 0, fmt.Errorf("%d of %d agents online after 5 min (%v)", online, len(idents), err)
+		if time.Since(start) > limit {
+			return fmt.Errorf("%d of %d agents online after %v (%v)", c["online"], n, limit, err)
 		}
 		select {
 		case <-ctx.Done():
-			return f, 0, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
@@ -321,7 +392,17 @@ func drive(ctx context.Context, cl *client.Client, ws string, cfg loadConfig, mi
 	return res
 }
 
-// stormPoll is how often the storm counts the agents online.
+// stormGoal is how soon after a restart all n agents should be online
+// again: 30 s for the 2,000 of the load suite, 60 s for more (issue 20).
+func stormGoal(n int) time.Duration {
+	if n <= 2000 {
+		return 30 * time.Second
+	}
+	return 60 * time.Second
+}
+
+// stormPoll is how often the storm counts the agents online (per 2,000
+// agents: a list of 10,000 is itself work for the control plane).
 const stormPoll = 100 * time.Millisecond
 
 // stormRows restarts the control plane (same ports, same state dir) under
@@ -329,8 +410,7 @@ const stormPoll = 100 * time.Millisecond
 // are: the reconnect storm. The fleet reconnects on its own (the agents'
 // jittered backoff), as laptops do. It returns the control plane now
 // running.
-func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string) (*serveProc, []row, error) {
-	n := load.agents
+func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string, n int) (*serveProc, []row, error) {
 	np, started, err := sp.restart(ctx)
 	if err != nil {
 		return sp, nil, fmt.Errorf("restart the control plane: %w", err)
@@ -362,7 +442,7 @@ func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string)
 		select {
 		case <-ctx.Done():
 			return np, nil, ctx.Err()
-		case <-time.After(stormPoll):
+		case <-time.After(stormPoll * time.Duration(max(1, n/2000))):
 		}
 	}
 	reach := func(frac float64) time.Duration {
@@ -404,7 +484,7 @@ func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string)
 	return np, []row{
 		{Name: name + ": online 50% / 90% / 100% after its start (healthy at " + secs(healthy) + ")",
 			Outpost: secs(reach(0.5)) + " / " + secs(reach(0.9)) + " / " + secs(all), Baseline: "—", Ratio: "—",
-			Goal: "100% ≤ 30 s", Met: yesNo(all <= 30*time.Second)},
+			Goal: "100% ≤ " + secs(stormGoal(n)), Met: yesNo(all <= stormGoal(n))},
 		{Name: "  control plane CPU from its start to all online (avg, busiest second)",
 			Outpost:  fmt.Sprintf("%s CPU in %s (%.2f cores, %.2f)", secs(last.cpu), secs(last.at), float64(last.cpu)/float64(last.at), busiest),
 			Baseline: "—", Ratio: "—"},
@@ -412,4 +492,85 @@ func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string)
 	}, nil
 }
 
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// killRows SIGKILLs fleet process i (agentsPerProcess agents at once, no
+// goodbye) and follows every one of its agents through the API: each must
+// show reconnecting once its lease lapses (within leaseGoal of the kill)
+// and offline once the reconnect window has passed too, while the rest of
+// the fleet stays online.
+func killRows(ctx context.Context, cl *client.Client, ws string, fl *fleet, i int) ([]row, error) {
+	const (
+		leaseGoal = 7 * time.Second  // the lease (3 heartbeats of 2 s) and a poll
+		offMin    = 30 * time.Second // the reconnect window
+		offMax    = 37 * time.Second // the lease, the window and a poll
+	)
+	victims := map[string]bool{}
+	for _, id := range fl.procs[i].ids {
+		victims[id] = true
+	}
+	recon, off := map[string]time.Duration{}, map[string]time.Duration{}
+	skipped := 0   // went offline without being seen reconnecting
+	othersOff := 0 // agents of other processes seen not online
+	killed := time.Now()
+	fl.kill(i)
+	for len(off) < len(victims) {
+		list, err := cl.ListAgents(ctx, ws)
+		at := time.Since(killed)
+		if err != nil {
+			return nil, fmt.Errorf("kill: list agents: %w", err)
+		}
+		for _, a := range list {
+			if !victims[a.ID] {
+				if a.Status != "online" {
+					othersOff++
+				}
+				continue
+			}
+			switch a.Status {
+			case "reconnecting":
+				if _, ok := recon[a.ID]; !ok {
+					recon[a.ID] = at
+				}
+			case "offline":
+				if _, ok := off[a.ID]; !ok {
+					off[a.ID] = at
+					if _, ok := recon[a.ID]; !ok {
+						skipped++
+					}
+				}
+			}
+		}
+		if at > 2*time.Minute {
+			return nil, fmt.Errorf("kill: %d of %d agents offline 2 min after the kill", len(off), len(victims))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	spread := func(m map[string]time.Duration) (lo, mid, hi time.Duration) {
+		var l latencies
+		for _, d := range m {
+			l = append(l, d)
+		}
+		return l.pct(0), l.pct(50), l.pct(100)
+	}
+	r0, r50, r100 := spread(recon)
+	o0, o50, o100 := spread(off)
+	name := fmt.Sprintf("%d agents killed at once (SIGKILL, no goodbye)", len(victims))
+	return []row{
+		{Name: name + ": reconnecting after min / p50 / max", Outpost: secs(r0) + " / " + secs(r50) + " / " + secs(r100) + fmt.Sprintf(" (%d seen)", len(recon)),
+			Baseline: "—", Ratio: "—", Goal: "all, ≤ " + secs(leaseGoal), Met: yesNo(len(recon) == len(victims) && skipped == 0 && r100 <= leaseGoal)},
+		{Name: name + ": offline after min / p50 / max", Outpost: secs(o0) + " / " + secs(o50) + " / " + secs(o100),
+			Baseline: "—", Ratio: "—", Goal: secs(offMin) + "–" + secs(offMax), Met: yesNo(o0 >= offMin && o100 <= offMax)},
+		{Name: "  the rest of the fleet meanwhile: seen not online", Outpost: fmt.Sprint(othersOff), Baseline: "—", Ratio: "—", Goal: "0", Met: yesNo(othersOff == 0)},
+	}, nil
+}

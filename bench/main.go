@@ -43,9 +43,11 @@ func suites() []suite {
 		{"cli", benchCLI, false},
 		{"offline", benchOffline, false},
 		{"agents", benchAgents, false}, // the storm's rows too
+		{"scale", benchScale, false},   // 10,000 agents (issue 20)
 		{"stream", benchStream, false},
 		{"files", benchFiles, false},
 		{"echo", benchEcho, false},
+		{"console", benchConsole, false},
 		{"storm", benchStorm, true},
 		{"tree", benchTree, false},
 		{"carry", benchCarry, false},
@@ -53,7 +55,7 @@ func suites() []suite {
 }
 
 func main() {
-	if runChildAgent() {
+	if runChildAgent() || runFleetProcess() {
 		return
 	}
 	only := flag.String("rows", "", "comma-separated suites to run (default all)")
@@ -63,6 +65,9 @@ func main() {
 	flag.IntVar(&carryMB, "carry-mb", carryMB, "size of the carry suite's tree in MiB (1024 for issue 17's figures)")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
+	flag.IntVar(&scale.agents, "scale-agents", scale.agents, "agents of the scale suite")
+	flag.IntVar(&agentsPerProcess, "agents-per-process", agentsPerProcess, "agents in each fleet process of the load suites")
+	flag.IntVar(&fleetStartRate, "start-rate", fleetStartRate, "agents a second the load suites' fleet starts")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
 	flag.Parse()
 	if *cpuProfile != "" {

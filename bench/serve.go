@@ -65,7 +65,7 @@ type serveProc struct {
 	url      string
 	natsURL  string
 	stateDir string
-	pprof    string // the address of its /debug/pprof/, when profiling
+	pprof    string // the address of its /debug/pprof/ and /debug/metrics
 	done     chan struct{}
 
 	bin, dir           string // how it was started, for restart
@@ -152,14 +152,13 @@ func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, 
 	if tlsOn {
 		p.cmd.Args = append(p.cmd.Args, "--tls-self-signed", "127.0.0.1")
 	}
-	if serveProfile != "" {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		p.pprof = "127.0.0.1:" + strconv.Itoa(port)
-		p.cmd.Args = append(p.cmd.Args, "--pprof", p.pprof)
+	// Always: the load suites read its figures from /debug/metrics there.
+	port, err := freePort()
+	if err != nil {
+		return nil, err
 	}
+	p.pprof = "127.0.0.1:" + strconv.Itoa(port)
+	p.cmd.Args = append(p.cmd.Args, "--pprof", p.pprof)
 	p.cmd.Env = append(os.Environ(), "OUTPOST_ADMIN_TOKEN="+benchAdminToken)
 	logf, err := os.OpenFile(filepath.Join(dir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -239,7 +238,7 @@ func logTail(path string, n int64) string {
 // profileCPU takes a CPU profile of the process over d into path, when it
 // serves profiles; wait returns when the profile is written.
 func (p *serveProc) profileCPU(d time.Duration, path string) (wait func()) {
-	if p.pprof == "" {
+	if serveProfile == "" {
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -297,8 +296,12 @@ func (p *serveProc) memory() (rss, peak int64) {
 
 // cpuTime is the CPU time (user + system) the process has used, from
 // /proc (Linux); zero elsewhere.
-func (p *serveProc) cpuTime() time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+func (p *serveProc) cpuTime() time.Duration { return procCPU(p.cmd.Process.Pid) }
+
+// procCPU is the CPU time (user + system) process pid has used, from /proc
+// (Linux); zero elsewhere.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
 	}

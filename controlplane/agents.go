@@ -54,8 +54,9 @@ func (s *Server) agentJSON(rec *agentRecord) client.Agent {
 	}
 	if h := e.Hello; h != nil {
 		out.Version, out.OS, out.Arch, out.Hostname = h.Version, h.OS, h.Arch, h.Hostname
-		out.Capabilities = h.Capabilities
+		out.Capabilities, out.Policy = h.Capabilities, h.Policy
 	}
+	out.Paused = e.Paused && e.Status == presence.Online
 	if out.Capabilities == nil {
 		out.Capabilities = map[string]bool{}
 	}
@@ -211,6 +212,11 @@ func (s *Server) startPresence(ctx context.Context) error {
 	s.seen = newSeenWriter(s)
 	s.presence.OnChange(func(ag subjects.Agent, _ presence.Entry) { s.seen.mark(ag) })
 	if err := s.presence.Start(s.agentNC); err != nil {
+		return fmt.Errorf("presence: %w", err)
+	}
+	// The servers' disconnect events tell at once when an agent's
+	// connection closes, so agents can heartbeat slowly.
+	if err := s.presence.WatchDisconnects(s.sysNC, s.auth.AgentsAccountPublicKey()); err != nil {
 		return fmt.Errorf("presence: %w", err)
 	}
 	return nil

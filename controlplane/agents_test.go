@@ -55,6 +55,34 @@ func TestAgentPresence(t *testing.T) {
 		waitFor(t, waitShort, "offline after goodbye", func() bool { return status("p1") == client.StatusOffline })
 	})
 
+	t.Run("a dropped connection is reconnecting at once", func(t *testing.T) {
+		// The agent says which connection it is on and heartbeats once a
+		// minute (a 3 min lease): only the server's disconnect event can
+		// make it reconnecting within waitShort.
+		ta := enrollAgent(t, s, "ws1", "p4")
+		nc, err := ta.connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		cid, err := nc.GetClientID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mockHello
+		h.HeartbeatMs = 60_000
+		h.Conn = &wire.ConnRef{Server: nc.ConnectedServerId(), ID: cid}
+		m, err := agenttest.New(nc, ta.ag, agenttest.WithHello(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		waitFor(t, waitLong, "online", func() bool { return status("p4") == client.StatusOnline })
+		nc.Close() // no goodbye: as when the agent's process is killed
+		waitFor(t, waitShort, "reconnecting", func() bool { return status("p4") == client.StatusReconnecting })
+		waitFor(t, waitLong, "offline after the window", func() bool { return status("p4") == client.StatusOffline })
+	})
+
 	t.Run("silent agent goes offline after the window", func(t *testing.T) {
 		ta := enrollAgent(t, s, "ws1", "p2")
 		m, _ := serveMock(t, ta)

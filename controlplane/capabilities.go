@@ -26,7 +26,7 @@ func (s *Server) handleCapabilities(w http.ResponseWriter, r *http.Request, t ta
 	writeJSON(w, http.StatusOK, client.Capabilities{
 		Workspace: h.Workspace, Agent: h.Agent, Instance: h.Instance, PID: h.PID,
 		Version: h.Version, Protocol: h.Protocol, OS: h.OS, Arch: h.Arch, Hostname: h.Hostname,
-		Root: h.Root, GitVersion: h.GitVersion, Capabilities: caps, StartedAt: h.StartedAt.UTC(),
+		Root: h.Root, GitVersion: h.GitVersion, Capabilities: caps, StartedAt: h.StartedAt.UTC(), Policy: h.Policy,
 	})
 	return nil
 }

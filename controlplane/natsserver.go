@@ -23,6 +23,14 @@ const (
 	// laptop gone to sleep) noticed in about 6 s instead of minutes.
 	natsPingInterval = 2 * time.Second
 	natsMaxPingsOut  = 2
+	// ownPingInterval is the pings of the control plane's own connections
+	// to the embedded server, which runs in this process: no link can go
+	// half-open there, and the server answers a ping under its server
+	// lock, which thousands of agents connecting at once keep busy. With
+	// 2 s pings the control plane declared its own connections stale
+	// while 10,000 agents connected, and its reconnects queued behind the
+	// same lock (issue 20).
+	ownPingInterval = 30 * time.Second
 	// natsMaxPayload fits a default exec reply (two 1 MiB streams) in one
 	// message.
 	natsMaxPayload = 8 << 20
@@ -143,9 +151,13 @@ func (s *Server) nativeTLS() bool {
 // system connection that pushes account JWTs. With the embedded server it
 // opens the server's port first (see listenNATS).
 func (s *Server) connectNATS() error {
+	ping := natsPingInterval
+	if s.ns != nil {
+		ping = ownPingInterval
+	}
 	common := []nats.Option{
 		nats.MaxReconnects(-1),
-		nats.PingInterval(natsPingInterval),
+		nats.PingInterval(ping),
 		nats.MaxPingsOutstanding(natsMaxPingsOut),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {

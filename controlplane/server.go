@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/authority"
+	"github.com/outposthq/outpost/console"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/internal/secretfile"
 	"github.com/outposthq/outpost/presence"
@@ -87,6 +88,9 @@ type Config struct {
 	// KVReplicas is the replica count of the state buckets. Zero means 3
 	// when the NATS cluster has three or more servers, else 1.
 	KVReplicas int
+	// AuditRetention is how long the copies of agents' audit events are
+	// kept (30 days when zero).
+	AuditRetention time.Duration
 	// PublicNATSURLs is what POST /v1/enroll tells agents to connect to;
 	// default the embedded server's client URL (or NATSURL).
 	PublicNATSURLs []string
@@ -134,9 +138,11 @@ type Server struct {
 	// Set by Start.
 	auth     *authority.Authority
 	ns       *server.Server
-	natsURL  string     // where our own connections go
-	nc       *nats.Conn // the app account: state
-	agentNC  *nats.Conn // the agents' account: requests, replies, presence
+	natsURL  string           // where our own connections go
+	nc       *nats.Conn       // the app account: state
+	agentNC  *nats.Conn       // the agents' account: requests, replies, presence
+	audit    jetstream.Stream // the agents' audit events (audit.go)
+	auditSub *nats.Subscription
 	sysNC    *nats.Conn
 	st       *store
 	snaps    *snapStore
@@ -245,6 +251,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	js, err := jetstream.New(s.nc)
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
+	}
+	if err = s.startAudit(ctx, js); err != nil {
+		return err
 	}
 	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
@@ -430,6 +439,9 @@ func (s *Server) stop() {
 	if s.seen != nil {
 		s.seen.close(ctx)
 	}
+	if s.auditSub != nil {
+		_ = s.auditSub.Unsubscribe()
+	}
 	if s.presence != nil {
 		s.presence.Close()
 	}
@@ -549,6 +561,7 @@ func (s *Server) routes() http.Handler {
 
 	s.handle(mux, "POST /v1/workspaces/{ws}/sessions", inWorkspace, s.handleCreateSession)
 	s.handle(mux, "GET /v1/workspaces/{ws}/sessions", inWorkspace, s.handleListSessions)
+	s.handle(mux, "GET /v1/workspaces/{ws}/audit", inWorkspace, s.handleAudit)
 	s.handle(mux, "GET /v1/workspaces/{ws}/sessions/{session}", inWorkspace, s.handleGetSession)
 	s.handle(mux, "POST /v1/workspaces/{ws}/sessions/{session}/swap", inWorkspace, s.handleSwapSession)
 	s.handle(mux, "DELETE /v1/workspaces/{ws}/sessions/{session}", inWorkspace, s.handleDeleteSession)
@@ -564,5 +577,8 @@ func (s *Server) routes() http.Handler {
 	s.routeWatch(mux)
 	s.routeGit(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
+	// The web console: GET /, GET /device and GET /console/...; a client
+	// of the routes above only.
+	console.Register(mux)
 	return errorMux{mux: mux, log: s.log}
 }

@@ -132,11 +132,16 @@ func (st *store) close() {
 
 // storeRetry paces retries of bucket creation while JetStream comes up.
 const (
-	storeRetry   = 250 * time.Millisecond
-	storeAttempt = 3 * time.Second
+	storeRetry = 250 * time.Millisecond
+	// storeAttempt bounds one attempt. A restart under a fleet of
+	// thousands reconnecting at once keeps nats-server's server lock
+	// busy with their connects, and JetStream's requests wait behind it:
+	// at 5,000 agents here a consumer create took 24 s, so attempts of 3 s
+	// each timed out until the control plane gave up and exited.
+	storeAttempt = 10 * time.Second
 	// storeReadyFor bounds the retries: JetStream that is not there by
 	// then (not enabled, no permission) is a configuration error.
-	storeReadyFor = 30 * time.Second
+	storeReadyFor = 90 * time.Second
 )
 
 // untilReady runs f until it succeeds, for at most storeReadyFor or until

@@ -8,14 +8,24 @@
 // instance of an identity wins: messages from an instance that another one
 // replaced are ignored, so a stopping daemon's goodbye cannot mark its
 // successor offline.
+//
+// With WatchDisconnects, the NATS server's own disconnect events end a lease
+// at once: when the connection an agent last said it publishes on closes
+// (its process died, or the server's pings found the link half-open), the
+// agent is reconnecting from that moment, and offline a reconnect window
+// later. Heartbeats can then be slow (agents send one every 20 s): they only
+// cover what the events cannot see, such as a control plane that missed an
+// event while its own connection was down.
 package presence
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -46,6 +56,10 @@ const (
 	inboxSize = 1 << 16
 	// supersededMemory bounds how many replaced instances are remembered per agent.
 	supersededMemory = 8
+	// closedMemory bounds how many closed connections are remembered per
+	// agent: a disconnect event may overtake the hello sent on the same
+	// connection (they come over different connections of the control plane).
+	closedMemory = 4
 )
 
 // Config configures a Tracker. Zero values take the defaults.
@@ -94,6 +108,9 @@ type Entry struct {
 	// hello received is a new value: a changed pointer means the agent said
 	// hello again, on a new connection.
 	Hello *wire.Hello
+	// Paused is what the live instance said last (hello or heartbeat): its
+	// owner paused it. A paused agent is online; it answers agent_paused.
+	Paused bool
 }
 
 // state is the mutable record behind an Entry.
@@ -102,9 +119,12 @@ type state struct {
 	leaseUntil time.Time
 	instance   string
 	hello      *wire.Hello
+	paused     bool
 	gone       bool // the live instance said goodbye
 	superseded []string
-	reported   Status // last status given to OnChange
+	reported   Status       // last status given to OnChange
+	conn       wire.ConnRef // the connection the live instance last published on (zero: unknown)
+	closed     []wire.ConnRef
 }
 
 // Tracker keeps the presence of every agent it hears from. It is safe for
@@ -116,11 +136,17 @@ type Tracker struct {
 	agents   map[subjects.Agent]*state
 	onChange []func(subjects.Agent, Entry)
 	changed  chan struct{} // closed and replaced on every change
-	subs     []*nats.Subscription
-	stop     chan struct{}
-	done     chan struct{}
-	started  bool
-	closed   bool
+	// msgs is every subscription's channel: one channel keeps an agent's
+	// messages in the order it sent them (a hello before its first heartbeat).
+	msgs    chan *nats.Msg
+	account string // the agents' account whose disconnect events are watched
+	subs    []*nats.Subscription
+	stop    chan struct{}
+	done    chan struct{}
+	started bool
+	closed  bool
+
+	messages atomic.Uint64 // presence messages received from NATS
 }
 
 // New returns a tracker; Start connects it to NATS.
@@ -130,6 +156,7 @@ func New(cfg Config) *Tracker {
 		cfg:     cfg,
 		agents:  map[subjects.Agent]*state{},
 		changed: make(chan struct{}),
+		msgs:    make(chan *nats.Msg, inboxSize),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -143,15 +170,12 @@ func (t *Tracker) Start(nc *nats.Conn) error {
 	if t.started || t.closed {
 		return fmt.Errorf("presence: tracker already started or closed")
 	}
-	// One channel for the three subscriptions keeps an agent's messages in
-	// the order it sent them (a hello before its first heartbeat).
-	msgs := make(chan *nats.Msg, inboxSize)
 	for _, kind := range []string{subjects.KindHello, subjects.KindHeartbeat, subjects.KindGoodbye} {
 		subj, err := subjects.AllEvents(kind)
 		if err != nil {
 			return err
 		}
-		sub, err := nc.ChanSubscribe(subj, msgs)
+		sub, err := nc.ChanSubscribe(subj, t.msgs)
 		if err != nil {
 			t.unsubscribeLocked()
 			return fmt.Errorf("subscribe %s: %w", subj, err)
@@ -163,7 +187,35 @@ func (t *Tracker) Start(nc *nats.Conn) error {
 		return fmt.Errorf("presence: flush subscriptions: %w", err)
 	}
 	t.started = true
-	go t.run(msgs)
+	go t.run(t.msgs)
+	return nil
+}
+
+// WatchDisconnects subscribes, on nc (a connection of the NATS system
+// account), to the server's disconnect events of account (the agents'
+// account public key). A closed connection that an agent's live instance
+// last published on ends its lease at once (see Disconnected). Call it
+// after Start; Close undoes it.
+func (t *Tracker) WatchDisconnects(nc *nats.Conn, account string) error {
+	subj, err := subjects.AccountDisconnects(account)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.started || t.closed {
+		return fmt.Errorf("presence: watch disconnects before Start or after Close")
+	}
+	sub, err := nc.ChanSubscribe(subj, t.msgs)
+	if err != nil {
+		return fmt.Errorf("subscribe %s: %w", subj, err)
+	}
+	if err := nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return fmt.Errorf("presence: flush disconnect subscription: %w", err)
+	}
+	t.account = account
+	t.subs = append(t.subs, sub)
 	return nil
 }
 
@@ -192,6 +244,13 @@ func (t *Tracker) Close() {
 }
 
 func (t *Tracker) handle(m *nats.Msg) {
+	t.messages.Add(1)
+	if acc, err := subjects.ParseAccountDisconnects(m.Subject); err == nil {
+		if err := t.ObserveDisconnect(acc, m.Data); err != nil {
+			t.cfg.Logger.Warn("presence: bad disconnect event", "subject", m.Subject, "err", err)
+		}
+		return
+	}
 	ag, kind, err := subjects.Parse(m.Subject)
 	if err != nil {
 		return
@@ -262,8 +321,9 @@ func (t *Tracker) hello(s *state, h *wire.Hello, now time.Time) bool {
 	if s.instance != "" && s.instance != h.Instance {
 		s.supersede(s.instance)
 	}
-	s.instance, s.hello, s.gone = h.Instance, h, false
+	s.instance, s.hello, s.gone, s.paused = h.Instance, h, false, h.Paused
 	s.lastSeen, s.leaseUntil = now, now.Add(t.lease(time.Duration(h.HeartbeatMs)*time.Millisecond))
+	s.onConn(h.Conn, now)
 	return true
 }
 
@@ -283,9 +343,25 @@ func (t *Tracker) heartbeat(s *state, hb *wire.Heartbeat, now time.Time) bool {
 		}
 		s.instance, s.hello, s.gone = hb.Instance, nil, false
 	}
-	s.lastSeen = now
+	s.lastSeen, s.paused = now, hb.Paused
 	s.leaseUntil = now.Add(t.lease(time.Duration(hb.IntervalMs) * time.Millisecond))
+	s.onConn(hb.Conn, now)
 	return s.hello == nil && s.reported != Online // a new instance, first seen
+}
+
+// onConn records that the live instance published on c (nil: an agent that
+// does not say); a connection already reported closed ends the lease now.
+func (s *state) onConn(c *wire.ConnRef, now time.Time) {
+	if c == nil {
+		s.conn = wire.ConnRef{}
+		return
+	}
+	s.conn = *c
+	for _, old := range s.closed {
+		if old == *c {
+			s.leaseUntil = now
+		}
+	}
 }
 
 // goodbye marks the live instance gone; a goodbye of any other is ignored.
@@ -344,6 +420,7 @@ func (t *Tracker) entry(s *state, now time.Time) Entry {
 		LeaseUntil: s.leaseUntil,
 		Instance:   s.instance,
 		Hello:      s.hello,
+		Paused:     s.paused,
 	}
 }
 
@@ -392,6 +469,85 @@ func (t *Tracker) sweepOnce() {
 	for _, ag := range lapsed {
 		t.update(ag, now, func(s *state) bool { return t.status(s, now) != s.reported })
 	}
+}
+
+// Messages is how many presence messages (hello, heartbeat, goodbye) the
+// tracker has received from NATS since it started: their rate is the cost
+// of presence on the control plane.
+func (t *Tracker) Messages() uint64 { return t.messages.Load() }
+
+// Counts is how many known agents have each status now.
+func (t *Tracker) Counts() map[Status]int {
+	now := t.cfg.Now()
+	out := map[Status]int{}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, s := range t.agents {
+		out[t.status(s, now)]++
+	}
+	return out
+}
+
+// disconnectEvent is the part of a NATS server's disconnect event
+// (server.DisconnectEventMsg) that presence reads.
+type disconnectEvent struct {
+	Server struct {
+		ID string `json:"id"`
+	} `json:"server"`
+	Client struct {
+		ID      uint64   `json:"id"`
+		Account string   `json:"acc"`
+		Tags    []string `json:"tags"` // of the credentials: subjects.AgentTags
+	} `json:"client"`
+}
+
+// ObserveDisconnect applies one disconnect event (JSON, as the server
+// publishes it on subjects.AccountDisconnects(account)). The agent is the
+// one its credentials' tags name (subjects.AgentTags). An event of another
+// account, or of a connection whose credentials have no tags (the control
+// plane's own), changes nothing; a malformed one is an error.
+func (t *Tracker) ObserveDisconnect(account string, data []byte) error {
+	var ev disconnectEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return fmt.Errorf("decode disconnect event: %w", err)
+	}
+	if ev.Client.Account != account || len(ev.Client.Tags) == 0 {
+		return nil
+	}
+	ag, err := subjects.ParseAgentTags(ev.Client.Tags)
+	if err != nil {
+		return fmt.Errorf("disconnect event: %w", err)
+	}
+	if ev.Server.ID == "" || ev.Client.ID == 0 {
+		return fmt.Errorf("disconnect event of %s names no connection", ag)
+	}
+	t.Disconnected(ag, wire.ConnRef{Server: ev.Server.ID, ID: ev.Client.ID})
+	return nil
+}
+
+// Disconnected reports that ag's NATS connection conn closed. When the live
+// instance last published on conn, its lease ends now: it is reconnecting
+// until it says hello on a new connection, offline a window later. Any
+// other connection (an old one, a refused second daemon's) changes nothing
+// but is remembered, in case its hello is still on the way.
+func (t *Tracker) Disconnected(ag subjects.Agent, conn wire.ConnRef) {
+	now := t.cfg.Now()
+	t.mu.Lock()
+	s := t.agents[ag]
+	if s == nil {
+		s = &state{reported: Offline}
+		t.agents[ag] = s
+	}
+	s.closed = append(s.closed, conn)
+	if len(s.closed) > closedMemory {
+		s.closed = s.closed[1:]
+	}
+	if s.conn != conn || s.gone || !now.Before(s.leaseUntil) {
+		t.mu.Unlock()
+		return
+	}
+	s.leaseUntil = now
+	t.notifyLocked(ag, s, now)
 }
 
 // Get returns what is known of ag now; an agent never heard of is offline.

@@ -2,6 +2,7 @@ package presence_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ type step struct {
 	kind  string
 	inst  string
 	ivlMs int64
+	conn  uint64 // the connection the message says it went out on (0: none); for "disconnect", the one that closed
 	want  presence.Status
 }
 
@@ -101,6 +103,38 @@ func TestStatusTransitions(t *testing.T) {
 			{kind: "goodbye", inst: "a", want: presence.Offline},
 			{kind: "hello", inst: "b", want: presence.Online},
 		}},
+		{"the live connection's disconnect is reconnecting at once, offline a window later", []step{
+			{kind: "hello", inst: "a", ivlMs: 20000, conn: 7, want: presence.Online},
+			{after: time.Second, kind: "disconnect", conn: 7, want: presence.Reconnecting},
+			{after: 29 * time.Second, want: presence.Reconnecting},
+			{after: 2 * time.Second, want: presence.Offline},
+		}},
+		{"a hello on a new connection is online again", []step{
+			{kind: "hello", inst: "a", ivlMs: 20000, conn: 7, want: presence.Online},
+			{kind: "disconnect", conn: 7, want: presence.Reconnecting},
+			{after: time.Second, kind: "hello", inst: "a", ivlMs: 20000, conn: 8, want: presence.Online},
+			{after: 50 * time.Second, want: presence.Online}, // the slow heartbeat's lease
+		}},
+		{"an old connection's late disconnect is ignored", []step{
+			{kind: "hello", inst: "a", ivlMs: 20000, conn: 7, want: presence.Online},
+			{kind: "hello", inst: "a", ivlMs: 20000, conn: 8, want: presence.Online},
+			{kind: "disconnect", conn: 7, want: presence.Online},
+		}},
+		{"a disconnect that overtook its connection's hello still counts", []step{
+			{kind: "disconnect", conn: 9, want: presence.Offline},
+			{kind: "hello", inst: "a", ivlMs: 20000, conn: 9, want: presence.Reconnecting},
+		}},
+		{"heartbeats say their connection too", []step{
+			{kind: "hello", inst: "a", ivlMs: 20000, want: presence.Online},
+			{kind: "disconnect", conn: 3, want: presence.Online}, // no connection known: the lease decides
+			{kind: "heartbeat", inst: "a", ivlMs: 20000, conn: 4, want: presence.Online},
+			{kind: "disconnect", conn: 4, want: presence.Reconnecting},
+		}},
+		{"a disconnect after goodbye stays offline", []step{
+			{kind: "hello", inst: "a", conn: 5, want: presence.Online},
+			{kind: "goodbye", inst: "a", want: presence.Offline},
+			{kind: "disconnect", conn: 5, want: presence.Offline},
+		}},
 		{"a new instance's heartbeat after goodbye is online", []step{
 			{kind: "hello", inst: "a", want: presence.Online},
 			{kind: "goodbye", inst: "a", want: presence.Offline},
@@ -114,7 +148,9 @@ func TestStatusTransitions(t *testing.T) {
 			defer tr.Close()
 			for i, s := range tt.steps {
 				clk.Add(s.after)
-				if s.kind != "" {
+				if s.kind == "disconnect" {
+					tr.Disconnected(ag, wire.ConnRef{Server: "NSERVER", ID: s.conn})
+				} else if s.kind != "" {
 					if err := tr.Observe(ag, s.kind, message(t, s)); err != nil {
 						t.Fatalf("step %d: observe: %v", i, err)
 					}
@@ -128,11 +164,15 @@ func TestStatusTransitions(t *testing.T) {
 }
 
 func message(t testing.TB, s step) []byte {
+	var conn *wire.ConnRef
+	if s.conn != 0 {
+		conn = &wire.ConnRef{Server: "NSERVER", ID: s.conn}
+	}
 	switch s.kind {
 	case "hello":
-		return mustMarshal(t, &wire.Hello{Instance: s.inst, Version: "v-" + s.inst})
+		return mustMarshal(t, &wire.Hello{Instance: s.inst, Version: "v-" + s.inst, HeartbeatMs: s.ivlMs, Conn: conn})
 	case "heartbeat":
-		return mustMarshal(t, &wire.Heartbeat{Instance: s.inst, IntervalMs: s.ivlMs})
+		return mustMarshal(t, &wire.Heartbeat{Instance: s.inst, IntervalMs: s.ivlMs, Conn: conn})
 	default:
 		return mustMarshal(t, &wire.Goodbye{Instance: s.inst})
 	}
@@ -271,6 +311,73 @@ func FuzzObserve(f *testing.F) {
 		defer tr.Close()
 		_ = tr.Observe(ag, "hello", mustMarshal(t, &wire.Hello{Instance: "seed"}))
 		_ = tr.Observe(ag, kind, data)
+		switch st := tr.Get(ag).Status; st {
+		case presence.Online, presence.Reconnecting, presence.Offline:
+		default:
+			t.Fatalf("status %q", st)
+		}
+	})
+}
+
+// disconnectEvent is a disconnect event as nats-server publishes it (the
+// fields presence reads, and some it does not).
+func disconnectEvent(acc, tags, server string, cid uint64) []byte {
+	return []byte(`{"type":"io.nats.server.advisory.v1.client_disconnect","server":{"name":"n","id":"` + server +
+		`"},"client":{"id":` + strconv.FormatUint(cid, 10) + `,"acc":"` + acc + `","name_tag":"OUTPOST_AGENTS","tags":[` + tags +
+		`],"kind":"Client"},"reason":"Client Closed"}`)
+}
+
+const testAccount = "ADLPMHNFXPJFC5DDBQHMHXNUOQ2LLWYLYOPYFNEVNWVZZ5IVIO2HLRZE"
+
+func TestObserveDisconnect(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    []byte
+		wantErr bool
+		want    presence.Status
+	}{
+		{"the live connection", disconnectEvent(testAccount, `"ws:w1","agent:laptop"`, "NSERVER", 7), false, presence.Reconnecting},
+		{"another server's connection of that id", disconnectEvent(testAccount, `"ws:w1","agent:laptop"`, "NOTHER", 7), false, presence.Online},
+		{"another agent", disconnectEvent(testAccount, `"ws:w1","agent:desktop"`, "NSERVER", 7), false, presence.Online},
+		{"another account", disconnectEvent("AOTHER", `"ws:w1","agent:laptop"`, "NSERVER", 7), false, presence.Online},
+		{"no tags (the control plane's own connection)", disconnectEvent(testAccount, "", "NSERVER", 7), false, presence.Online},
+		{"tags that name no agent", disconnectEvent(testAccount, `"ws:w1"`, "NSERVER", 7), true, presence.Online},
+		{"tags with a bad token", disconnectEvent(testAccount, `"ws:w1","agent:lap top"`, "NSERVER", 7), true, presence.Online},
+		{"no connection id", disconnectEvent(testAccount, `"ws:w1","agent:laptop"`, "NSERVER", 0), true, presence.Online},
+		{"not JSON", []byte("\x00"), true, presence.Online},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := presence.New(presence.Config{})
+			defer tr.Close()
+			hello := &wire.Hello{Instance: "a", HeartbeatMs: 20000, Conn: &wire.ConnRef{Server: "NSERVER", ID: 7}}
+			if err := tr.Observe(ag, subjects.KindHello, mustMarshal(t, hello)); err != nil {
+				t.Fatal(err)
+			}
+			err := tr.ObserveDisconnect(testAccount, tt.data)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("ObserveDisconnect: err %v, want error %v", err, tt.wantErr)
+			}
+			if got := tr.Get(ag).Status; got != tt.want {
+				t.Fatalf("status %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzObserveDisconnect(f *testing.F) {
+	f.Add(disconnectEvent(testAccount, `"ws:w1","agent:laptop"`, "NSERVER", 7))
+	f.Add(disconnectEvent(testAccount, `"ws:w1","agent:lap top"`, "NSERVER", 7))
+	f.Add(disconnectEvent(testAccount, "", "", 0))
+	f.Add([]byte(`{"client":{"id":-1}}`))
+	f.Add([]byte(`{"client":null,"server":[]}`))
+	f.Add([]byte("\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := presence.New(presence.Config{})
+		defer tr.Close()
+		hello := &wire.Hello{Instance: "a", Conn: &wire.ConnRef{Server: "NSERVER", ID: 7}}
+		_ = tr.Observe(ag, subjects.KindHello, mustMarshal(t, hello))
+		_ = tr.ObserveDisconnect(testAccount, data)
 		switch st := tr.Get(ag).Status; st {
 		case presence.Online, presence.Reconnecting, presence.Offline:
 		default:

@@ -22,6 +22,7 @@ const (
 	KindHeartbeat = "heartbeat" // published every few seconds while connected
 	KindGoodbye   = "goodbye"   // published on a clean stop
 	KindReply     = "reply"     // replies to the control plane's requests
+	KindAudit     = "audit"     // one audit event per operation (JSON)
 )
 
 // ControlPlaneInboxPrefix is the inbox prefix the control plane uses for its
@@ -149,6 +150,69 @@ func AllEvents(kind string) (string, error) {
 		return "", err
 	}
 	return Root + ".*.*." + kind, nil
+}
+
+// AccountDisconnects is $SYS.ACCOUNT.<account>.DISCONNECT: where a NATS
+// server with a system account announces every connection of account (an
+// nkey public key) that closed. Presence listens there for the agents'
+// account. Its twin is ParseAccountDisconnects.
+func AccountDisconnects(account string) (string, error) {
+	if !isAccountKey(account) {
+		return "", fmt.Errorf("%w: account %q", ErrInvalidSubject, account)
+	}
+	return "$SYS.ACCOUNT." + account + ".DISCONNECT", nil
+}
+
+// ParseAccountDisconnects returns the account of a subject
+// AccountDisconnects built.
+func ParseAccountDisconnects(subject string) (string, error) {
+	toks := strings.Split(subject, ".")
+	if len(toks) != 4 || toks[0] != "$SYS" || toks[1] != "ACCOUNT" || toks[3] != "DISCONNECT" || !isAccountKey(toks[2]) {
+		return "", fmt.Errorf("%w: %q", ErrInvalidSubject, subject)
+	}
+	return toks[2], nil
+}
+
+// isAccountKey reports whether s looks like an nkey account public key: 56
+// characters of base32 starting with A (checked in shape only; the
+// checksum is nkeys' business).
+func isAccountKey(s string) bool {
+	if len(s) != 56 || s[0] != 'A' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// AgentTags are the tags of ag's credentials (its user JWT), "ws:<ws>" and
+// "agent:<id>". NATS reports them in its connection events, signed as the
+// credentials are, so they tell which agent a connection was. Its twin is
+// ParseAgentTags.
+func AgentTags(ag Agent) []string { return []string{"ws:" + ag.Workspace, "agent:" + ag.ID} }
+
+// ParseAgentTags finds the agent in a credential's tags (see AgentTags);
+// other tags are ignored. Tags that name no agent, or two, are an error.
+func ParseAgentTags(tags []string) (Agent, error) {
+	var a Agent
+	var nws, nid int
+	for _, t := range tags {
+		if v, ok := strings.CutPrefix(t, "ws:"); ok {
+			a.Workspace, nws = v, nws+1
+		} else if v, ok := strings.CutPrefix(t, "agent:"); ok {
+			a.ID, nid = v, nid+1
+		}
+	}
+	if nws != 1 || nid != 1 {
+		return Agent{}, fmt.Errorf("%w: tags %q name no single agent", ErrInvalidSubject, tags)
+	}
+	if err := a.Validate(); err != nil {
+		return Agent{}, err
+	}
+	return a, nil
 }
 
 // Parse splits agent.<ws>.<agent>.<kind>[.more] into the agent and the rest

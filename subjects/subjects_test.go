@@ -182,3 +182,68 @@ func TestReply(t *testing.T) {
 		t.Fatal("AllReplies accepted a wildcard owner")
 	}
 }
+
+func TestAccountDisconnects(t *testing.T) {
+	const acc = "ADLPMHNFXPJFC5DDBQHMHXNUOQ2LLWYLYOPYFNEVNWVZZ5IVIO2HLRZE"
+	got, err := AccountDisconnects(acc)
+	if err != nil || got != "$SYS.ACCOUNT."+acc+".DISCONNECT" {
+		t.Fatalf("AccountDisconnects = %q, %v", got, err)
+	}
+	back, err := ParseAccountDisconnects(got)
+	if err != nil || back != acc {
+		t.Fatalf("ParseAccountDisconnects(%q) = %q, %v", got, back, err)
+	}
+	for _, bad := range []string{"", "acc", "*", ">", acc[:55], "U" + acc[1:], acc[:55] + "1", acc[:20] + "." + acc[21:]} {
+		if s, err := AccountDisconnects(bad); err == nil {
+			t.Errorf("AccountDisconnects(%q) = %q, want an error", bad, s)
+		}
+	}
+	for _, bad := range []string{"$SYS.ACCOUNT." + acc + ".CONNECT", "$SYS.ACCOUNT.*.DISCONNECT", "agent.w.a.hello", "$SYS.ACCOUNT." + acc + ".DISCONNECT.x"} {
+		if a, err := ParseAccountDisconnects(bad); err == nil {
+			t.Errorf("ParseAccountDisconnects(%q) = %q, want an error", bad, a)
+		}
+	}
+}
+
+func TestAgentTags(t *testing.T) {
+	ag := Agent{Workspace: "w1", ID: "laptop"}
+	got, err := ParseAgentTags(AgentTags(ag))
+	if err != nil || got != ag {
+		t.Fatalf("ParseAgentTags(AgentTags(%v)) = %v, %v", ag, got, err)
+	}
+	tests := []struct {
+		tags []string
+		want Agent
+		ok   bool
+	}{
+		{[]string{"agent:laptop", "team:x", "ws:w1"}, ag, true},
+		{[]string{"ws:w1"}, Agent{}, false},
+		{[]string{"agent:laptop"}, Agent{}, false},
+		{[]string{"ws:w1", "agent:laptop", "agent:desk"}, Agent{}, false},
+		{[]string{"ws:w1", "agent:lap top"}, Agent{}, false},
+		{[]string{"ws:w.1", "agent:laptop"}, Agent{}, false},
+		{nil, Agent{}, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseAgentTags(tt.tags)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseAgentTags(%q) = %v, %v; want %v, ok %v", tt.tags, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzAgentTags(f *testing.F) {
+	f.Add("w1", "laptop")
+	f.Add("w1", "lap top")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, ws, id string) {
+		ag := Agent{Workspace: ws, ID: id}
+		got, err := ParseAgentTags(AgentTags(ag))
+		if (err == nil) != (ag.Validate() == nil) {
+			t.Fatalf("ParseAgentTags(AgentTags(%v)): %v, but Validate: %v", ag, err, ag.Validate())
+		}
+		if err == nil && got != ag {
+			t.Fatalf("ParseAgentTags(AgentTags(%v)) = %v", ag, got)
+		}
+	})
+}

@@ -24,6 +24,23 @@ type Hello struct {
 	// HeartbeatMs is the agent's heartbeat interval, from which the control
 	// plane derives its lease before the first heartbeat arrives.
 	HeartbeatMs int64 `msgpack:"ivl,omitempty" json:"-"`
+	// Conn is the NATS connection the hello went out on; nil from agents
+	// that predate it.
+	Conn *ConnRef `msgpack:"conn,omitempty" json:"-"`
+	// Policy summarizes the machine owner's policy file; nil when there is none.
+	Policy *PolicySummary `msgpack:"policy,omitempty" json:"policy,omitempty"`
+	// Paused is true while the machine's owner has paused the agent.
+	Paused bool `msgpack:"paused,omitempty" json:"paused,omitempty"`
+}
+
+// ConnRef names one NATS connection: the id of the server it is on and the
+// client id that server gave it (nats.go's ConnectedServerId and
+// GetClientID). The control plane matches it against the server's
+// disconnect events, so a dropped agent is reconnecting at once instead of
+// when its heartbeats would have lapsed.
+type ConnRef struct {
+	Server string `msgpack:"srv" json:"server"`
+	ID     uint64 `msgpack:"cid" json:"id"`
 }
 
 // Heartbeat is published on agent.<ws>.<agent>.heartbeat every few seconds.
@@ -33,6 +50,11 @@ type Heartbeat struct {
 	Time     time.Time `msgpack:"t"`
 	// IntervalMs lets the control plane derive the lease from the agent's own rate.
 	IntervalMs int64 `msgpack:"ivl"`
+	// Conn is the connection the heartbeat went out on (see Hello.Conn).
+	Conn *ConnRef `msgpack:"conn,omitempty"`
+	// Paused is true while the machine's owner has paused the agent: it is
+	// there (online) but answers every call agent_paused.
+	Paused bool `msgpack:"paused,omitempty"`
 }
 
 // Goodbye is published on agent.<ws>.<agent>.goodbye on a clean stop.
@@ -187,4 +209,30 @@ func (r *ExecRequest) Normalize(maxCap int) error {
 		r.OutputCap = min(r.OutputCap, maxCap)
 	}
 	return nil
+}
+
+// PolicySummary is what an agent tells of its machine owner's policy file
+// (API.md, "The owner's control of their machine"): the switches, the
+// allow-lists and limits, and how many paths are denied, not which.
+type PolicySummary struct {
+	Exec      bool     `msgpack:"exec" json:"exec"`
+	Processes bool     `msgpack:"procs" json:"processes"`
+	TTY       bool     `msgpack:"tty" json:"tty"`
+	FS        string   `msgpack:"fs" json:"fs"`
+	Git       string   `msgpack:"git" json:"git"`
+	Commands  []string `msgpack:"cmds" json:"commands"` // nil: any
+	// DenyPaths is how many denyPaths globs there are.
+	DenyPaths int   `msgpack:"deny,omitempty" json:"denyPaths"`
+	Ports     []int `msgpack:"ports" json:"ports"` // nil: any
+	// Limits are the per-process limits; LimitsBy is how they are applied:
+	// "cgroup2", "cgroup1", "rlimit", or "" when none are set.
+	Limits   PolicyLimits `msgpack:"lim" json:"limits"`
+	LimitsBy string       `msgpack:"limby,omitempty" json:"limitsBy,omitempty"`
+}
+
+// PolicyLimits are the per-process limits of a policy; zero is none.
+type PolicyLimits struct {
+	MemoryBytes int64 `msgpack:"mem,omitempty" json:"memoryBytes"`
+	CPUPercent  int   `msgpack:"cpu,omitempty" json:"cpuPercent"`
+	Processes   int   `msgpack:"procs,omitempty" json:"processes"`
 }

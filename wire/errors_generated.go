@@ -215,6 +215,14 @@ const (
 	// conflicts; the conflicted paths are in the message and `git/status` lists
 	// them as unmerged.
 	ReasonMergeConflict = "merge_conflict"
+	// ReasonPolicy (permission_denied, 403): the machine owner's policy file
+	// denies the call; the message names the rule (`exec`, `processes`, `tty`,
+	// `fs`, `git`, `commands`, `denyPaths`, `ports`).
+	ReasonPolicy = "policy"
+	// ReasonAgentPaused (unavailable, 503): the machine's owner paused the agent
+	// (`outpost agent pause`); it stays online and answers every call so until
+	// resumed.
+	ReasonAgentPaused = "agent_paused"
 )
 
 // reasonStatus is the HTTP status of each reason whose status is not its

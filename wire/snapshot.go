@@ -1,7 +1,8 @@
 package wire
 
 // Snapshot ops (API.md's Snapshots; wire/PROTOCOL.md "Snapshots, step by
-// step"). Out: snap.scan walks and chunks a tree and keeps its manifest
+// step"), in the fs area: the owner's fs rule and denyPaths apply to them
+// as to every file op. Out: fs.snap.scan walks and chunks a tree and keeps its manifest
 // under a handle; snap.manifest pages the manifest out; snap.read returns
 // the content of chunks the store lacks; snap.close ends the handle. In:
 // snap.restore.begin opens a restore; snap.restore.manifest sends the
@@ -10,16 +11,16 @@ package wire
 // pages that list out; snap.restore.chunks delivers chunks; commit
 // finishes, abort discards.
 const (
-	OpSnapScan            = "snap.scan"
-	OpSnapManifest        = "snap.manifest"
-	OpSnapRead            = "snap.read"
-	OpSnapClose           = "snap.close"
-	OpSnapRestoreBegin    = "snap.restore.begin"
-	OpSnapRestoreManifest = "snap.restore.manifest"
-	OpSnapRestoreLack     = "snap.restore.lack"
-	OpSnapRestoreChunks   = "snap.restore.chunks"
-	OpSnapRestoreCommit   = "snap.restore.commit"
-	OpSnapRestoreAbort    = "snap.restore.abort"
+	OpSnapScan            = "fs.snap.scan"
+	OpSnapManifest        = "fs.snap.manifest"
+	OpSnapRead            = "fs.snap.read"
+	OpSnapClose           = "fs.snap.close"
+	OpSnapRestoreBegin    = "fs.snap.restore.begin"
+	OpSnapRestoreManifest = "fs.snap.restore.manifest"
+	OpSnapRestoreLack     = "fs.snap.restore.lack"
+	OpSnapRestoreChunks   = "fs.snap.restore.chunks"
+	OpSnapRestoreCommit   = "fs.snap.restore.commit"
+	OpSnapRestoreAbort    = "fs.snap.restore.abort"
 )
 
 // Snapshot limits.

@@ -117,7 +117,7 @@ func (m *Agent) Hello() wire.Hello {
 		Version: cmp.Or(h.Version, "agenttest"), Protocol: cmp.Or(h.Protocol, wire.Version),
 		OS: cmp.Or(h.OS, runtime.GOOS), Arch: cmp.Or(h.Arch, runtime.GOARCH),
 		Hostname: cmp.Or(h.Hostname, "agenttest"), Root: h.Root, GitVersion: h.GitVersion,
-		Capabilities: caps, StartedAt: started, HeartbeatMs: h.HeartbeatMs,
+		Capabilities: caps, StartedAt: started, HeartbeatMs: h.HeartbeatMs, Conn: h.Conn,
 	}
 }
 

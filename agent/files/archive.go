@@ -165,6 +165,9 @@ func (u *unpack) entry(h *tar.Header, tr io.Reader) error {
 		return err
 	}
 	full := join(u.dest, c)
+	if u.f.hidden(full) {
+		return errorf(ErrDenied, "archive entry %s: %s is a path the machine owner's policy denies", c, full)
+	}
 	switch h.Typeflag {
 	case tar.TypeDir:
 		if c == "." {
@@ -323,7 +326,7 @@ func (f *FS) tarDir(ctx context.Context, tw *tar.Writer, c, prefix string) error
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if strings.HasPrefix(n, TempPrefix) {
+		if strings.HasPrefix(n, TempPrefix) || f.hidden(join(c, n)) {
 			continue
 		}
 		sub, name := join(c, n), join(prefix, n)

@@ -33,6 +33,9 @@ var (
 	// ErrUploadDone: a write or commit to an upload that was already
 	// committed or aborted.
 	ErrUploadDone = errors.New("upload already finished")
+	// ErrDenied: the path is one the machine owner's policy denies (see
+	// FS.SetHidden); nothing was written there.
+	ErrDenied = errors.New("denied by policy")
 )
 
 // kindError is an error of one kind with its message. errors.Is sees the

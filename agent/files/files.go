@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,28 @@ type FS struct {
 	closed  bool
 	journal *journal    // nil until OpenJournal
 	chunks  *chunkCache // nil until the first snapshot or restore
+
+	hide atomic.Pointer[func(c string) bool] // SetHidden
+}
+
+// SetHidden makes walks (List, Search, Find, Watch, WriteArchive) leave out
+// every clean path for which fn reports true, and ExtractArchive refuse
+// entries there with ErrDenied: the paths the machine owner's policy
+// denies. The agent checks the paths a call names before calling; this
+// covers what a walk meets below them. fn is called concurrently; nil
+// hides nothing.
+func (f *FS) SetHidden(fn func(c string) bool) {
+	if fn == nil {
+		f.hide.Store(nil)
+		return
+	}
+	f.hide.Store(&fn)
+}
+
+// hidden reports whether clean path c is hidden by SetHidden's function.
+func (f *FS) hidden(c string) bool {
+	fn := f.hide.Load()
+	return fn != nil && (*fn)(c)
 }
 
 // Entry describes one file, directory or link.

@@ -74,8 +74,8 @@ func (w *walker) walk(c string) error {
 	for {
 		names, err := d.Readdirnames(readBatch)
 		for _, name := range names {
-			if strings.HasPrefix(name, TempPrefix) {
-				continue // a write in progress
+			if strings.HasPrefix(name, TempPrefix) || w.fs.hidden(join(c, name)) {
+				continue // a write in progress, or a denied path
 			}
 			isDir, err := w.add(join(c, name))
 			if err != nil {

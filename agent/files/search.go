@@ -294,7 +294,7 @@ func (f *FS) walkDir(ctx context.Context, c string, ig *ignorer, fn func(p strin
 			continue
 		}
 		p := join(c, n)
-		if ig != nil && ig.ignored(p, e.IsDir()) {
+		if f.hidden(p) || ig != nil && ig.ignored(p, e.IsDir()) {
 			continue
 		}
 		if err := fn(p, e); err != nil {

@@ -80,6 +80,11 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 	if err := checkManifest(entries); err != nil {
 		return nil, err
 	}
+	for i := range entries {
+		if full := join(base, entries[i].Path); f.hidden(full) {
+			return nil, errorf(ErrDenied, "snapshot entry %s: %s is a path the machine owner's policy denies", entries[i].Path, full)
+		}
+	}
 	if err := f.root.MkdirAll(native(base), dirMode); err != nil {
 		return nil, mapErr("restore", base, err)
 	}
@@ -385,6 +390,9 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 			continue
 		}
 		p := join(c, n)
+		if r.fs.hidden(p) {
+			continue // the owner's: never removed
+		}
 		t, ok := keep[rel(r.base, p)]
 		switch {
 		case !ok:

@@ -155,7 +155,7 @@ type Scan struct {
 }
 
 // Scan walks directory p (never through symlinks, skipping the agent's
-// temporary files and what opts exclude) and chunks every regular file,
+// temporary files, the paths SetHidden hides and what opts exclude) and chunks every regular file,
 // several at a time (see chunkAll). Special files are left out.
 func (f *FS) Scan(ctx context.Context, p string, opts ScanOptions) (*Scan, error) {
 	base, err := Clean(p)
@@ -220,10 +220,10 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, 
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if strings.HasPrefix(n, TempPrefix) {
+		p := join(c, n)
+		if strings.HasPrefix(n, TempPrefix) || f.hidden(p) {
 			continue
 		}
-		p := join(c, n)
 		fi, err := f.root.Lstat(native(p))
 		if errors.Is(err, iofs.ErrNotExist) {
 			continue

@@ -244,3 +244,31 @@ func FuzzRestoreManifest(f *testing.F) {
 		}
 	})
 }
+
+// Paths the owner's policy hides are left out of a scan, refused by a
+// restore before anything is written, and never deleted.
+func TestSnapshotHiddenPaths(t *testing.T) {
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	writeTree(t, srcDir)
+	must(t, os.WriteFile(filepath.Join(srcDir, ".env"), []byte("SECRET=1"), 0o600))
+	must(t, os.WriteFile(filepath.Join(dstDir, ".env"), []byte("SECRET=2"), 0o600))
+	src, dst := newFS(t, srcDir), newFS(t, dstDir)
+	hide := func(c string) bool { return c == ".env" }
+	src.SetHidden(hide)
+	dst.SetHidden(hide)
+	s, err := src.Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	for _, e := range s.Entries {
+		if e.Path == ".env" {
+			t.Fatal("a hidden path was scanned")
+		}
+	}
+	restoreFrom(t, s, dst, RestoreOptions{Delete: true})
+	if b, err := os.ReadFile(filepath.Join(dstDir, ".env")); err != nil || string(b) != "SECRET=2" {
+		t.Fatalf("a hidden path was touched by a restore with delete: %q, %v", b, err)
+	}
+	entries := append(s.Entries, SnapEntry{Path: ".env", Type: TypeFile, Mode: 0o600})
+	if _, err := dst.BeginRestore(context.Background(), ".", entries, RestoreOptions{}); !errors.Is(err, ErrDenied) {
+		t.Fatalf("a manifest naming a hidden path: %v, want ErrDenied", err)
+	}
+}

@@ -42,6 +42,12 @@ func (f *FS) Watch(ctx context.Context, p string, recursive bool, ready func(), 
 		return errorf(nil, "watch %s: eventfd: %v", c, err)
 	}
 	defer unix.Close(wake)
+	shown := emit
+	emit = func(ev WatchEvent) {
+		if ev.Path == "" || !f.hidden(ev.Path) {
+			shown(ev)
+		}
+	}
 	w := &inotify{fs: f, fd: fd, dirs: map[int32]string{}, top: c, hostTop: host, recursive: recursive}
 	if err := w.add(c); err != nil {
 		return err

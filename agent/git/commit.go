@@ -57,7 +57,15 @@ func (g *Git) Commit(ctx context.Context, dir string, opts CommitOptions) (*Comm
 	}
 	args := []string{"commit", "--no-edit", "--file=-"}
 	if opts.All {
-		args = append(args, "--all")
+		ex, err := g.excludes(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		if len(ex) == 0 {
+			args = append(args, "--all")
+		} else if err := g.stageRun(ctx, dir, append([]string{"add", "--update", "--", ":/"}, ex...)); err != nil {
+			return nil, err // commit -a, leaving the excluded files out
+		}
 	}
 	res, err := g.run(ctx, call{dir: dir, args: args, stdin: []byte(opts.Message), env: env})
 	if err != nil {

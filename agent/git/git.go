@@ -33,6 +33,11 @@ type Git struct {
 	// Env is appended to the process environment of every command; later
 	// entries win.
 	Env []string
+	// Exclude, when set, is asked for the pathspecs (":(exclude,...)"
+	// magic) that staging must leave out in the work tree whose top is the
+	// host directory top: Add (paths and all) and Commit's All and
+	// IncludeUntracked never take those files in. The agent's denied paths.
+	Exclude func(top string) []string
 }
 
 // MaxOutput bounds what one git command may print; a command that prints more

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -37,7 +38,44 @@ func (g *Git) Add(ctx context.Context, dir string, opts StageOptions) error {
 	if err := g.requireRepo(ctx, dir); err != nil {
 		return err
 	}
+	ex, err := g.excludes(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if len(ex) > 0 {
+		return g.stageRun(ctx, dir, excludingArgs(opts, ex, "add", "--all"))
+	}
 	return g.stageRun(ctx, dir, pathArgs(opts, "add", "--all"))
+}
+
+// excludes are the pathspecs Exclude gives for dir's work tree.
+func (g *Git) excludes(ctx context.Context, dir string) ([]string, error) {
+	if g.Exclude == nil {
+		return nil, nil
+	}
+	res, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "--show-toplevel"}})
+	if err != nil {
+		return nil, err
+	}
+	if res.code != 0 {
+		return nil, errorf(ErrNotRepository, "%s is not in a git work tree", filepath.Base(dir))
+	}
+	return g.Exclude(strings.TrimSpace(string(res.stdout))), nil
+}
+
+// excludingArgs is pathArgs with the exclude pathspecs ex after the paths,
+// which are then marked literal one by one (":(literal)") since the
+// exclusions need pathspec magic.
+func excludingArgs(opts StageOptions, ex []string, cmd ...string) []string {
+	args := append(cmd, "--")
+	if opts.All {
+		args = append(args, ":/")
+	} else {
+		for _, p := range opts.Paths {
+			args = append(args, ":(literal)"+p)
+		}
+	}
+	return append(args, ex...)
 }
 
 // Reset unstages paths or, with All, everything, leaving the work tree

@@ -89,11 +89,29 @@ func (m *Manager) start(s spec) (*process, context.Context, error) {
 	}
 	cmd.Cancel = func() error { return p.interrupt(context.Cause(life)) }
 	unblockChildSignals(cmd)
+	bx, err := m.boxFor(cmd)
+	if err != nil {
+		io.abort()
+		stop(nil)
+		return nil, nil, wire.Errorf(wire.CodeUnavailable, "", "start %s: cannot apply the owner's limits: %v", cmd.Args[0], err)
+	}
+	p.box = bx
 	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		io.abort()
 		stop(nil)
+		p.releaseBox()
 		return nil, nil, startFailed(cmd, err)
+	}
+	if bx != nil {
+		if err := bx.place(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			io.abort()
+			stop(nil)
+			p.releaseBox()
+			return nil, nil, wire.Errorf(wire.CodeUnavailable, "", "start %s: cannot apply the owner's limits: %v", cmd.Args[0], err)
+		}
 	}
 	g, err := newGroup(cmd.Process)
 	if err != nil { // cmd.Process was killed
@@ -163,6 +181,7 @@ func (m *Manager) supervise(ctx, life context.Context, p *process, timeout time.
 		m.log.Warn("process: stdin writer did not end", "id", p.id, "pid", p.pid)
 	}
 	<-p.reaped
+	p.releaseBox()
 	p.group.close()
 	closeAll(p.io.pumpFiles())
 	p.stop(nil)
@@ -328,4 +347,11 @@ func (p *process) markClosed() {
 	p.closedAt = time.Now()
 	p.mu.Unlock()
 	close(p.closed)
+}
+
+// releaseBox empties and removes the process's limits box, if any.
+func (p *process) releaseBox() {
+	if p.box != nil {
+		p.box.release()
+	}
 }

@@ -39,6 +39,10 @@ type Config struct {
 	// its process group is gone. Beyond it, Exec and Start fail with
 	// unavailable/busy. Zero means DefaultMaxProcesses.
 	MaxProcesses int
+	// Resources, when set, is asked at every start for the bounds of the
+	// new process tree (the owner's policy, which may change); a start
+	// that cannot be bounded as asked fails.
+	Resources func() Resources
 }
 
 // DefaultMaxProcesses is the default of Config.MaxProcesses.
@@ -67,6 +71,9 @@ type Manager struct {
 	procs     map[string]*process
 	order     []string       // streaming process ids by start
 	procWG    sync.WaitGroup // supervisors of every process
+
+	resources func() Resources // Config.Resources
+	confine   confiner
 }
 
 // errClosed is the cause of the stop of processes the Manager's Close ends.
@@ -99,7 +106,8 @@ func NewManager(cfg Config) (*Manager, error) {
 		root: root, realRoot: real, log: log, closing: closing, cancel: cancel,
 		lim: newLimits(cfg.BufferBytes, cfg.ReaderGrace), retain: orDefault(cfg.Retain, DefaultRetain),
 		termGrace: orDefault(cfg.TermGrace, DefaultTermGrace), procs: map[string]*process{},
-		maxProcs: cmp.Or(max(cfg.MaxProcesses, 0), DefaultMaxProcesses),
+		maxProcs:  cmp.Or(max(cfg.MaxProcesses, 0), DefaultMaxProcesses),
+		resources: cfg.Resources, confine: newConfiner(),
 	}, nil
 }
 
@@ -120,6 +128,9 @@ func (m *Manager) Close() error {
 	m.mu.Unlock()
 	m.cancel(errClosed)
 	m.procWG.Wait()
+	if c, ok := m.confine.(interface{ close() }); ok {
+		c.close() // the agent's own cgroups, empty now
+	}
 	return nil
 }
 

@@ -127,6 +127,7 @@ type process struct {
 	exited chan struct{} // closed once the leader exited
 	killed chan struct{} // closed once the rest of the group was killed
 	reaped chan struct{} // closed once cmd.Wait returned
+	box    box           // the owner's limits on the tree; nil for none
 	closed chan struct{} // closed once the group is gone and every stream ended
 }
 

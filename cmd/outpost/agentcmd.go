@@ -13,7 +13,7 @@ import (
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: outpost agent enroll|run [flags]")
+		fmt.Fprintln(stderr, "usage: outpost agent enroll|run|status|pause|resume|audit [flags]")
 		return fmt.Errorf("missing subcommand")
 	}
 	switch args[0] {
@@ -21,8 +21,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAgentEnroll(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runAgentRun(ctx, args[1:], stdout, stderr)
+	case "status", "pause", "resume", "audit":
+		return runAgentControl(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: outpost agent enroll|run [flags]\n\ncommands:\n  enroll  make a key pair, enroll with a token, write the config\n  run     serve a directory until SIGINT/SIGTERM")
+		fmt.Fprintln(stdout, "usage: outpost agent enroll|run [flags]\n\ncommands:\n  enroll  make a key pair, enroll with a token, write the config\n  run     serve a directory until SIGINT/SIGTERM\n  status  the running daemon's state (through its control socket)\n  pause   make every call answer agent_paused until resume\n  resume  end a pause\n  audit   print the audit log (-f follows it)")
 		return nil
 	}
 	return fmt.Errorf("unknown subcommand %q (want enroll or run)", args[0])
@@ -66,9 +68,10 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent run", "--config FILE --root DIR [--takeover]", stderr)
+	fs := newFlags("agent run", "--config FILE --root DIR [--policy FILE] [--takeover]", stderr)
 	config := fs.String("config", "", "agent config written by 'outpost agent enroll'")
 	root := fs.String("root", ".", "directory the agent serves")
+	policyFile := fs.String("policy", "", "the machine owner's policy file (JSON; must not be writable by others); reloaded on SIGHUP or change")
 	takeover := fs.Bool("takeover", false, "make a daemon already serving this identity stop, and serve instead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -88,16 +91,27 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	oc, err := openOwnerControls(*config, *policyFile, log)
+	if err != nil {
+		return err
+	}
+	defer oc.stop()
 	a, err := agent.New(agent.Config{
 		Identity: cfg,
 		Root:     abs,
 		Version:  version,
-		Logger:   slog.New(slog.NewTextHandler(stderr, nil)),
+		Logger:   log,
 		Takeover: *takeover,
 		LockFile: *config + ".lock",
 		Journal:  *config + ".writes",
+		Policy:   oc.policy,
+		Audit:    oc.audit,
 	})
 	if err != nil {
+		return err
+	}
+	if err := oc.start(*config, a, *takeover, log); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "agent %s/%s serving %s\n", cfg.Workspace, cfg.Agent, abs)

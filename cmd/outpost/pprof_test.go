@@ -23,7 +23,7 @@ func TestServePprof(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	var log bytes.Buffer
-	if err := servePprof(ctx, addr, &log); err != nil {
+	if err := servePprof(ctx, addr, nil, &log); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")

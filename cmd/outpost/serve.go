@@ -68,7 +68,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Profiles from before Start: what a slow start (a fleet reconnecting
 	// at once) spends its time on is worth seeing too.
 	if *pprofAddr != "" {
-		if err := servePprof(ctx, *pprofAddr, stderr); err != nil {
+		if err := servePprof(ctx, *pprofAddr, func() any { return srv.Stats() }, stderr); err != nil {
 			return err
 		}
 	}

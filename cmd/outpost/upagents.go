@@ -101,7 +101,7 @@ func (g *agentGroup) wait() error {
 // printWelcome tells a fresh user what runs and what to paste: every
 // command works as printed, in order (test/e2e runs them).
 func printWelcome(w io.Writer, url, token string, agents []upAgent, newSession bool) {
-	fmt.Fprintf(w, "Outpost is up.\n\n  control plane  %s\n  admin token    %s\n", url, token)
+	fmt.Fprintf(w, "Outpost is up.\n\n  control plane  %s\n  web console    %s/ (sign in with the admin token)\n  admin token    %s\n", url, url, token)
 	for _, ua := range agents {
 		kind := "your machine"
 		if ua.pool != "" {

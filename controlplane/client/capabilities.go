@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/outposthq/outpost/wire"
 )
 
 // Capabilities is the body of GET {target}/capabilities: the facts of the
@@ -23,6 +25,8 @@ type Capabilities struct {
 	GitVersion   string          `json:"gitVersion,omitempty"`
 	Capabilities map[string]bool `json:"capabilities"`
 	StartedAt    time.Time       `json:"startedAt"`
+	// Policy summarizes the machine owner's policy file, when it has one.
+	Policy *wire.PolicySummary `json:"policy,omitempty"`
 }
 
 // Capabilities calls GET {target}/capabilities, a read: through a session

@@ -110,6 +110,12 @@ type Agent struct {
 	Hostname     string          `json:"hostname"`
 	Capabilities map[string]bool `json:"capabilities"`
 	EnrolledAt   time.Time       `json:"enrolledAt,omitzero"`
+	// Paused is true while the machine's owner has paused the agent: it is
+	// online, and answers every call 503 agent_paused.
+	Paused bool `json:"paused"`
+	// Policy summarizes the machine owner's policy file, when it has one
+	// (capabilities then say "policy": true).
+	Policy *wire.PolicySummary `json:"policy,omitempty"`
 }
 
 // AgentList is the body of GET /v1/workspaces/{ws}/agents.

@@ -11,13 +11,15 @@ import (
 // agentForbidden are packages the agent build must never link: the NATS
 // server (a server CVE is not an agent release), JetStream (agents have
 // none), the control plane and its signing authority (a laptop holds no
-// signing key), and the testing package.
+// signing key), the web console (the control plane serves it), and the
+// testing package.
 var agentForbidden = []string{
 	"github.com/nats-io/nats-server/v2",
 	"github.com/nats-io/nats.go/jetstream",
 	"github.com/outposthq/outpost/controlplane",
 	"github.com/outposthq/outpost/authority",
 	"github.com/outposthq/outpost/routing",
+	"github.com/outposthq/outpost/console",
 	"testing",
 }
 

@@ -72,7 +72,39 @@ func targets() []target {
 		{name: "forge another tenant's goodbye", subject: agentSubj(victimID, subjects.KindGoodbye), payload: text},
 		{name: "forge a neighbour's heartbeat", subject: agentSubj(neighbourID, subjects.KindHeartbeat), payload: text},
 		{name: "answer for another tenant", subject: func(string) string { s, _ := victimID.Reply("cp", "1"); return s }, payload: text},
+		{name: "forge a neighbour's audit event", subject: agentSubj(neighbourID, subjects.KindAudit), payload: auditEvent,
+			effect: noAuditEvent(neighbourID)},
+		{name: "write another tenant's audit copy", subject: fixed("outpost.audit." + victimID.Workspace + "." + victimID.ID), payload: auditEvent,
+			effect: noAuditEvent(victimID)},
 		{name: "everything", subject: fixed("forged"), payload: text},
+	}
+}
+
+// auditEvent is an audit event carrying the marker.
+func auditEvent(_ *testing.T, m string) []byte {
+	b, _ := json.Marshal(map[string]any{"id": m, "time": time.Now().UTC(), "op": "exec", "argv": []string{m}, "result": "ok"})
+	return b
+}
+
+// noAuditEvent fails when ag's audit copy in the control plane holds the marker.
+func noAuditEvent(ag subjects.Agent) func(t *testing.T, w *world, m string) {
+	return func(t *testing.T, w *world, m string) {
+		req, _ := http.NewRequest("GET", w.cp.URL()+"/v1/workspaces/"+ag.Workspace+"/audit?agent="+ag.ID+"&limit=1000", nil)
+		req.Header.Set("Authorization", "Bearer "+w.cp.AdminToken())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var page struct{ Events []map[string]any }
+		if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("audit of %v: %d %v", ag, resp.StatusCode, err)
+		}
+		for _, e := range page.Events {
+			if e["id"] == m {
+				t.Fatalf("the forged audit event landed in %v's copy: %v", ag, e)
+			}
+		}
 	}
 }
 

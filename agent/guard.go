@@ -1,0 +1,195 @@
+package agent
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/agent/policy"
+	"github.com/outposthq/outpost/wire"
+)
+
+// callFields are the fields of a request body that the owner's policy
+// looks at, under the names every op's body uses (wire): the paths a call
+// names and the command it would start. Decoding into it skips the rest
+// (a chunk's data is not copied).
+type callFields struct {
+	Path    string            `msgpack:"path"`
+	From    string            `msgpack:"from"`
+	To      string            `msgpack:"to"`
+	Paths   []string          `msgpack:"paths"`
+	Cwd     string            `msgpack:"cwd"`
+	Argv    []string          `msgpack:"argv"`
+	Command string            `msgpack:"cmd"`
+	Env     map[string]string `msgpack:"env"`
+	TTY     bool              `msgpack:"tty"`
+	// Patch is git.apply's patch, whose file names are checked too.
+	Patch []byte `msgpack:"patch"`
+}
+
+// archiveReads are ops that read the machine but count as mutations for
+// retries (an archive stream cannot be replayed): to the policy they read.
+var archiveReads = map[string]bool{wire.OpFsArchiveOpen: true, wire.OpFsArchiveRead: true, wire.OpFsArchiveClose: true}
+
+// writes reports whether op changes the machine, as the fs and git rules see it.
+func writes(op string) bool { return wire.Mutates(op) && !archiveReads[op] }
+
+// commandOps start a command: the commands and tty rules apply.
+var commandOps = map[string]bool{wire.OpExec: true, wire.OpProcStart: true}
+
+// checkPolicy is the one place where the machine owner's policy meets a
+// request, before its handler runs: the op's area (exec, processes, fs,
+// git), the command it would start, and every path it names, as given and
+// with symbolic links resolved. Walks below those paths leave denied
+// paths out (files.FS.SetHidden, applied in applyPolicy).
+func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
+	p := a.cfg.Policy.Current()
+	if p == nil {
+		return nil
+	}
+	if err := p.Op(req.Op, writes(req.Op)); err != nil {
+		return err
+	}
+	area, _, _ := strings.Cut(req.Op, ".")
+	if f == nil {
+		return nil
+	}
+	if commandOps[req.Op] {
+		if f.TTY {
+			if err := p.Terminal(); err != nil {
+				return err
+			}
+		}
+		if err := p.Command(f.Argv, f.Command, f.Env); err != nil {
+			return err
+		}
+	}
+	if len(p.DenyPaths) == 0 {
+		return nil
+	}
+	names := f.paths(area == "git")
+	if req.Op == wire.OpGitApply {
+		names = append(names, patchPaths(f.Path, f.Patch)...)
+	}
+	for _, rel := range names {
+		if err := a.checkPath(p, rel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inspect decodes the fields the policy and the audit log look at, for
+// ops that name paths or commands; nil for the others and for a body
+// that does not decode (its handler refuses it).
+func (a *Agent) inspect(req *wire.Request) *callFields {
+	if a.cfg.Policy == nil && a.cfg.Audit == nil {
+		return nil // nobody looks
+	}
+	area, _, _ := strings.Cut(req.Op, ".")
+	if area != "fs" && area != "git" && !commandOps[req.Op] {
+		return nil
+	}
+	var f callFields
+	if err := req.DecodeBody(&f); err != nil {
+		return nil
+	}
+	return &f
+}
+
+// paths are the paths f names: git's file paths are relative to its
+// repository directory (Path).
+func (f *callFields) paths(git bool) []string {
+	out := []string{f.Path, f.From, f.To, f.Cwd}
+	for _, p := range f.Paths {
+		if git {
+			p = path.Join(strings.TrimLeft(f.Path, "/"), p)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkPath checks one path as given (cleaned: ".." is resolved) and with
+// the symbolic links of its existing part resolved inside the root. A path
+// that leaves the root is left to the handler, which refuses it
+// (outside_root).
+func (a *Agent) checkPath(p *policy.Policy, rel string) error {
+	c, err := files.Clean(rel)
+	if err != nil || c == "." {
+		return nil
+	}
+	if err := p.Path(c); err != nil {
+		return err
+	}
+	if r, ok := a.resolve(c); ok && r != c {
+		if err := p.Path(r); err != nil {
+			var d *policy.Denial
+			if errors.As(err, &d) {
+				d.Detail = c + " resolves to " + r + ", a denied path"
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve evaluates the symbolic links of the longest existing prefix of
+// clean path c and returns the result relative to the root; false when it
+// leaves the root or cannot be evaluated. It looks at the path's elements
+// below the root one by one and hands over to filepath.EvalSymlinks only
+// when one of them is a link (the root's own path is taken as resolved).
+func (a *Agent) resolve(c string) (string, bool) {
+	root := a.files.realRoot
+	cur := root
+	elems := strings.Split(c, "/")
+	for i, e := range elems {
+		cur = filepath.Join(cur, e)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return c, true // the rest does not exist: nothing to follow
+		}
+		if err != nil {
+			return "", false
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return a.resolveLinked(strings.Join(elems[:i+1], "/"), strings.Join(elems[i+1:], "/"))
+		}
+	}
+	return c, true
+}
+
+// resolveLinked resolves head, which holds a symbolic link, and joins the
+// rest to it, resolving that too.
+func (a *Agent) resolveLinked(head, rest string) (string, bool) {
+	root := a.files.realRoot
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(head)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return path.Join(head, rest), true // a dangling link: a write replaces it
+	}
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	r := filepath.ToSlash(rel)
+	if rest == "" {
+		return r, true
+	}
+	return a.resolve(path.Join(r, rest))
+}
+
+// applyPolicy puts p in force for walks: the file ops hide its denied paths.
+func (a *Agent) applyPolicy(p *policy.Policy) {
+	if p == nil || len(p.DenyPaths) == 0 {
+		a.files.fs.SetHidden(nil)
+		return
+	}
+	a.files.fs.SetHidden(p.Hidden)
+}

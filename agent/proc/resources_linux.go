@@ -1,0 +1,229 @@
+package proc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// newConfiner picks cgroups v1 where the agent may make them, else rlimits.
+func newConfiner() confiner {
+	if c, err := newCgroup1(); err == nil {
+		return c
+	}
+	return rlimits{}
+}
+
+// cgroup1 makes one cgroup per process tree in each of the pids, memory
+// and cpu hierarchies, under the agent's own: DIR/outpost-<agent pid>/<n>.
+type cgroup1 struct {
+	dirs map[string]string // controller → the agent's directory of boxes
+	seq  atomic.Uint64
+}
+
+// cgroup1Controllers are the controllers a box uses.
+var cgroup1Controllers = []string{"pids", "memory", "cpu"}
+
+func newCgroup1() (*cgroup1, error) {
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := ownCgroups()
+	if err != nil {
+		return nil, err
+	}
+	c := &cgroup1{dirs: map[string]string{}}
+	for _, ctl := range cgroup1Controllers {
+		mnt, ok1 := mounts[ctl]
+		p, ok2 := paths[ctl]
+		if !ok1 || !ok2 {
+			continue
+		}
+		dir := filepath.Join(mnt, p, fmt.Sprintf("outpost-%d", os.Getpid()))
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			continue
+		}
+		c.dirs[ctl] = dir
+	}
+	if c.dirs["pids"] == "" && c.dirs["memory"] == "" {
+		c.close()
+		return nil, errors.New("proc: no writable cgroup v1 pids or memory hierarchy")
+	}
+	return c, nil
+}
+
+// cgroupMounts maps each v1 controller to its mount point (/proc/self/mountinfo).
+func cgroupMounts() (map[string]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 5 || len(tail) < 3 || tail[0] != "cgroup" {
+			continue
+		}
+		for _, opt := range strings.Split(tail[2], ",") {
+			out[opt] = fields[4]
+		}
+	}
+	return out, sc.Err()
+}
+
+// ownCgroups maps each v1 controller to the agent's cgroup path in it.
+func ownCgroups() (map[string]string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || parts[1] == "" {
+			continue
+		}
+		for _, ctl := range strings.Split(parts[1], ",") {
+			out[ctl] = parts[2]
+		}
+	}
+	return out, nil
+}
+
+func (c *cgroup1) mechanism() string { return LimitsByCgroup1 }
+
+// close removes the agent's directories (empty ones only).
+func (c *cgroup1) close() {
+	for _, d := range c.dirs {
+		os.Remove(d)
+	}
+}
+
+func (c *cgroup1) prepare(_ *exec.Cmd, r Resources) (box, error) {
+	n := c.seq.Add(1)
+	b := &cgroupBox{}
+	set := func(ctl string, files map[string]string) error {
+		base := c.dirs[ctl]
+		if base == "" {
+			return nil // not available: that bound is not applied
+		}
+		dir := filepath.Join(base, strconv.FormatUint(n, 10))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		b.dirs = append(b.dirs, dir)
+		for _, name := range []string{"cpu.cfs_period_us", "cpu.cfs_quota_us", "pids.max", "memory.limit_in_bytes"} {
+			if v, ok := files[name]; ok {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+			}
+		}
+		return nil
+	}
+	var err error
+	if r.Processes > 0 {
+		err = set("pids", map[string]string{"pids.max": strconv.Itoa(r.Processes)})
+	}
+	if err == nil && r.MemoryBytes > 0 {
+		err = set("memory", map[string]string{"memory.limit_in_bytes": strconv.FormatInt(r.MemoryBytes, 10)})
+	}
+	if err == nil && r.CPUPercent > 0 {
+		err = set("cpu", map[string]string{"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": strconv.Itoa(r.CPUPercent * 1000)})
+	}
+	if err != nil {
+		b.release()
+		return nil, fmt.Errorf("proc: cgroup: %w", err)
+	}
+	return b, nil
+}
+
+// cgroupBox is one tree's cgroups, one per controller.
+type cgroupBox struct{ dirs []string }
+
+// place moves the leader into each cgroup. It runs right after the start:
+// what the leader forked before it (within microseconds of exec) stays
+// outside, but in the process group, which is killed as a whole.
+func (b *cgroupBox) place(pid int) error {
+	for _, d := range b.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("proc: cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// release kills every process left in the cgroups (those that left the
+// process group too) and removes them.
+func (b *cgroupBox) release() {
+	for _, d := range b.dirs {
+		for range 50 {
+			pids := cgroupPids(d)
+			if len(pids) == 0 {
+				break
+			}
+			for _, p := range pids {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		os.Remove(d)
+	}
+}
+
+func cgroupPids(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// rlimits bound each started leader with prlimit: its address space, and
+// the processes of the agent's user (RLIMIT_NPROC counts all of the user's
+// processes, and root ignores it).
+type rlimits struct{}
+
+func (rlimits) mechanism() string { return LimitsByRlimit }
+
+func (rlimits) prepare(_ *exec.Cmd, r Resources) (box, error) { return rlimitBox(r), nil }
+
+type rlimitBox Resources
+
+func (b rlimitBox) place(pid int) error {
+	if b.MemoryBytes > 0 {
+		lim := unix.Rlimit{Cur: uint64(b.MemoryBytes), Max: uint64(b.MemoryBytes)}
+		if err := unix.Prlimit(pid, unix.RLIMIT_AS, &lim, nil); err != nil {
+			return fmt.Errorf("proc: rlimit: %w", err)
+		}
+	}
+	if b.Processes > 0 {
+		lim := unix.Rlimit{Cur: uint64(b.Processes), Max: uint64(b.Processes)}
+		if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &lim, nil); err != nil {
+			return fmt.Errorf("proc: rlimit: %w", err)
+		}
+	}
+	return nil
+}
+
+func (rlimitBox) release() {}

@@ -1,0 +1,62 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// AuditEvent is one operation an agent ran, from the control plane's copy
+// of its audit log (API.md, "The owner's control of their machine").
+type AuditEvent struct {
+	ID      string    `json:"id"`
+	Time    time.Time `json:"time"`
+	Agent   string    `json:"agent"`
+	Op      string    `json:"op"`
+	Session string    `json:"session,omitempty"`
+	Epoch   uint64    `json:"epoch,omitempty"`
+	Argv    []string  `json:"argv,omitempty"`
+	Path    string    `json:"path,omitempty"`
+	To      string    `json:"to,omitempty"`
+	// Result is "ok" or the error's code and reason ("permission_denied/policy").
+	Result     string `json:"result"`
+	Bytes      int64  `json:"bytes,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+// AuditPage is the body of GET /v1/workspaces/{ws}/audit: events oldest
+// first, and Next, the cursor of the following page.
+type AuditPage struct {
+	Events []AuditEvent `json:"events"`
+	Next   string       `json:"next"`
+}
+
+// AuditOptions select a page: one agent's events (all when empty), after a
+// cursor from a previous page's Next, at most Limit (default 100).
+type AuditOptions struct {
+	Agent string
+	After string
+	Limit int
+}
+
+// Audit calls GET /v1/workspaces/{ws}/audit.
+func (c *Client) Audit(ctx context.Context, ws string, opts AuditOptions) (*AuditPage, error) {
+	q := url.Values{}
+	if opts.Agent != "" {
+		q.Set("agent", opts.Agent)
+	}
+	if opts.After != "" {
+		q.Set("after", opts.After)
+	}
+	if opts.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	p := c.wsPath(ws) + "/audit"
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	var out AuditPage
+	return &out, c.do(ctx, http.MethodGet, p, nil, &out)
+}
