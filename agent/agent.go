@@ -91,6 +91,10 @@ type Config struct {
 	Capabilities map[string]bool
 	// Procs runs commands; nil makes one on Root.
 	Procs *proc.Manager
+	// OnServing, when set, is called once the agent serves: subscribed, and
+	// its hello received by the NATS server. A self-update's trial run
+	// reports its health with it.
+	OnServing func()
 	// Policy is the machine owner's policy file (outpost agent run
 	// --policy); nil allows everything. The agent checks every request
 	// against its current policy (guard.go) and reports a summary in hello.
@@ -226,6 +230,25 @@ func (a *Agent) handler(op string) opFunc {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.handlers[op]
+}
+
+// Busy reports whether work is live that a restart would cut: a running
+// process or an open file transfer, and what, for the log. A self-update
+// waits for it to end.
+func (a *Agent) Busy() (bool, string) {
+	n := 0
+	for _, p := range a.procs.List() {
+		if p.Running {
+			n++
+		}
+	}
+	if n > 0 {
+		return true, fmt.Sprintf("%d process(es) running", n)
+	}
+	if t := a.files.transfers.count(); t > 0 {
+		return true, fmt.Sprintf("%d file transfer(s) open", t)
+	}
+	return false, ""
 }
 
 // Instance is this daemon's random instance id.

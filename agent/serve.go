@@ -47,6 +47,8 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 	a.publishHello(nc)
 	if err := nc.Flush(); err != nil {
 		a.log.Warn("flush hello", "err", err)
+	} else if a.cfg.OnServing != nil {
+		a.cfg.OnServing()
 	}
 	a.log.Info("agent serving", "agent", a.id.String(), "instance", a.instance, "root", a.cfg.Root)
 	beatStop, beatDone := make(chan struct{}), make(chan struct{})

@@ -62,6 +62,13 @@ func newTransfers(idle time.Duration) *transfers {
 	return &transfers{idle: idle, open: map[string]*openTransfer{}}
 }
 
+// count is the number of open handles.
+func (ts *transfers) count() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.open)
+}
+
 // add registers t under a new handle.
 func (ts *transfers) add(t *openTransfer) (string, error) {
 	h := "t" + rand.Text()

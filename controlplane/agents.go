@@ -30,6 +30,21 @@ func (s *Server) enrolledAgent(ctx context.Context, ag subjects.Agent) (*agentRe
 	return &rec, rev, nil
 }
 
+// tooOld is the error of calls to an agent whose hello says it speaks a
+// protocol this control plane no longer serves; nil when it is served.
+func tooOld(ag subjects.Agent, h *wire.Hello) *wire.Error {
+	if h == nil || wire.Speaks(h.Protocol) {
+		return nil
+	}
+	if h.Protocol > wire.Version {
+		return wire.Errorf(wire.CodeUnsupported, wire.ReasonAgentTooOld,
+			"agent %s speaks protocol %d, newer than this control plane's %d: update the control plane", ag.ID, h.Protocol, wire.Version)
+	}
+	return wire.Errorf(wire.CodeUnsupported, wire.ReasonAgentTooOld,
+		"agent %s (version %q) speaks protocol %d; this control plane serves protocols %d to %d: update the agent (it updates itself from the control plane's releases, or reinstall it)",
+		ag.ID, h.Version, h.Protocol, wire.OldestVersion, wire.Version)
+}
+
 // agentJSON renders a record with its live presence.
 func (s *Server) agentJSON(rec *agentRecord) client.Agent {
 	out := client.Agent{
@@ -39,6 +54,7 @@ func (s *Server) agentJSON(rec *agentRecord) client.Agent {
 		Status:       client.StatusOffline,
 		LastSeen:     rec.LastSeen,
 		Version:      rec.Version,
+		Protocol:     rec.Protocol,
 		OS:           rec.OS,
 		Arch:         rec.Arch,
 		Hostname:     rec.Hostname,
@@ -54,7 +70,10 @@ func (s *Server) agentJSON(rec *agentRecord) client.Agent {
 	}
 	if h := e.Hello; h != nil {
 		out.Version, out.OS, out.Arch, out.Hostname = h.Version, h.OS, h.Arch, h.Hostname
-		out.Capabilities, out.Policy = h.Capabilities, h.Policy
+		out.Capabilities, out.Policy, out.Protocol = h.Capabilities, h.Policy, h.Protocol
+		if err := tooOld(rec.agent(), h); err != nil {
+			out.StatusDetail = err.Message
+		}
 	}
 	out.Paused = e.Paused && e.Status == presence.Online
 	if out.Capabilities == nil {

@@ -118,10 +118,8 @@ func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Respon
 	if !nkeys.IsValidPublicUserKey(req.PublicKey) {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "publicKey must be an nkey user public key (U...)")
 	}
-	for _, f := range []struct{ name, v string }{{"name", req.Name}, {"hostname", req.Hostname}, {"os", req.OS}, {"arch", req.Arch}} {
-		if len(f.v) > 255 {
-			return nil, wire.Errorf(wire.CodeInvalidArgument, "", "%s is longer than 255 bytes", f.name)
-		}
+	if err := checkMachineFields(req.Name, req.Hostname, req.OS, req.Arch); err != nil {
+		return nil, err
 	}
 
 	nameAsID := req.Name != "" && subjects.ValidateID(req.Name) == nil
@@ -162,11 +160,17 @@ func (s *Server) enroll(ctx context.Context, req enroll.Request) (*enroll.Respon
 			return nil, err
 		}
 	}
-	ag := subjects.Agent{Workspace: tok.Workspace, ID: id}
+	return s.issueEnrollment(ctx, subjects.Agent{Workspace: tok.Workspace, ID: id}, tok, req)
+}
+
+// issueEnrollment binds req's public key to ag, issues its credentials and
+// stores (or rotates) its record: the end of an enrollment by token or by
+// device login. tok says how it was authorized (its Agent set: rotation
+// of that agent allowed).
+func (s *Server) issueEnrollment(ctx context.Context, ag subjects.Agent, tok *tokenRecord, req enroll.Request) (*enroll.Response, error) {
 	if err := s.bindKey(ctx, req.PublicKey, ag); err != nil {
 		return nil, err
 	}
-
 	userJWT, err := s.auth.IssueAgentJWT(ag, req.PublicKey)
 	if err != nil {
 		return nil, fmt.Errorf("issue agent credentials: %w", err)

@@ -136,9 +136,10 @@ func (w *seenWriter) write(ctx context.Context, ag subjects.Agent) {
 			rec.LastSeen = e.LastSeen.UTC()
 			changed = true
 		}
-		if h := e.Hello; h != nil && (h.Instance != rec.Instance || h.Version != rec.Version || h.OS != rec.OS ||
+		if h := e.Hello; h != nil && (h.Instance != rec.Instance || h.Version != rec.Version || h.Protocol != rec.Protocol || h.OS != rec.OS ||
 			h.Arch != rec.Arch || h.Hostname != rec.Hostname || !maps.Equal(h.Capabilities, rec.Capabilities)) {
 			rec.Instance, rec.Version, rec.OS, rec.Arch, rec.Hostname = h.Instance, h.Version, h.OS, h.Arch, h.Hostname
+			rec.Protocol = h.Protocol
 			rec.Capabilities = maps.Clone(h.Capabilities)
 			changed = true
 		}

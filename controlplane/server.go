@@ -122,6 +122,17 @@ type Config struct {
 	// InsecurePlaintext allows a Listen address that is not loopback
 	// without TLS: secrets and commands then cross the network in clear.
 	InsecurePlaintext bool
+	// DeviceInterval is the polling interval device login hands out
+	// (whole seconds); default DefaultDeviceInterval.
+	DeviceInterval time.Duration
+	// AgentReleases, when set, is a directory of agent releases served to
+	// agents for self-update: manifest.json, its signature
+	// manifest.json.sig, and the binaries it names. Read on every check, so
+	// a release dropped in takes effect without a restart.
+	AgentReleases string
+	// DeviceCodeTTL is how long a device code lives; default
+	// DefaultDeviceCodeTTL, at most an hour.
+	DeviceCodeTTL time.Duration
 }
 
 // Server is a control plane. New, then Start, then Close.
@@ -162,6 +173,7 @@ type Server struct {
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 
 	attachTickets attachTickets // of the processes attach WebSocket
+	limits        limiter       // device login's guessing limits
 
 	ready atomic.Bool // Start finished and Close not begun
 
@@ -545,6 +557,13 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.handle(mux, "GET /healthz", public, s.handleHealth)
 	s.handle(mux, "POST /v1/enroll", public, s.handleEnroll)
+	s.handle(mux, "POST /v1/device/code", public, s.handleDeviceCode)
+	s.handle(mux, "POST /v1/device/token", public, s.handleDeviceToken)
+	s.handle(mux, "POST /v1/workspaces/{ws}/device-approvals", inWorkspace, s.handleDeviceApproval)
+	s.handle(mux, "GET /v1/agent-releases/latest", public, s.handleLatestRelease)
+	s.handle(mux, "GET /v1/agent-releases/files/{name}", public, s.handleReleaseFile)
+	s.handle(mux, "PATCH /v1/workspaces/{ws}", inWorkspace, s.handlePatchWorkspace)
+	s.handle(mux, "GET /v1/workspaces/{ws}/device-approvals/{code}", inWorkspace, s.handleGetDeviceApproval)
 
 	s.handle(mux, "POST /v1/workspaces", adminOnly, s.handleCreateWorkspace)
 	s.handle(mux, "GET /v1/workspaces/{ws}", inWorkspace, s.handleGetWorkspace)

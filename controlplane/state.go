@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 )
@@ -26,6 +27,7 @@ const (
 	bucketAgentKeys   = "outpost_agent_keys"    // <user public key> → keyBinding, never deleted
 	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
 	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
+	bucketDevice      = "outpost_device_logins" // d.<hash of device code> → deviceRecord; u.<hash of user code> → userCodeRecord
 )
 
 // maxTokenTTL bounds an enrollment token's life; the token bucket forgets
@@ -35,6 +37,12 @@ const maxTokenTTL = 30 * 24 * time.Hour
 type workspaceRecord struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"createdAt"`
+	// NoAgentUpdates turns the agents' self-update off.
+	NoAgentUpdates bool `json:"noAgentUpdates,omitempty"`
+}
+
+func (r *workspaceRecord) api() *client.Workspace {
+	return &client.Workspace{ID: r.ID, CreatedAt: r.CreatedAt, AgentUpdates: !r.NoAgentUpdates}
 }
 
 type keyRecord struct {
@@ -71,6 +79,7 @@ type agentRecord struct {
 	// From the latest hello (or the enroll request until one arrives).
 	Instance     string          `json:"instance,omitempty"`
 	Version      string          `json:"version,omitempty"`
+	Protocol     int             `json:"protocol,omitempty"`
 	OS           string          `json:"os,omitempty"`
 	Arch         string          `json:"arch,omitempty"`
 	Hostname     string          `json:"hostname,omitempty"`
@@ -112,6 +121,7 @@ type store struct {
 	workspaces, apiKeys, agents    bucket // cached: read on every call
 	tokens, revocations, agentKeys bucket
 	sessions, claims               jetstream.KeyValue // routing's
+	device                         bucket             // device logins
 	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
 }
@@ -216,6 +226,9 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return nil, err
 	}
 	if st.claims, err = open(bucketClaims, "outpost pool agents claimed by sessions", 0); err != nil {
+		return nil, err
+	}
+	if st.device, err = open(bucketDevice, "outpost device logins by hashes of their codes", 2*time.Hour); err != nil {
 		return nil, err
 	}
 	// Every call reads its workspace (and its caller's key) and its agent.

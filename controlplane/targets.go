@@ -91,5 +91,8 @@ func (s *Server) resolveAgent(r *http.Request) (target, error) {
 	if _, _, err := s.enrolledAgent(r.Context(), ag); err != nil {
 		return nil, err
 	}
+	if err := tooOld(ag, s.presence.Get(ag).Hello); err != nil {
+		return nil, err
+	}
 	return agentTarget{rpc: s.rpc, ag: ag}, nil
 }

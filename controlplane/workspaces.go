@@ -28,7 +28,7 @@ func (s *Server) CreateWorkspace(ctx context.Context, id string) (*client.Worksp
 		return nil, err
 	}
 	s.log.Info("workspace created", "ws", id)
-	return &client.Workspace{ID: rec.ID, CreatedAt: rec.CreatedAt}, nil
+	return rec.api(), nil
 }
 
 // workspace reads workspace id; an absent one is not_found.
@@ -40,7 +40,7 @@ func (s *Server) workspace(ctx context.Context, id string) (*client.Workspace, e
 		}
 		return nil, err
 	}
-	return &client.Workspace{ID: rec.ID, CreatedAt: rec.CreatedAt}, nil
+	return rec.api(), nil
 }
 
 // CreateKey makes a new API key of workspace ws and returns it with its

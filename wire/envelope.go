@@ -12,9 +12,23 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Version is the protocol version this build speaks. An agent refuses a request
-// with a different major version with invalid_argument/protocol_version.
+// Version is the protocol version this build speaks. An agent refuses a
+// request of a version it does not speak (see Speaks) with
+// invalid_argument/protocol_version.
 const Version = 1
+
+// OldestVersion is the oldest protocol this build still serves: a control
+// plane serves agents one version behind its own (Version-1 from protocol 2
+// on), and refuses older ones with unsupported/agent_too_old; an agent
+// answers a control plane one version behind. Protocol 0 is an agent from
+// before hellos carried the version.
+const OldestVersion = 1
+
+// Speaks reports whether a build of protocol Version serves a peer of
+// protocol v: from OldestVersion up to Version.
+func Speaks(v int) bool { return speaks(v, Version, OldestVersion) }
+
+func speaks(v, version, oldest int) bool { return v >= oldest && v <= version }
 
 // Request is the envelope of every request to an agent.
 type Request struct {
@@ -144,8 +158,8 @@ func DecodeRequest(data []byte) (*Request, error) {
 		r.Body = decodedRaw(body)
 	}
 	switch {
-	case r.Version != Version:
-		return &r, Errorf(CodeInvalidArgument, ReasonVersion, "protocol version %d, this agent speaks %d", r.Version, Version)
+	case !Speaks(r.Version):
+		return &r, Errorf(CodeInvalidArgument, ReasonVersion, "protocol version %d, this agent speaks %d to %d", r.Version, OldestVersion, Version)
 	case r.ID == "" || len(r.ID) > 128:
 		return &r, Errorf(CodeInvalidArgument, "", "request id must be 1 to 128 characters")
 	case r.Op == "" || len(r.Op) > 64:

@@ -223,6 +223,26 @@ const (
 	// (`outpost agent pause`); it stays online and answers every call so until
 	// resumed.
 	ReasonAgentPaused = "agent_paused"
+	// ReasonAuthorizationPending (invalid_argument, 400): device login: the user
+	// has not approved the code yet; poll again.
+	ReasonAuthorizationPending = "authorization_pending"
+	// ReasonSlowDown (invalid_argument, 400): device login: polled faster than
+	// `interval`.
+	ReasonSlowDown = "slow_down"
+	// ReasonExpiredToken (invalid_argument, 400): device login: the device code
+	// expired.
+	ReasonExpiredToken = "expired_token"
+	// ReasonAccessDenied (invalid_argument, 400): device login: an admin denied
+	// the code.
+	ReasonAccessDenied = "access_denied"
+	// ReasonTooManyAttempts (unavailable, 429): device login: too many unknown
+	// user codes tried, or device codes asked for, in a short time; wait and
+	// retry (against guessing).
+	ReasonTooManyAttempts = "too_many_attempts"
+	// ReasonAgentTooOld (unsupported, 501): the agent speaks a protocol version
+	// the control plane no longer serves (more than one behind); update the
+	// agent.
+	ReasonAgentTooOld = "agent_too_old"
 )
 
 // reasonStatus is the HTTP status of each reason whose status is not its
@@ -230,4 +250,5 @@ const (
 var reasonStatus = map[codeReason]int{
 	{CodeInvalidArgument, ReasonMethodNotAllowed}:    405, // Method Not Allowed
 	{CodeInvalidArgument, ReasonRangeNotSatisfiable}: 416, // Requested Range Not Satisfiable
+	{CodeUnavailable, ReasonTooManyAttempts}:         429, // Too Many Requests
 }

@@ -248,3 +248,27 @@ func TestMaxExecOutput(t *testing.T) {
 		}
 	}
 }
+
+// A build serves its own protocol and the one before, nothing else.
+func TestSpeaks(t *testing.T) {
+	for _, tc := range []struct {
+		v, version, oldest int
+		want               bool
+	}{
+		{1, 1, 1, true},
+		{0, 1, 1, false}, // before versioned hellos
+		{2, 1, 1, false}, // newer than this build
+		{2, 2, 1, true},
+		{1, 2, 1, true}, // one behind
+		{0, 2, 1, false},
+		{3, 3, 2, true},
+		{1, 3, 2, false}, // two behind
+	} {
+		if got := speaks(tc.v, tc.version, tc.oldest); got != tc.want {
+			t.Errorf("speaks(%d) at version %d, oldest %d = %v, want %v", tc.v, tc.version, tc.oldest, got, tc.want)
+		}
+	}
+	if !Speaks(Version) || OldestVersion < Version-1 || OldestVersion > Version {
+		t.Fatalf("Version %d, OldestVersion %d: a build must serve its own and at most one older", Version, OldestVersion)
+	}
+}

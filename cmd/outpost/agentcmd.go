@@ -6,14 +6,17 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/service"
+	"github.com/outposthq/outpost/agent/update"
 	"github.com/outposthq/outpost/enroll"
 )
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: outpost agent enroll|run|status|pause|resume|audit [flags]")
+		fmt.Fprintln(stderr, agentUsage)
 		return fmt.Errorf("missing subcommand")
 	}
 	switch args[0] {
@@ -21,14 +24,37 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runAgentEnroll(ctx, args[1:], stdout, stderr)
 	case "run":
 		return runAgentRun(ctx, args[1:], stdout, stderr)
+	case "login":
+		return runAgentLogin(ctx, args[1:], stdout, stderr)
+	case "install":
+		return runAgentInstall(ctx, args[1:], stdout, stderr)
+	case "uninstall":
+		return runAgentUninstall(ctx, args[1:], stdout, stderr)
+	case "approve", "deny":
+		return runGroup(ctx, "agent", deviceCommands, "", args, stdout, stderr)
 	case "status", "pause", "resume", "audit":
 		return runAgentControl(ctx, args[0], args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: outpost agent enroll|run [flags]\n\ncommands:\n  enroll  make a key pair, enroll with a token, write the config\n  run     serve a directory until SIGINT/SIGTERM\n  status  the running daemon's state (through its control socket)\n  pause   make every call answer agent_paused until resume\n  resume  end a pause\n  audit   print the audit log (-f follows it)")
+		fmt.Fprintln(stdout, agentUsage)
 		return nil
 	}
-	return fmt.Errorf("unknown subcommand %q (want enroll or run)", args[0])
+	return fmt.Errorf("unknown subcommand %q (want enroll, login, approve, deny, run, install, uninstall, status, pause, resume or audit)", args[0])
 }
+
+const agentUsage = `usage: outpost agent <command> [flags]
+
+commands:
+  enroll     make a key pair, enroll with a token, write the config
+  login      make a key pair, enroll by device login (a code someone approves), write the config
+  approve    approve a device login (admin or workspace key)
+  deny       deny a device login
+  run        serve a directory until SIGINT/SIGTERM
+  install    run the agent as a per-user service (systemd user unit, LaunchAgent, Windows service)
+  uninstall  stop and remove that service
+  status     the running daemon's state (through its control socket)
+  pause      make every call answer agent_paused until resume
+  resume     end a pause
+  audit      print the audit log (-f follows it)`
 
 func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent enroll", "--url URL --token TOKEN --config FILE [--name NAME] [--ca-sha256 HEX]", stderr)
@@ -68,11 +94,15 @@ func runAgentEnroll(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent run", "--config FILE --root DIR [--policy FILE] [--takeover]", stderr)
+	fs := newFlags("agent run", "--config FILE --root DIR [--policy FILE] [--takeover] [--no-update]", stderr)
 	config := fs.String("config", "", "agent config written by 'outpost agent enroll'")
 	root := fs.String("root", ".", "directory the agent serves")
 	policyFile := fs.String("policy", "", "the machine owner's policy file (JSON; must not be writable by others); reloaded on SIGHUP or change")
 	takeover := fs.Bool("takeover", false, "make a daemon already serving this identity stop, and serve instead")
+	var uf updateFlags
+	fs.BoolVar(&uf.off, "no-update", false, "never update this agent from the control plane's releases")
+	fs.DurationVar(&uf.every, "update-check", update.DefaultCheckEvery, "how often to look for a newer release")
+	fs.DurationVar(&uf.window, "update-window", update.DefaultHealthWindow, "how long a new version may take to come online before it is rolled back")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,28 +122,78 @@ func runAgentRun(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	oc, err := openOwnerControls(*config, *policyFile, log)
-	if err != nil {
+	run := func(ctx context.Context) error {
+		for {
+			up, err := serveOnce(ctx, cfg, abs, *config, *policyFile, *takeover, uf, log, stdout)
+			if up == nil {
+				return err
+			}
+			// A verified update is ready and the agent has stopped: try it.
+			// On success this process becomes the new version; a rollback
+			// returns, and the old version serves on.
+			if err := up.apply(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if handled, err := service.RunAsService(run); handled {
 		return err
+	}
+	return run(ctx)
+}
+
+// serveOnce runs the agent, with the owner's controls (policy, audit log,
+// control socket), until it stops. It returns the updater when it stopped
+// for a staged update, everything of this run (socket, lock) released.
+func serveOnce(ctx context.Context, cfg *enroll.Config, root, config, policyFile string, takeover bool, uf updateFlags, log *slog.Logger, stdout io.Writer) (*selfUpdate, error) {
+	trial := update.TrialFromEnv()
+	oc, err := openOwnerControls(config, policyFile, log)
+	if err != nil {
+		return nil, err
 	}
 	defer oc.stop()
-	a, err := agent.New(agent.Config{
+	runCtx, cancel := context.WithCancelCause(ctx)
+	var helpers sync.WaitGroup // end with runCtx
+	defer helpers.Wait()
+	defer cancel(nil)
+	ac := agent.Config{
 		Identity: cfg,
-		Root:     abs,
+		Root:     root,
 		Version:  version,
 		Logger:   log,
-		Takeover: *takeover,
-		LockFile: *config + ".lock",
-		Journal:  *config + ".writes",
+		Takeover: takeover,
+		LockFile: config + ".lock",
+		Journal:  config + ".writes",
 		Policy:   oc.policy,
 		Audit:    oc.audit,
-	})
+	}
+	if trial != nil {
+		// A new version on trial: report when it serves, stop when told.
+		ac.OnServing = func() {
+			if err := trial.Online(); err != nil {
+				log.Error("update trial", "err", err)
+			}
+		}
+		helpers.Go(func() { trial.WaitStop(runCtx); cancel(nil) })
+	}
+	a, err := agent.New(ac)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := oc.start(*config, a, *takeover, log); err != nil {
-		return err
+	if err := oc.start(config, a, takeover, log); err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(stdout, "agent %s/%s serving %s\n", cfg.Workspace, cfg.Agent, abs)
-	return a.Run(ctx)
+	up, err := newSelfUpdate(uf, cfg, config, log)
+	if err != nil {
+		return nil, err
+	}
+	if up != nil {
+		helpers.Go(func() { up.watch(runCtx, a, cancel) })
+	}
+	fmt.Fprintf(stdout, "agent %s/%s %s serving %s\n", cfg.Workspace, cfg.Agent, version, root)
+	err = a.Run(runCtx)
+	if context.Cause(runCtx) != errUpdateReady || ctx.Err() != nil {
+		return nil, err
+	}
+	return up, nil
 }

@@ -31,7 +31,7 @@ type command struct {
 
 func commands() map[string]command {
 	cmds := map[string]command{
-		"agent":    {"agent enroll | agent run", runAgent},
+		"agent":    {"agent enroll | login | approve | run: the agent on a machine", runAgent},
 		"exec":     {"run a command on an agent or session", runExec},
 		"ps":       {"list the processes of an agent or session", runPs},
 		"attach":   {"attach to a process: its terminal or its output", runAttach},

@@ -14,7 +14,7 @@ import (
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--tls-cert FILE --tls-key FILE | --tls-self-signed HOSTS] [--public-url URL] [--insecure-plaintext] [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS] [--pprof ADDR]", stderr)
+	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--tls-cert FILE --tls-key FILE | --tls-self-signed HOSTS] [--public-url URL] [--insecure-plaintext] [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS] [--agent-releases DIR] [--pprof ADDR]", stderr)
 	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
 	stateDir := fs.String("state-dir", "", "directory for state (required)")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
@@ -27,6 +27,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tlsKey := fs.String("tls-key", "", "the private key of --tls-cert (PEM)")
 	selfSigned := fs.String("tls-self-signed", "", "make a CA and a certificate for these host names/addresses (comma-separated) in the state dir, and serve HTTPS with it")
 	publicURL := fs.String("public-url", "", "the URL users and agents reach the API at (default the listener's)")
+	releases := fs.String("agent-releases", "", "serve agent releases from this directory (manifest.json, manifest.json.sig and the binaries; see 'outpost release')")
 	insecure := fs.Bool("insecure-plaintext", false, "allow a --listen address other machines can reach without TLS (everything crosses the network in clear)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,6 +62,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		TLSSelfSigned:     splitList(*selfSigned),
 		PublicURL:         *publicURL,
 		InsecurePlaintext: *insecure,
+		AgentReleases:     *releases,
 	})
 	if err != nil {
 		return err

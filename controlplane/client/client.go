@@ -234,3 +234,10 @@ func TrustingCA(caFile string) (*http.Client, error) {
 	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return &http.Client{Transport: t}, nil
 }
+
+// PatchWorkspace calls PATCH /v1/workspaces/{ws}: it changes the settings
+// p names and returns the workspace.
+func (c *Client) PatchWorkspace(ctx context.Context, ws string, p WorkspacePatch) (*Workspace, error) {
+	var out Workspace
+	return &out, c.do(ctx, http.MethodPatch, c.wsPath(ws), p, &out)
+}

@@ -52,3 +52,17 @@ func (c *Client) ListEnrollmentTokens(ctx context.Context, ws string) ([]Enrollm
 func (c *Client) DeleteEnrollmentToken(ctx context.Context, ws, id string) error {
 	return c.do(ctx, http.MethodDelete, c.tokensPath(ws)+"/"+url.PathEscape(id), nil, nil)
 }
+
+// DeviceApproval calls GET /v1/workspaces/{ws}/device-approvals/{userCode}:
+// the pending device login showing that code, to check before approving.
+func (c *Client) DeviceApproval(ctx context.Context, ws, userCode string) (*DeviceApproval, error) {
+	var out DeviceApproval
+	return &out, c.do(ctx, http.MethodGet, c.wsPath(ws)+"/device-approvals/"+url.PathEscape(userCode), nil, &out)
+}
+
+// DecideDeviceLogin calls POST /v1/workspaces/{ws}/device-approvals: it
+// approves or denies a device login.
+func (c *Client) DecideDeviceLogin(ctx context.Context, ws string, req DeviceApprovalRequest) (*DeviceApproval, error) {
+	var out DeviceApproval
+	return &out, c.do(ctx, http.MethodPost, c.wsPath(ws)+"/device-approvals", req, &out)
+}

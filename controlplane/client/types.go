@@ -23,6 +23,15 @@ type CreateWorkspaceRequest struct {
 type Workspace struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"createdAt"`
+	// AgentUpdates says whether the workspace's agents update themselves
+	// from the control plane's releases (default true).
+	AgentUpdates bool `json:"agentUpdates"`
+}
+
+// WorkspacePatch is the body of PATCH /v1/workspaces/{ws}: the settings to
+// change (absent: unchanged).
+type WorkspacePatch struct {
+	AgentUpdates *bool `json:"agentUpdates,omitempty"`
 }
 
 // CreateKeyRequest is the body of POST /v1/workspaces/{ws}/keys; it has no
@@ -110,6 +119,12 @@ type Agent struct {
 	Hostname     string          `json:"hostname"`
 	Capabilities map[string]bool `json:"capabilities"`
 	EnrolledAt   time.Time       `json:"enrolledAt,omitzero"`
+	// Protocol is the wire protocol the agent's hello said it speaks (0:
+	// not known yet, or an agent from before versioned hellos).
+	Protocol int `json:"protocol,omitempty"`
+	// StatusDetail says what is wrong with an agent that cannot be served:
+	// one too old for this control plane's protocol.
+	StatusDetail string `json:"statusDetail,omitempty"`
 	// Paused is true while the machine's owner has paused the agent: it is
 	// online, and answers every call 503 agent_paused.
 	Paused bool `json:"paused"`
@@ -177,4 +192,38 @@ func NewErrorBody(err error) ErrorBody {
 // Err is the detail as a *wire.Error.
 func (d *ErrorDetail) Err() *wire.Error {
 	return &wire.Error{Code: d.Code, Reason: d.Reason, Message: d.Message, Retryable: d.Retryable}
+}
+
+// DeviceApprovalRequest is the body of POST
+// /v1/workspaces/{ws}/device-approvals: approve (or, with Deny, refuse) the
+// device login showing UserCode. Agent names the agent id it enrolls (an
+// enrolled one gets new credentials); Pool enrolls it into a pool. Without
+// Agent the machine's name is its id when free, else one is made.
+type DeviceApprovalRequest struct {
+	UserCode string `json:"userCode"`
+	Agent    string `json:"agent,omitempty"`
+	Pool     string `json:"pool,omitempty"`
+	Deny     bool   `json:"deny,omitempty"`
+}
+
+// DeviceApproval is a device login as a person approving it sees it: the
+// machine that asked (name, hostname, OS, arch, the address it asked from)
+// and, once decided, the outcome. State is "pending", "approved" or
+// "denied". CASHA256 is the control plane's CA fingerprint, which the
+// machine printed too: they must match.
+type DeviceApproval struct {
+	UserCode   string    `json:"userCode"`
+	State      string    `json:"state"`
+	Name       string    `json:"name,omitempty"`
+	Hostname   string    `json:"hostname,omitempty"`
+	OS         string    `json:"os,omitempty"`
+	Arch       string    `json:"arch,omitempty"`
+	RemoteAddr string    `json:"remoteAddr,omitempty"`
+	PublicKey  string    `json:"publicKey"`
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	Workspace  string    `json:"workspace,omitempty"`
+	Agent      string    `json:"agent,omitempty"`
+	Pool       string    `json:"pool,omitempty"`
+	CASHA256   string    `json:"caSha256,omitempty"`
 }

@@ -19,6 +19,7 @@ var agentForbidden = []string{
 	"github.com/outposthq/outpost/controlplane",
 	"github.com/outposthq/outpost/authority",
 	"github.com/outposthq/outpost/routing",
+	"github.com/outposthq/outpost/release", // the release signing key's side
 	"github.com/outposthq/outpost/console",
 	"testing",
 }

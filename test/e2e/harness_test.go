@@ -153,6 +153,8 @@ type cpConfig struct {
 	// with wss:// through the API's port, and the embedded NATS stays on
 	// loopback. As users deploy across networks.
 	tls bool
+	// releases, when set, is served with --agent-releases.
+	releases string
 }
 
 func startControlPlane(t testing.TB) *controlPlane {
@@ -212,6 +214,9 @@ func (cp *controlPlane) start() {
 	}
 	if cp.cfg.publicURL != "" {
 		args = append(args, "--public-url", cp.cfg.publicURL)
+	}
+	if cp.cfg.releases != "" {
+		args = append(args, "--agent-releases", cp.cfg.releases)
 	}
 	if cp.cfg.natsHost != "127.0.0.1" && !cp.cfg.tls {
 		// A test network of namespaces this test made: plaintext on
