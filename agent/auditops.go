@@ -13,7 +13,7 @@ import (
 var unaudited = map[string]bool{wire.OpPing: true, wire.OpProbe: true}
 
 // dataOps carry bulk data in their request; the audit log counts its bytes.
-var dataOps = map[string]bool{wire.OpFsWrite: true, wire.OpFsUploadChunk: true, wire.OpFsUnpackChunk: true, wire.OpProcWrite: true}
+var dataOps = map[string]bool{wire.OpFsWrite: true, wire.OpFsUploadChunk: true, wire.OpFsUnpackChunk: true, wire.OpSnapRestoreChunks: true, wire.OpProcWrite: true}
 
 // record appends one operation to the audit log and publishes it to the
 // control plane (agent.<ws>.<agent>.audit). What it records is the event's

@@ -32,6 +32,7 @@ var wireErrors = []struct {
 	{kind: files.ErrUnsafeEntry, code: wire.CodePermissionDenied, reason: wire.ReasonUnsafeArchiveEntry},
 	{kind: files.ErrArchiveTooLarge, code: wire.CodePayloadTooLarge, reason: wire.ReasonArchiveTooLarge},
 	{kind: files.ErrWatchUnsupported, code: wire.CodeUnsupported},
+	{kind: files.ErrSourceChanged, code: wire.CodeConflict, reason: wire.ReasonSourceChanged},
 	{kind: files.ErrUnsupportedEntry, code: wire.CodeInvalidArgument, reason: wire.ReasonUnsupportedArchiveEntry},
 
 	{kind: git.ErrNoGit, code: wire.CodeUnsupported, reason: wire.ReasonExecutableNotFound},

@@ -59,6 +59,7 @@ func (a *Agent) registerFiles() error {
 	a.register(wire.OpFsRead, fo.read)
 	fo.archives = &archives{fs: root, open: map[string]*archiveJob{}}
 	fo.archives.register(a)
+	fo.registerSnapshots(a)
 	registerSearch(a, root)
 	fo.watches = newWatches(root)
 	registerWatch(a, fo.watches)

@@ -26,10 +26,12 @@ const DefaultTransferIdle = 2 * time.Minute
 // openTransfer is one open download (file) or upload (upload), under its
 // handle.
 type openTransfer struct {
-	file   *os.File
-	size   int64
-	upload *files.Upload
-	timer  *time.Timer
+	file    *os.File
+	size    int64
+	upload  *files.Upload
+	scan    *files.Scan
+	restore *restoreJob
+	timer   *time.Timer
 }
 
 // end closes the file or aborts the upload.
@@ -39,6 +41,9 @@ func (t *openTransfer) end() {
 	}
 	if t.upload != nil {
 		t.upload.Abort()
+	}
+	if t.restore != nil {
+		t.restore.abort()
 	}
 }
 

@@ -51,6 +51,7 @@ func suites() []suite {
 		{"storm", benchStorm, true},
 		{"tree", benchTree, false},
 		{"ports", benchPorts, false},
+		{"carry", benchCarry, false},
 	}
 }
 
@@ -62,6 +63,7 @@ func main() {
 	n := flag.Int("n", 300, "iterations per latency figure")
 	transports := flag.String("transport", "plain", "comma-separated: plain (HTTP, native NATS), tls (HTTPS, agents on wss:// through the API's port); rows of each, side by side")
 	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
+	flag.IntVar(&carryMB, "carry-mb", carryMB, "size of the carry suite's tree in MiB (1024 for issue 17's figures)")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
 	flag.IntVar(&scale.agents, "scale-agents", scale.agents, "agents of the scale suite")

@@ -100,6 +100,11 @@ type Config struct {
 	AdminToken string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// SnapshotQuota bounds the bytes of snapshot content one workspace
+	// keeps (chunks counted once however many snapshots share them);
+	// default DefaultSnapshotQuota (20 GiB). A snapshot past it is 507
+	// insufficient_storage/snapshot_quota.
+	SnapshotQuota int64
 	// PresenceWindow is how long a silent agent stays "reconnecting" before
 	// it is "offline"; default 30 s.
 	PresenceWindow time.Duration
@@ -157,6 +162,9 @@ type Server struct {
 	pipeNC   *nats.Conn // the agents' account: pipe frames (pipes.go)
 	sysNC    *nats.Conn
 	st       *store
+	snaps    *snapStore
+	snapJS   jetstream.JetStream // chunk publishes, async
+	periodic *periodic           // background snapshots
 	presence *presence.Tracker
 	rpc      *rpc.Client
 	sessions *routing.Router
@@ -194,6 +202,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.NATSListen == "" {
 		cfg.NATSListen = DefaultNATSListen
+	}
+	if cfg.SnapshotQuota <= 0 {
+		cfg.SnapshotQuota = DefaultSnapshotQuota
 	}
 	if cfg.PresenceWindow <= 0 {
 		cfg.PresenceWindow = DefaultPresenceWindow
@@ -267,6 +278,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
 	}
+	if s.snaps, err = openSnapStore(ctx, js, s.kvReplicas(), s.cfg.SnapshotQuota); err != nil {
+		return err
+	}
+	s.snapJS = js
 	// Tried again while a busy server lets it time out: after a restart a
 	// fleet reconnecting at once keeps the embedded server's read loops
 	// busy for seconds (2,000 agents on a loaded machine here), and one
@@ -287,6 +302,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.portTransport = s.newPortTransport()
+	s.startPeriodic()
 	s.ready.Store(true)
 	return s.startHTTP()
 }
@@ -449,6 +465,7 @@ func (s *Server) stop() {
 	if s.portTransport != nil {
 		s.portTransport.CloseIdleConnections()
 	}
+	s.stopPeriodic()
 	if s.seen != nil {
 		s.seen.close(ctx)
 	}
@@ -592,6 +609,7 @@ func (s *Server) routes() http.Handler {
 	s.routeProcesses(mux)
 	s.routeFiles(mux)
 	s.routeArchive(mux)
+	s.routeSnapshots(mux)
 	s.routeSearch(mux)
 	s.routeWatch(mux)
 	s.routeGit(mux)

@@ -65,7 +65,7 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) err
 	for name, b := range req.Backends {
 		specs[name] = routing.Spec{Kind: routing.Kind(b.Kind), Agent: b.Agent, Pool: b.Pool}
 	}
-	st, err := s.sessions.Create(r.Context(), r.PathValue("ws"), routing.CreateRequest{ID: req.ID, Backends: specs, Active: req.Active})
+	st, err := s.sessions.Create(r.Context(), r.PathValue("ws"), routing.CreateRequest{ID: req.ID, Backends: specs, Active: req.Active, SnapshotEveryMs: req.SnapshotEveryMs})
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,11 @@ func (s *Server) handleSwapSession(w http.ResponseWriter, r *http.Request) error
 		ifEpoch = *req.IfEpoch
 	}
 	sess := s.pathSession(r)
-	st, err := sess.Swap(r.Context(), req.To, ifEpoch)
+	opts := routing.SwapOptions{IfEpoch: ifEpoch}
+	if req.Carry {
+		opts.Carry = s.carry
+	}
+	st, err := sess.SwapWith(r.Context(), req.To, opts)
 	if err != nil {
 		return err
 	}
@@ -137,8 +141,9 @@ func (s *Server) pathSession(r *http.Request) *routing.Session {
 func (s *Server) sessionJSON(st *routing.State) client.Session {
 	out := client.Session{
 		ID: st.ID, Active: st.Active, Epoch: st.Epoch, CreatedAt: st.CreatedAt,
-		Backends:    make(map[string]client.SessionBackend, len(st.Backends)),
-		Transitions: append([]client.Transition{}, st.Transitions...),
+		Backends:        make(map[string]client.SessionBackend, len(st.Backends)),
+		Transitions:     append([]client.Transition{}, st.Transitions...),
+		SnapshotEveryMs: st.SnapshotEveryMs, LastCarry: st.LastCarry,
 	}
 	for name, spec := range st.Backends {
 		b := client.SessionBackend{Kind: string(spec.Kind), Agent: spec.Agent, Pool: spec.Pool}

@@ -142,7 +142,7 @@ func (r *Router) Create(ctx context.Context, ws string, req CreateRequest) (*Sta
 	st := &State{
 		Workspace: ws, ID: req.ID, UID: randomHex(8), Active: req.Active, Epoch: 1,
 		Backends: req.Backends, Claims: map[string]string{}, Transitions: []Transition{},
-		CreatedAt: r.cfg.Now().UTC(),
+		CreatedAt: r.cfg.Now().UTC(), SnapshotEveryMs: req.SnapshotEveryMs,
 	}
 	_, cl, err := r.backend(ctx, st, st.Active)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -124,6 +125,31 @@ func (s *Session) active(ctx context.Context) (*State, Backend, error) {
 // nothing. After committing, the old backend is told the new epoch, so its
 // fence refuses work still sent at the old one.
 func (s *Session) Swap(ctx context.Context, to string, ifEpoch uint64) (*State, error) {
+	return s.SwapWith(ctx, to, SwapOptions{IfEpoch: ifEpoch})
+}
+
+// CarryFunc moves the workspace from st's active backend to agent to
+// before the pointer moves (a snapshot restored there), and says what it
+// moved.
+type CarryFunc func(ctx context.Context, st *State, to subjects.Agent) (*Carry, error)
+
+// SwapOptions refine a swap.
+type SwapOptions struct {
+	// IfEpoch, when set, swaps only a session still at that epoch.
+	IfEpoch uint64
+	// Carry, when set, runs once the target is resolved and ready and
+	// before the pointer moves; its error ends the swap with the pointer
+	// where it was. The pointer then moves only if the session is still
+	// at the epoch the carry started from (else conflict/epoch_mismatch):
+	// what was carried is what the session had.
+	Carry CarryFunc
+}
+
+// SwapWith is Swap with options: see SwapOptions.
+func (s *Session) SwapWith(ctx context.Context, to string, o SwapOptions) (*State, error) {
+	ifEpoch := o.IfEpoch
+	var carried *Carry
+	var carriedTo subjects.Agent
 	for range maxCAS {
 		st, err := s.r.load(ctx, s.ws, s.id)
 		if err != nil {
@@ -142,6 +168,17 @@ func (s *Session) Swap(ctx context.Context, to string, ifEpoch uint64) (*State, 
 		next, cl, err := s.prepare(ctx, st, to)
 		if err != nil {
 			return nil, err
+		}
+		if o.Carry != nil {
+			ag, _ := next.Agent(to)
+			if carried == nil || ag != carriedTo {
+				if carried, err = o.Carry(ctx, st, ag); err != nil {
+					s.r.abandon(ctx, cl)
+					return nil, err
+				}
+				carriedTo, ifEpoch = ag, st.Epoch
+			}
+			next.LastCarry = carried
 		}
 		if err = s.r.save(ctx, next); err == nil {
 			s.r.settle(ctx, cl)

@@ -83,6 +83,11 @@ type State struct {
 	Claims      map[string]string `json:"claims,omitempty"`
 	Transitions []Transition      `json:"transitions"`
 	CreatedAt   time.Time         `json:"createdAt"`
+	// SnapshotEveryMs, when set, has the control plane snapshot the
+	// active backend's root that often (see Carry).
+	SnapshotEveryMs int64 `json:"snapshotEveryMs,omitempty"`
+	// LastCarry is what the last swap with carry moved.
+	LastCarry *Carry `json:"lastCarry,omitempty"`
 	// Revision is the KV revision the state was read at.
 	Revision uint64 `json:"-"`
 }
@@ -100,6 +105,10 @@ func (st *State) Agent(name string) (subjects.Agent, bool) {
 	}
 	return subjects.Agent{Workspace: st.Workspace, ID: id}, id != ""
 }
+
+// Carry is what a swap with carry moved (wire.LastCarry: the HTTP API
+// returns the same shape).
+type Carry = wire.LastCarry
 
 // clone returns a deep copy.
 func (st *State) clone() *State {
@@ -133,7 +142,13 @@ type CreateRequest struct {
 	Backends map[string]Spec
 	// Active is the backend the session starts on.
 	Active string
+	// SnapshotEveryMs, when set (at least MinSnapshotEveryMs), is how often
+	// the active backend is snapshotted.
+	SnapshotEveryMs int64
 }
+
+// MinSnapshotEveryMs is the shortest interval of periodic snapshots.
+const MinSnapshotEveryMs = 1000
 
 func (req *CreateRequest) validate() error {
 	if req.ID != "" {
@@ -154,6 +169,9 @@ func (req *CreateRequest) validate() error {
 	}
 	if _, ok := req.Backends[req.Active]; !ok {
 		return invalid("active %q is not one of the session's backends", req.Active)
+	}
+	if req.SnapshotEveryMs != 0 && req.SnapshotEveryMs < MinSnapshotEveryMs {
+		return invalid("snapshotEveryMs must be at least %d, not %d", MinSnapshotEveryMs, req.SnapshotEveryMs)
 	}
 	return nil
 }

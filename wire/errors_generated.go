@@ -169,8 +169,21 @@ const (
 	// ReasonUnsafeArchiveEntry (permission_denied, 403): `PUT fs/archive`: a tar
 	// entry that would leave the destination (absolute, `..`, a symlink or hard
 	// link pointing out, an entry under a symlink the archive made); nothing of
-	// it was written.
+	// it was written. A snapshot restore: a manifest entry of that kind (or
+	// unclean, repeated, under a path the manifest does not make a directory);
+	// the restore was refused before anything was written.
 	ReasonUnsafeArchiveEntry = "unsafe_archive_entry"
+	// ReasonSourceChanged (conflict, 409): snapshot: a file changed between the
+	// scan and the read of its chunks (or the control plane found a chunk whose
+	// content is not its name); take the snapshot again.
+	ReasonSourceChanged = "source_changed"
+	// ReasonNoSnapshot (conflict, 409): swap with `carry`: the old backend is
+	// offline and the session has no snapshot to carry; the pointer stays.
+	ReasonNoSnapshot = "no_snapshot"
+	// ReasonSnapshotQuota (insufficient_storage, 507): a snapshot would take the
+	// workspace's snapshot store past its size limit; nothing of it was kept
+	// (delete snapshots to free space).
+	ReasonSnapshotQuota = "snapshot_quota"
 	// ReasonArchiveTooLarge (payload_too_large, 413): `PUT fs/archive`: more
 	// entries or declared bytes than the agent's limits (a tar bomb); refused at
 	// the entry's header.

@@ -42,6 +42,25 @@ func fsGitBodies() map[string]validator {
 		OpGitFetch:        &GitRemoteRequest{Path: "repo", Remote: "origin", Ref: "main"},
 		OpGitPull:         &GitRemoteRequest{Path: "repo"},
 		OpGitPush:         &GitRemoteRequest{Path: "repo", Remote: "origin", Ref: "HEAD:main", SetUpstream: true},
+
+		OpSnapScan:            &SnapScanRequest{Path: "src", Exclude: []string{"node_modules", "*.o"}, Gitignore: true},
+		OpSnapManifest:        &SnapManifestPage{Entries: snapSeedEntries(), Next: 3},
+		OpSnapRead:            &SnapReadRequest{Handle: "t1", Sums: make([]byte, 2*SumSize)},
+		OpSnapClose:           &FsHandleRequest{Handle: "t1"},
+		OpSnapRestoreBegin:    &SnapRestoreBeginRequest{Path: "dst", Delete: true},
+		OpSnapRestoreManifest: &SnapRestoreManifestRequest{Handle: "t2", Entries: snapSeedEntries(), Last: true},
+		OpSnapRestoreLack:     &SnapPageRequest{Handle: "t2", Offset: 7},
+		OpSnapRestoreChunks:   &SnapRestoreChunksRequest{Handle: "t2", Sums: make([]byte, SumSize), Sizes: []uint32{5}, Data: []byte("hello")},
+		OpSnapRestoreCommit:   &SnapLackPage{Sums: make([]byte, SumSize), Next: 1},
+	}
+}
+
+// snapSeedEntries is a manifest of a directory, a file and a link.
+func snapSeedEntries() []SnapEntry {
+	return []SnapEntry{
+		{Path: "d", Type: "dir", Mode: 0o755, MTime: 1},
+		{Path: "d/f", Type: "file", Mode: 0o644, Size: 70000, MTime: 2, Sums: make([]byte, 2*SumSize), Sizes: []uint32{65536, 4464}},
+		{Path: "l", Type: "symlink", Mode: 0o777, Link: "d/f"},
 	}
 }
 
@@ -106,6 +125,13 @@ func TestFsGitValidate(t *testing.T) {
 		{"remote option-like", &GitRemoteRequest{Remote: "--exec=x"}, CodeInvalidArgument},
 		{"ref without remote", &GitRemoteRequest{Ref: "main"}, CodeInvalidArgument},
 		{"diff long ref", &GitDiffRequest{Ref: string(make([]byte, MaxRefLen+1))}, CodeInvalidArgument},
+		{"snap sums not whole", &SnapReadRequest{Handle: "h", Sums: make([]byte, 33)}, CodeInvalidArgument},
+		{"snap entry sizes lie", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: 9, Sums: make([]byte, SumSize), Sizes: []uint32{5}}}}, CodeInvalidArgument},
+		{"snap entry huge chunk", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: MaxSnapChunk + 1, Sums: make([]byte, SumSize), Sizes: []uint32{MaxSnapChunk + 1}}}}, CodeInvalidArgument},
+		{"snap entry no path", &SnapRestoreManifestRequest{Handle: "h", Entries: []SnapEntry{{Type: "dir"}}}, CodeInvalidArgument},
+		{"snap chunks data short", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, SumSize), Sizes: []uint32{5}, Data: []byte("abc")}, CodeInvalidArgument},
+		{"snap chunks sizes vs sums", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, 2*SumSize), Sizes: []uint32{3}, Data: []byte("abc")}, CodeInvalidArgument},
+		{"snap page negative", &SnapPageRequest{Handle: "h", Offset: -1}, CodeInvalidArgument},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,3 +14,15 @@ type Transition struct {
 	At    time.Time `json:"at"`
 	Agent string    `json:"agent,omitempty"`
 }
+
+// LastCarry is what the last swap with carry moved: the snapshot restored
+// onto the new backend, the backend it was taken on (From), when, and what
+// it cost. The control plane's routing stores it in the session and the
+// HTTP API returns it (one type for both).
+type LastCarry struct {
+	Snapshot         string    `json:"snapshot"`
+	From             string    `json:"from"`
+	TakenAt          time.Time `json:"takenAt"`
+	Files            int       `json:"files"`
+	TransferredBytes int64     `json:"transferredBytes"`
+}

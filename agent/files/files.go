@@ -40,7 +40,8 @@ type FS struct {
 
 	mu      sync.Mutex
 	closed  bool
-	journal *journal // nil until OpenJournal
+	journal *journal    // nil until OpenJournal
+	chunks  *chunkCache // nil until the first snapshot or restore
 
 	hide atomic.Pointer[func(c string) bool] // SetHidden
 }

@@ -214,7 +214,7 @@ const maxHeld = 32 << 20
 func (u *Upload) track(p []byte, off int64, retained bool) {
 	end := off + int64(len(p))
 	switch {
-	case !u.inOrd || len(p) == 0:
+	case u.opts.NoHash || !u.inOrd || len(p) == 0:
 	case off < u.hashed:
 		u.readBackAll()
 	case off > u.hashed:
@@ -326,6 +326,11 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	if err := u.file.Close(); err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
 	}
+	if mt := u.opts.ModTime; !mt.IsZero() {
+		if err := u.fs.root.Chtimes(native(u.tmp), mt, mt); err != nil {
+			return WriteResult{}, mapErr("write", u.path, err)
+		}
+	}
 	if err := u.place(); err != nil {
 		return WriteResult{}, err
 	}
@@ -339,6 +344,9 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 // sum is the hex SHA-256 of the temporary file's content, read back when the
 // writes came out of order.
 func (u *Upload) sum() (string, error) {
+	if u.opts.NoHash {
+		return "", nil
+	}
 	if !u.inOrd || u.hashed != u.size {
 		u.hash.Reset()
 		if _, err := io.Copy(u.hash, io.NewSectionReader(u.file, 0, u.size)); err != nil {

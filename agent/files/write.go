@@ -6,6 +6,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"time"
 )
 
 // TempPrefix starts the name of every temporary file a write creates next to
@@ -36,6 +37,12 @@ type WriteOptions struct {
 	// caller that syncs many files at once afterwards (an archive unpack:
 	// see syncAll). The write is atomic all the same.
 	NoSync bool
+	// ModTime, when set, is the written file's modification time (a
+	// snapshot restore keeps the times it recorded, as rsync -a does).
+	ModTime time.Time
+	// NoHash skips the content's SHA-256 (WriteResult.SHA256 is then
+	// empty): a restore checked every chunk already.
+	NoHash bool
 }
 
 // WriteResult describes a committed write.

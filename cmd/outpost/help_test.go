@@ -24,6 +24,7 @@ func TestHelpPrintsNoSecret(t *testing.T) {
 		{"git", "status"}, {"git", "diff"}, {"git", "log"}, {"git", "commit"}, {"git", "apply"},
 		{"version"}, {"login"}, {"logout"}, {"context"}, {"context", "ls"}, {"context", "use"}, {"completion"},
 		{"session"}, {"session", "create"}, {"session", "show"}, {"session", "swap"}, {"session", "delete"}, {"session", "ls"},
+		{"snapshot"}, {"snapshot", "create"}, {"snapshot", "ls"}, {"snapshot", "rm"}, {"snapshot", "restore"},
 	}
 	for _, args := range commands {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

@@ -43,6 +43,7 @@ func commands() map[string]command {
 		"git":          {"git status | diff | log | commit | apply: a repository on an agent or session", runGit},
 		"session":      {"session create | show | swap | delete | ls", runSession},
 		"port-forward": {"forward a local port to a port of an agent or session, like ssh -L", runPortForward},
+		"snapshot":     {"snapshot create | ls | rm | restore: a tree's content kept by the control plane", runSnapshot},
 		// Outpost itself: version, contexts, shell completion.
 		"version":    {"print the version, commit, Go and protocol versions", runVersion},
 		"login":      {"save a control plane's URL and token as a context, and use it", runLogin},

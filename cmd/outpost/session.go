@@ -21,9 +21,9 @@ type sessionCommand struct {
 }
 
 var sessionCommands = []sessionCommand{
-	{"create", "[ID] --agent NAME=AGENT... --pool NAME=POOL... [--active NAME]", "create a session (the first backend given is active unless --active)", sessionCreate},
+	{"create", "[ID] --agent NAME=AGENT... --pool NAME=POOL... [--active NAME] [--snapshot-every DURATION]", "create a session (the first backend given is active unless --active)", sessionCreate},
 	{"show", "ID", "show a session, its backends and transitions", sessionShow},
-	{"swap", "ID BACKEND [--if-epoch N]", "point a session at another of its backends", sessionSwap},
+	{"swap", "ID BACKEND [--if-epoch N] [--carry]", "point a session at another of its backends (--carry: and move the files)", sessionSwap},
 	{"delete", "ID", "delete a session and release its pool claims", sessionDelete},
 	{"ls", "", "list the workspace's sessions", sessionList},
 }
@@ -33,6 +33,8 @@ type sessionFlags struct {
 	backends backendList
 	active   string
 	ifEpoch  uint64
+	carry    bool
+	every    time.Duration
 	json     bool
 }
 
@@ -61,9 +63,11 @@ func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Var(backendAdder{&f.backends, client.KindAgent}, "agent", "a backend of one enrolled agent, NAME=AGENT (repeatable)")
 		fs.Var(backendAdder{&f.backends, client.KindPool}, "pool", "a backend of any agent of a pool, NAME=POOL (repeatable)")
 		fs.StringVar(&f.active, "active", "", "the backend the session starts on (default the first given)")
+		fs.DurationVar(&f.every, "snapshot-every", 0, "snapshot the active backend's root this often (at least 1s), for a carry away from a backend gone offline")
 	}
 	if c.name == "swap" {
 		fs.Uint64Var(&f.ifEpoch, "if-epoch", 0, "swap only if the session is still at this epoch")
+		fs.BoolVar(&f.carry, "carry", false, "move the workspace too: snapshot the old backend (or use the latest snapshot when it is offline) and restore it onto the new one first")
 	}
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
@@ -135,7 +139,7 @@ func sessionCreate(ctx context.Context, cl *client.Client, ws string, pos []stri
 	if len(f.backends) == 0 {
 		return fmt.Errorf("a session needs backends: --agent NAME=AGENT or --pool NAME=POOL")
 	}
-	req := client.CreateSessionRequest{Backends: map[string]client.SessionBackend{}, Active: f.active}
+	req := client.CreateSessionRequest{Backends: map[string]client.SessionBackend{}, Active: f.active, SnapshotEveryMs: f.every.Milliseconds()}
 	if len(pos) == 1 {
 		req.ID = pos[0]
 	}
@@ -174,7 +178,11 @@ func sessionSwap(ctx context.Context, cl *client.Client, ws string, pos []string
 	if err != nil {
 		return err
 	}
-	sess, err := cl.SwapSession(ctx, ws, pos[0], pos[1], f.ifEpoch)
+	req := client.SwapRequest{To: pos[1], Carry: f.carry}
+	if f.ifEpoch != 0 {
+		req.IfEpoch = &f.ifEpoch
+	}
+	sess, err := cl.Swap(ctx, ws, pos[0], req)
 	if err != nil {
 		return err
 	}
@@ -186,6 +194,10 @@ func sessionSwap(ctx context.Context, cl *client.Client, ws string, pos []string
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "session %s: %s → %s (%s), epoch %d\n", sess.ID, before.Active, sess.Active, backendAgent(sess.Backends[sess.Active]), sess.Epoch)
+	if lc := sess.LastCarry; f.carry && lc != nil && err == nil {
+		_, err = fmt.Fprintf(stdout, "carried snapshot %s of %s taken %s: %d files, %s sent\n",
+			lc.Snapshot, lc.From, lc.TakenAt.Local().Format(time.DateTime), lc.Files, byteCount(lc.TransferredBytes))
+	}
 	return err
 }
 
@@ -228,6 +240,12 @@ func printSession(w io.Writer, s *client.Session, asJSON bool) error {
 		return enc.Encode(s)
 	}
 	fmt.Fprintf(w, "session %s: active %s, epoch %d\n", s.ID, s.Active, s.Epoch)
+	if s.SnapshotEveryMs > 0 {
+		fmt.Fprintf(w, "  snapshots every %s\n", time.Duration(s.SnapshotEveryMs)*time.Millisecond)
+	}
+	if lc := s.LastCarry; lc != nil {
+		fmt.Fprintf(w, "  last carry: snapshot %s of %s taken %s, %d files, %s sent\n", lc.Snapshot, lc.From, lc.TakenAt.Local().Format(time.DateTime), lc.Files, byteCount(lc.TransferredBytes))
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  BACKEND\tKIND\tAGENT\tSTATUS")
 	names := make([]string, 0, len(s.Backends))

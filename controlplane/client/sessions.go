@@ -53,7 +53,17 @@ type Session struct {
 	Backends    map[string]SessionBackend `json:"backends"`
 	Transitions []Transition              `json:"transitions"`
 	CreatedAt   time.Time                 `json:"createdAt"`
+	// SnapshotEveryMs is the interval of the session's background
+	// snapshots, when set.
+	SnapshotEveryMs int64 `json:"snapshotEveryMs,omitempty"`
+	// LastCarry is what the last swap with carry moved.
+	LastCarry *LastCarry `json:"lastCarry,omitempty"`
 }
+
+// LastCarry says what a swap with carry restored onto the new backend:
+// the snapshot, the backend it was taken on, when, and the files and bytes
+// it moved (wire.LastCarry: one type for routing and the API).
+type LastCarry = wire.LastCarry
 
 // CreateSessionRequest is the body of POST /v1/workspaces/{ws}/sessions.
 // An empty ID makes one.
@@ -61,13 +71,21 @@ type CreateSessionRequest struct {
 	ID       string                    `json:"id,omitempty"`
 	Backends map[string]SessionBackend `json:"backends"`
 	Active   string                    `json:"active"`
+	// SnapshotEveryMs, when set (at least 1000), has the control plane
+	// snapshot the active backend's root that often, so that a swap with
+	// carry away from a backend gone offline has something to restore.
+	SnapshotEveryMs int64 `json:"snapshotEveryMs,omitempty"`
 }
 
 // SwapRequest is the body of POST /v1/workspaces/{ws}/sessions/{s}/swap.
 // With IfEpoch the swap happens only if the session is at that epoch.
+// With Carry the workspace moves too: the old backend's root is
+// snapshotted (or, offline, the session's latest snapshot is used) and
+// restored onto the new one before the pointer moves.
 type SwapRequest struct {
 	To      string  `json:"to"`
 	IfEpoch *uint64 `json:"ifEpoch,omitempty"`
+	Carry   bool    `json:"carry,omitempty"`
 }
 
 // SessionList is the body of GET /v1/workspaces/{ws}/sessions.
@@ -111,6 +129,15 @@ func (c *Client) SwapSession(ctx context.Context, ws, id, to string, ifEpoch uin
 	if ifEpoch != 0 {
 		req.IfEpoch = &ifEpoch
 	}
+	var out Session
+	return &out, c.do(ctx, http.MethodPost, c.sessionPath(ws, id)+"/swap", req, &out)
+}
+
+// Swap calls POST /v1/workspaces/{ws}/sessions/{id}/swap with req: with
+// req.Carry the workspace's files move with the pointer; a session with
+// nothing to carry (old backend offline, no snapshot) is
+// conflict/no_snapshot and the pointer stays.
+func (c *Client) Swap(ctx context.Context, ws, id string, req SwapRequest) (*Session, error) {
 	var out Session
 	return &out, c.do(ctx, http.MethodPost, c.sessionPath(ws, id)+"/swap", req, &out)
 }

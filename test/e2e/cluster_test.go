@@ -257,6 +257,22 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	// A snapshot taken before a NATS node stops is listed and restored
+	// after it: its chunks, manifest and record are replicated (R3).
+	work := filepath.Join(agents[0].root, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	workSums := map[string]string{}
+	for i := range 5 {
+		name := fmt.Sprintf("f%d.bin", i)
+		workSums[name] = writeRandom(t, filepath.Join(work, name), 300_000+i)
+	}
+	sn, err := a.cl.Agent(ws, "a0").CreateSnapshot(ctx(t), client.CreateSnapshotRequest{Path: "work"})
+	if err != nil {
+		t.Fatalf("snapshot before the node stops: %v", err)
+	}
+
 	t.Run("a NATS node stops: no state lost, agents move", func(t *testing.T) {
 		nc.servers[0].Shutdown()
 		nc.servers[0].WaitForShutdown()
@@ -282,6 +298,22 @@ func TestCluster(t *testing.T) {
 		}
 		if got := nc.serverOf("outpost-agent " + ws + "/a0"); got < 1 {
 			t.Errorf("a0 is on server %d, want another running one", got)
+		}
+		for r, cp := range replicas {
+			snaps, err := cp.cl.ListSnapshots(ctx(t), ws)
+			if err != nil || len(snaps) != 1 || snaps[0].ID != sn.ID {
+				t.Fatalf("replica %d after the node stopped: snapshots %+v, %v", r, snaps, err)
+			}
+		}
+		res, err := b.cl.Agent(ws, "a0").RestoreSnapshot(ctx(t), sn.ID, client.RestoreSnapshotRequest{Path: "restored"})
+		if err != nil || res.Files != len(workSums) {
+			t.Fatalf("restore after the node stopped: %+v, %v", res, err)
+		}
+		for name, want := range workSums {
+			b, err := os.ReadFile(filepath.Join(agents[0].root, "restored", name))
+			if err != nil || sha256Hex(b) != want {
+				t.Errorf("restored %s: %v, content differs", name, err)
+			}
 		}
 	})
 

@@ -1,0 +1,435 @@
+package files
+
+import (
+	"context"
+	"errors"
+	iofs "io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RestoreOptions control BeginRestore.
+type RestoreOptions struct {
+	// Delete removes what the directory holds and the manifest does not.
+	Delete bool
+}
+
+// RestoreResult counts what a restore did.
+type RestoreResult struct {
+	// Files and Bytes are the manifest's regular files and their content.
+	Files int
+	Bytes int64
+	// Written counts files written, Removed entries removed (Delete).
+	Written, Removed int
+}
+
+// Restore makes a directory match a manifest. BeginRestore checks the
+// manifest, makes its directories and finds what is already there; Lack
+// says which chunks must come from elsewhere; Put delivers each; Commit
+// writes the rest and finishes. Every file lands atomically (a temporary
+// file renamed into place), so a restore cut short, by an error or a
+// crash, leaves each file old or new. Safe for concurrent Puts.
+type Restore struct {
+	fs      *FS
+	base    string
+	opts    RestoreOptions
+	entries []SnapEntry
+
+	mu    sync.Mutex
+	files []*restoreFile         // files to write
+	want  map[Sum][]restorePlace // chunks still to come, and where they go
+	lack  []Sum
+	same  []*SnapEntry // files already right but for mode or time
+	res   RestoreResult
+	done  bool
+}
+
+// restoreFile is one file the restore writes.
+type restoreFile struct {
+	e       *SnapEntry
+	c       string           // root-relative
+	local   map[Sum]chunkLoc // chunks to copy from what is on disk
+	up      *Upload
+	pending int // chunks still to come
+	written bool
+}
+
+// restorePlace is where a chunk goes: a file and an offset.
+type restorePlace struct {
+	f    *restoreFile
+	off  int64
+	size uint32
+}
+
+// BeginRestore checks entries (hostile ones are refused before anything
+// is written: see checkManifest), makes the directories of the manifest
+// under p (replacing a file or symlink in their way), and works out which
+// files to write and which chunks are missing: a chunk is found locally
+// in the file's own old version, or in a file the restore leaves as it is.
+func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, opts RestoreOptions) (*Restore, error) {
+	base, err := Clean(p)
+	if err != nil {
+		return nil, err
+	}
+	if isTemp(base) {
+		return nil, tempReserved("restore", base)
+	}
+	if err := checkManifest(entries); err != nil {
+		return nil, err
+	}
+	for i := range entries {
+		if full := join(base, entries[i].Path); f.hidden(full) {
+			return nil, errorf(ErrDenied, "snapshot entry %s: %s is a path the machine owner's policy denies", entries[i].Path, full)
+		}
+	}
+	if err := f.root.MkdirAll(native(base), dirMode); err != nil {
+		return nil, mapErr("restore", base, err)
+	}
+	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}}
+	for i := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if e := &entries[i]; e.Type == TypeDir {
+			if err := r.makeDir(join(base, e.Path)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	shared := map[Sum]chunkLoc{}
+	for i := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if e := &entries[i]; e.Type == TypeFile {
+			if err := r.planFile(e, shared); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.planChunks(shared)
+	return r, nil
+}
+
+// makeDir makes directory c, removing a non-directory in its way.
+func (r *Restore) makeDir(c string) error {
+	fi, err := r.fs.root.Lstat(native(c))
+	if err == nil && fi.IsDir() {
+		return nil
+	}
+	if err == nil {
+		if err := r.fs.root.Remove(native(c)); err != nil {
+			return mapErr("restore", c, err)
+		}
+	}
+	return mapErr("restore", c, r.fs.root.MkdirAll(native(c), dirMode))
+}
+
+// planFile compares file entry e with what is on disk.
+func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
+	r.res.Files++
+	r.res.Bytes += e.Size
+	c := join(r.base, e.Path)
+	rf := &restoreFile{e: e, c: c}
+	fi, err := r.fs.root.Lstat(native(c))
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+	case err != nil:
+		return mapErr("restore", c, err)
+	case fi.IsDir():
+		if err := r.fs.root.RemoveAll(native(c)); err != nil {
+			return mapErr("restore", c, err)
+		}
+	case fi.Mode().IsRegular():
+		old, err := r.fs.chunkFile(c, fi)
+		if err != nil {
+			return err
+		}
+		if slices.Equal(old, e.Chunks) {
+			r.same = append(r.same, e)
+			var off int64
+			for _, ch := range old {
+				shared[ch.Sum] = chunkLoc{path: c, off: off, size: ch.Size}
+				off += int64(ch.Size)
+			}
+			return nil
+		}
+		rf.local = map[Sum]chunkLoc{}
+		var off int64
+		for _, ch := range old {
+			rf.local[ch.Sum] = chunkLoc{path: c, off: off, size: ch.Size}
+			off += int64(ch.Size)
+		}
+	}
+	r.files = append(r.files, rf)
+	return nil
+}
+
+// planChunks decides, for every file to write, which chunks are copied
+// from disk and which must come (want, lack).
+func (r *Restore) planChunks(shared map[Sum]chunkLoc) {
+	for _, rf := range r.files {
+		var off int64
+		for _, ch := range rf.e.Chunks {
+			if _, ok := rf.local[ch.Sum]; !ok {
+				if loc, ok := shared[ch.Sum]; ok {
+					if rf.local == nil {
+						rf.local = map[Sum]chunkLoc{}
+					}
+					rf.local[ch.Sum] = loc
+				}
+			}
+			if _, ok := rf.local[ch.Sum]; !ok {
+				if _, seen := r.want[ch.Sum]; !seen {
+					r.lack = append(r.lack, ch.Sum)
+				}
+				r.want[ch.Sum] = append(r.want[ch.Sum], restorePlace{f: rf, off: off, size: ch.Size})
+				rf.pending++
+			}
+			off += int64(ch.Size)
+		}
+	}
+}
+
+// Lack is the chunks the restore needs, each once, in manifest order.
+func (r *Restore) Lack() []Sum { return r.lack }
+
+// Files is how many files the restore writes.
+func (r *Restore) Files() int { return len(r.files) }
+
+// Put delivers chunk sum: it is written wherever the manifest has it, and
+// each file whose last chunk it was is committed. A chunk not wanted (or
+// delivered twice) is ignored.
+func (r *Restore) Put(sum Sum, data []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return errorf(ErrUploadDone, "restore %s: already finished", r.base)
+	}
+	places, ok := r.want[sum]
+	if !ok {
+		return nil
+	}
+	if int(places[0].size) != len(data) {
+		return errorf(ErrChecksumMismatch, "restore %s: chunk %x has %d bytes, the manifest says %d", r.base, sum[:8], len(data), places[0].size)
+	}
+	delete(r.want, sum)
+	for _, pl := range places {
+		if err := r.open(pl.f); err != nil {
+			return err
+		}
+		if _, err := pl.f.up.WriteAt(data, pl.off); err != nil {
+			return err
+		}
+		if pl.f.pending--; pl.f.pending == 0 {
+			if err := r.commitFile(pl.f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// open begins rf's write and copies its local chunks in.
+func (r *Restore) open(rf *restoreFile) error {
+	if rf.up != nil {
+		return nil
+	}
+	e := rf.e
+	up, err := r.fs.BeginWrite(rf.c, WriteOptions{Mode: os.FileMode(e.Mode) & os.ModePerm, Overwrite: true,
+		MkdirParents: true, NoSync: canSyncAll, NoHash: true, ModTime: time.Unix(0, e.ModTime)})
+	if err != nil {
+		return err
+	}
+	rf.up = up
+	var off int64
+	var buf []byte
+	for _, ch := range e.Chunks {
+		if loc, ok := rf.local[ch.Sum]; ok {
+			if buf, err = r.fs.appendChunk(buf[:0], loc, ch.Sum); err != nil {
+				return err
+			}
+			if _, err := up.WriteAt(buf, off); err != nil {
+				return err
+			}
+		}
+		off += int64(ch.Size)
+	}
+	return nil
+}
+
+// commitFile renames rf into place and caches its chunks.
+func (r *Restore) commitFile(rf *restoreFile) error {
+	if _, err := rf.up.CommitVerified(rf.e.Size, ""); err != nil {
+		return err
+	}
+	rf.written = true
+	r.res.Written++
+	if fi, err := r.fs.root.Lstat(native(rf.c)); err == nil {
+		r.fs.cache().store(rf.c, fi, rf.e.Chunks)
+	}
+	return nil
+}
+
+// Commit writes the files made only of local chunks and the symlinks,
+// sets modes and times, removes what the manifest lacks (Delete), and
+// syncs. A chunk never delivered is an error.
+func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return r.res, errorf(ErrUploadDone, "restore %s: already finished", r.base)
+	}
+	r.done = true
+	defer r.abortLocked()
+	if len(r.want) > 0 {
+		return r.res, errorf(iofs.ErrInvalid, "restore %s: %d chunks were never delivered", r.base, len(r.want))
+	}
+	for _, rf := range r.files {
+		if err := ctx.Err(); err != nil {
+			return r.res, err
+		}
+		if rf.written {
+			continue
+		}
+		if err := r.open(rf); err != nil {
+			return r.res, err
+		}
+		if err := r.commitFile(rf); err != nil {
+			return r.res, err
+		}
+	}
+	if err := r.finishEntries(); err != nil {
+		return r.res, err
+	}
+	if r.opts.Delete {
+		if err := r.removeExtra(ctx, r.base, r.index()); err != nil {
+			return r.res, err
+		}
+	}
+	return r.res, r.fs.syncAll(r.base)
+}
+
+// finishEntries makes symlinks, and sets the modes and times of files
+// already right and of directories (deepest first, after their content).
+func (r *Restore) finishEntries() error {
+	for i := range r.entries {
+		e := &r.entries[i]
+		if e.Type != TypeSymlink {
+			continue
+		}
+		c := join(r.base, e.Path)
+		if cur, err := r.fs.root.Readlink(native(c)); err == nil && strings.ReplaceAll(cur, "\\", "/") == e.Link {
+			continue
+		}
+		u := &unpack{f: r.fs, dest: r.base, links: map[string]bool{}}
+		if err := u.symlink(e.Path, c, e.Link); err != nil {
+			return err
+		}
+	}
+	for _, e := range r.same {
+		if err := r.setAttrs(join(r.base, e.Path), e); err != nil {
+			return err
+		}
+	}
+	for i := len(r.entries) - 1; i >= 0; i-- {
+		if e := &r.entries[i]; e.Type == TypeDir {
+			if err := r.setAttrs(join(r.base, e.Path), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// setAttrs gives c the entry's mode and time where they differ.
+func (r *Restore) setAttrs(c string, e *SnapEntry) error {
+	fi, err := r.fs.root.Lstat(native(c))
+	if err != nil {
+		return mapErr("restore", c, err)
+	}
+	if uint32(fi.Mode().Perm()) != e.Mode {
+		if err := r.fs.root.Chmod(native(c), os.FileMode(e.Mode)); err != nil {
+			return mapErr("restore", c, err)
+		}
+	}
+	if fi.ModTime().UnixNano() != e.ModTime {
+		mt := time.Unix(0, e.ModTime)
+		if err := r.fs.root.Chtimes(native(c), mt, mt); err != nil {
+			return mapErr("restore", c, err)
+		}
+		if e.Type == TypeFile {
+			if nfi, err := r.fs.root.Lstat(native(c)); err == nil {
+				r.fs.cache().store(c, nfi, e.Chunks)
+			}
+		}
+	}
+	return nil
+}
+
+// removeExtra removes what lies under directory c and is not in the
+// manifest; the agent's temporary files are left to their owners.
+func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d, err := r.fs.root.Open(native(c))
+	if err != nil {
+		return mapErr("restore", c, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return mapErr("restore", c, err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, TempPrefix) {
+			continue
+		}
+		p := join(c, n)
+		if r.fs.hidden(p) {
+			continue // the owner's: never removed
+		}
+		t, ok := keep[rel(r.base, p)]
+		switch {
+		case !ok:
+			if err := r.fs.root.RemoveAll(native(p)); err != nil {
+				return mapErr("restore", p, err)
+			}
+			r.res.Removed++
+		case t == TypeDir:
+			if err := r.removeExtra(ctx, p, keep); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// index maps the manifest's paths to their types.
+func (r *Restore) index() map[string]string {
+	m := make(map[string]string, len(r.entries))
+	for _, e := range r.entries {
+		m[e.Path] = e.Type
+	}
+	return m
+}
+
+// Abort discards the files being written; those already renamed stay.
+func (r *Restore) Abort() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+	r.abortLocked()
+}
+
+func (r *Restore) abortLocked() {
+	for _, rf := range r.files {
+		if rf.up != nil && !rf.written {
+			rf.up.Abort()
+		}
+	}
+}

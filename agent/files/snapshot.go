@@ -1,0 +1,480 @@
+package files
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/outposthq/outpost/internal/cdc"
+)
+
+// Snapshots: a tree described as a manifest of entries whose files are
+// lists of content-defined chunks (internal/cdc), each named by its
+// SHA-256. Scan makes the manifest of a tree and serves the chunks the
+// control plane's store lacks; BeginRestore makes a tree match a manifest,
+// asking only for the chunks it cannot find in what it has. Both keep a
+// cache of the chunks of the files they saw (by path, size, time and
+// inode), so an unchanged file is not read again.
+
+// ErrSourceChanged: a file changed between its scan and the read of its
+// chunks; the snapshot must be taken again.
+var ErrSourceChanged = errors.New("source changed during the snapshot")
+
+// Sum is a chunk's SHA-256.
+type Sum = [sha256.Size]byte
+
+// Chunk is one piece of a file's content.
+type Chunk struct {
+	Sum  Sum
+	Size uint32
+}
+
+// SnapEntry is one file, directory or symlink of a snapshot.
+type SnapEntry struct {
+	// Path is slash-separated, relative to the snapshot's directory, never ".".
+	Path string
+	// Type is TypeFile, TypeDir or TypeSymlink.
+	Type string
+	// Mode holds the permission bits.
+	Mode uint32
+	// Size is a file's length; ModTime its modification time (Unix ns).
+	Size    int64
+	ModTime int64
+	// Link is a symlink's target as stored.
+	Link string
+	// Chunks are a file's content in order.
+	Chunks []Chunk
+}
+
+// ScanOptions choose what a scan includes.
+type ScanOptions struct {
+	// Exclude are globs of paths left out (with their contents): one with
+	// a / matches the path from the scanned directory, one without any
+	// base name.
+	Exclude []string
+	// Gitignore leaves out what .gitignore files exclude.
+	Gitignore bool
+}
+
+// cachedFile is what the chunk cache knows of one file.
+type cachedFile struct {
+	size, mtime int64
+	ino         uint64
+	chunks      []Chunk
+}
+
+// chunkCache maps root-relative paths to the chunks of the file last seen
+// there. It lives as long as the FS.
+type chunkCache struct {
+	mu    sync.Mutex
+	files map[string]cachedFile
+}
+
+func (f *FS) cache() *chunkCache {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.chunks == nil {
+		f.chunks = &chunkCache{files: map[string]cachedFile{}}
+	}
+	return f.chunks
+}
+
+// lookup returns c's chunks if fi still describes the file cached there.
+func (cc *chunkCache) lookup(c string, fi iofs.FileInfo) ([]Chunk, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cf, ok := cc.files[c]
+	if !ok || cf.size != fi.Size() || cf.mtime != fi.ModTime().UnixNano() || cf.ino != inode(fi) {
+		return nil, false
+	}
+	return cf.chunks, true
+}
+
+func (cc *chunkCache) store(c string, fi iofs.FileInfo, chunks []Chunk) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.files[c] = cachedFile{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inode(fi), chunks: chunks}
+}
+
+// chunkFile splits root-relative file c into chunks, from the cache when
+// its stat matches; fi is its Lstat.
+func (f *FS) chunkFile(c string, fi iofs.FileInfo) ([]Chunk, error) {
+	cc := f.cache()
+	if chunks, ok := cc.lookup(c, fi); ok {
+		return chunks, nil
+	}
+	file, err := f.root.OpenFile(native(c), readFlags, 0)
+	if err != nil {
+		return nil, mapErr("snapshot", c, err)
+	}
+	defer file.Close()
+	ofi, err := file.Stat()
+	if err != nil || !ofi.Mode().IsRegular() {
+		return nil, errorf(ErrSourceChanged, "snapshot %s: no longer a regular file", c)
+	}
+	var chunks []Chunk
+	err = cdc.Default.Split(file, func(b []byte) error {
+		chunks = append(chunks, Chunk{Sum: sha256.Sum256(b), Size: uint32(len(b))})
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr("snapshot", c, err)
+	}
+	after, err := file.Stat()
+	if err != nil || after.Size() != ofi.Size() || !after.ModTime().Equal(ofi.ModTime()) {
+		return nil, errorf(ErrSourceChanged, "snapshot %s: the file changed while it was read", c)
+	}
+	cc.store(c, after, chunks)
+	return chunks, nil
+}
+
+// chunkLoc is where a chunk can be read: a root-relative file and offset.
+type chunkLoc struct {
+	path string
+	off  int64
+	size uint32
+}
+
+// Scan is the manifest of a tree and where its chunks are.
+type Scan struct {
+	fs      *FS
+	Entries []SnapEntry
+	// Files and Bytes count the regular files and their content.
+	Files int
+	Bytes int64
+	loc   map[Sum]chunkLoc
+}
+
+// Scan walks directory p (never through symlinks, skipping the agent's
+// temporary files, the paths SetHidden hides and what opts exclude) and chunks every regular file,
+// several at a time (see chunkAll). Special files are left out.
+func (f *FS) Scan(ctx context.Context, p string, opts ScanOptions) (*Scan, error) {
+	base, err := Clean(p)
+	if err != nil {
+		return nil, err
+	}
+	var globs []*pathGlob
+	for _, g := range opts.Exclude {
+		pg, err := compileGlob(g)
+		if err != nil {
+			return nil, err
+		}
+		if pg != nil {
+			globs = append(globs, pg)
+		}
+	}
+	fi, err := f.root.Lstat(native(base))
+	if err != nil {
+		return nil, mapErr("snapshot", base, err)
+	}
+	if !fi.IsDir() {
+		return nil, errorf(iofs.ErrInvalid, "snapshot %s: not a directory", base)
+	}
+	var ig *ignorer
+	if opts.Gitignore {
+		ig = f.ancestorIgnores(base)
+	}
+	s := &Scan{fs: f, loc: map[Sum]chunkLoc{}}
+	if err := f.scanDir(ctx, s, base, base, ig, globs); err != nil {
+		return nil, err
+	}
+	if err := f.chunkAll(ctx, s, base); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// rel is c relative to base.
+func rel(base, c string) string {
+	if base == "." {
+		return c
+	}
+	return strings.TrimPrefix(c, base+"/")
+}
+
+// scanDir adds the entries under directory c.
+func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, globs []*pathGlob) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ig != nil {
+		ig = ig.load(f, c)
+	}
+	d, err := f.root.Open(native(c))
+	if err != nil {
+		return mapErr("snapshot", c, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return mapErr("snapshot", c, err)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p := join(c, n)
+		if strings.HasPrefix(n, TempPrefix) || f.hidden(p) {
+			continue
+		}
+		fi, err := f.root.Lstat(native(p))
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return mapErr("snapshot", p, err)
+		}
+		if excluded(p, base, fi.IsDir(), ig, globs) {
+			continue
+		}
+		e := SnapEntry{Path: rel(base, p), Mode: uint32(fi.Mode().Perm()), ModTime: fi.ModTime().UnixNano()}
+		switch m := fi.Mode(); {
+		case m.IsDir():
+			e.Type = TypeDir
+			s.Entries = append(s.Entries, e)
+			if err := f.scanDir(ctx, s, base, p, ig, globs); err != nil {
+				return err
+			}
+		case m&iofs.ModeSymlink != 0:
+			link, err := f.root.Readlink(native(p))
+			if err != nil {
+				return mapErr("snapshot", p, err)
+			}
+			e.Type, e.Link = TypeSymlink, strings.ReplaceAll(link, "\\", "/")
+			s.Entries = append(s.Entries, e)
+		case m.IsRegular():
+			e.Type, e.Size = TypeFile, fi.Size()
+			s.Entries = append(s.Entries, e)
+		}
+	}
+	return nil
+}
+
+// excluded reports whether p is left out by .gitignore rules or globs.
+func excluded(p, base string, isDir bool, ig *ignorer, globs []*pathGlob) bool {
+	if ig != nil && ig.ignored(p, isDir) {
+		return true
+	}
+	for _, g := range globs {
+		if g.match(p, base) {
+			return true
+		}
+	}
+	return false
+}
+
+// chunkAll chunks the scan's files, one worker per CPU but one (at least
+// one): the agent keeps a CPU for its other calls and its heartbeats while
+// it hashes a large tree.
+func (f *FS) chunkAll(ctx context.Context, s *Scan, base string) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range max(runtime.GOMAXPROCS(0)-1, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				e := &s.Entries[i]
+				c := join(base, e.Path)
+				fi, err := f.root.Lstat(native(c))
+				if err == nil && !fi.Mode().IsRegular() {
+					err = errorf(ErrSourceChanged, "snapshot %s: no longer a regular file", c)
+				}
+				if err == nil {
+					e.Chunks, err = f.chunkFile(c, fi)
+					e.Size, e.ModTime, e.Mode = fi.Size(), fi.ModTime().UnixNano(), uint32(fi.Mode().Perm())
+				}
+				if err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+	for i := range s.Entries {
+		if s.Entries[i].Type != TypeFile {
+			continue
+		}
+		select {
+		case work <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	for _, e := range s.Entries {
+		if e.Type != TypeFile {
+			continue
+		}
+		s.Files++
+		s.Bytes += e.Size
+		var off int64
+		for _, ch := range e.Chunks {
+			if _, ok := s.loc[ch.Sum]; !ok {
+				s.loc[ch.Sum] = chunkLoc{path: join(base, e.Path), off: off, size: ch.Size}
+			}
+			off += int64(ch.Size)
+		}
+	}
+	return nil
+}
+
+// ReadChunks returns the content of chunks sums, one after the other, at
+// most limit bytes (ErrTooManyEntries past it). A run of chunks of one
+// file is read with one open. They are not hashed again here: the
+// receiver checks each against its name (a file changed since the scan).
+func (s *Scan) ReadChunks(sums []Sum, limit int) ([]byte, error) {
+	total := 0
+	for _, sum := range sums {
+		loc, ok := s.loc[sum]
+		if !ok {
+			return nil, errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
+		}
+		total += int(loc.size)
+	}
+	if total > limit {
+		return nil, errorf(ErrTooManyEntries, "snapshot: %d bytes of chunks asked for, at most %d", total, limit)
+	}
+	out := make([]byte, 0, total)
+	var file *os.File
+	var open string
+	defer func() {
+		if file != nil {
+			file.Close()
+		}
+	}()
+	for _, sum := range sums {
+		loc := s.loc[sum]
+		if file == nil || open != loc.path {
+			if file != nil {
+				file.Close()
+			}
+			f, err := s.fs.root.OpenFile(native(loc.path), readFlags, 0)
+			if err != nil {
+				file = nil
+				return nil, errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
+			}
+			file, open = f, loc.path
+		}
+		n := len(out)
+		out = out[:n+int(loc.size)]
+		if _, err := file.ReadAt(out[n:], loc.off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", loc.path)
+			}
+			return nil, mapErr("snapshot", loc.path, err)
+		}
+	}
+	return out, nil
+}
+
+// AppendChunk appends the content of chunk sum to dst. The bytes are
+// checked against sum: a file changed since the scan is ErrSourceChanged.
+func (s *Scan) AppendChunk(dst []byte, sum Sum) ([]byte, error) {
+	loc, ok := s.loc[sum]
+	if !ok {
+		return dst, errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
+	}
+	return s.fs.appendChunk(dst, loc, sum)
+}
+
+// appendChunk reads loc onto dst and checks it against sum.
+func (f *FS) appendChunk(dst []byte, loc chunkLoc, sum Sum) ([]byte, error) {
+	file, err := f.root.OpenFile(native(loc.path), readFlags, 0)
+	if err != nil {
+		return dst, errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
+	}
+	defer file.Close()
+	n := len(dst)
+	dst = slices.Grow(dst, int(loc.size))[:n+int(loc.size)]
+	if _, err := file.ReadAt(dst[n:], loc.off); err != nil {
+		if errors.Is(err, io.EOF) {
+			return dst[:n], errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", loc.path)
+		}
+		return dst[:n], mapErr("snapshot", loc.path, err)
+	}
+	if sha256.Sum256(dst[n:]) != sum {
+		return dst[:n], errorf(ErrSourceChanged, "snapshot %s: the file changed since the scan", loc.path)
+	}
+	return dst, nil
+}
+
+// checkSnapEntry validates one manifest entry as a restore reads it.
+func checkSnapEntry(e *SnapEntry) (string, error) {
+	c, err := CheckEntryName(e.Path)
+	if err != nil {
+		return "", err
+	}
+	if c == "." || c != e.Path {
+		return "", errorf(ErrUnsafeEntry, "snapshot entry %q is not a clean relative path", e.Path)
+	}
+	if e.Mode&^uint32(os.ModePerm) != 0 {
+		return "", errorf(iofs.ErrInvalid, "snapshot entry %s: mode %o has bits beyond 0777", c, e.Mode)
+	}
+	switch e.Type {
+	case TypeDir:
+	case TypeSymlink:
+		if err := CheckLinkTarget(c, e.Link); err != nil {
+			return "", err
+		}
+	case TypeFile:
+		var sum int64
+		for _, ch := range e.Chunks {
+			if ch.Size == 0 || ch.Size > cdc.DefaultMax {
+				return "", errorf(iofs.ErrInvalid, "snapshot entry %s: a chunk of %d bytes", c, ch.Size)
+			}
+			sum += int64(ch.Size)
+		}
+		if sum != e.Size {
+			return "", errorf(iofs.ErrInvalid, "snapshot entry %s: chunks of %d bytes for a size of %d", c, sum, e.Size)
+		}
+	default:
+		return "", errorf(ErrUnsupportedEntry, "snapshot entry %s: type %q", c, e.Type)
+	}
+	return c, nil
+}
+
+// checkManifest validates a whole manifest before anything is written:
+// clean unique paths, every parent a directory of the manifest (so that
+// nothing lies under a symlink it makes), safe link targets.
+func checkManifest(entries []SnapEntry) error {
+	types := make(map[string]string, len(entries))
+	for i := range entries {
+		c, err := checkSnapEntry(&entries[i])
+		if err != nil {
+			return err
+		}
+		if _, dup := types[strings.ToLower(c)]; dup {
+			return errorf(ErrUnsafeEntry, "snapshot entry %s appears twice", c)
+		}
+		types[strings.ToLower(c)] = entries[i].Type
+	}
+	for _, e := range entries {
+		for d := path.Dir(e.Path); d != "."; d = path.Dir(d) {
+			if t := types[strings.ToLower(d)]; t != TypeDir {
+				what := "is missing from the manifest"
+				if t == TypeSymlink {
+					what = "is a symlink"
+				} else if t != "" {
+					what = "is a " + t
+				}
+				return errorf(ErrUnsafeEntry, "snapshot entry %s: its parent %s %s", e.Path, d, what)
+			}
+		}
+	}
+	return nil
+}
+
+// String describes a chunk for messages.
+func (c Chunk) String() string { return fmt.Sprintf("%x(%d)", c.Sum[:6], c.Size) }

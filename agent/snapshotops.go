@@ -1,0 +1,276 @@
+// The agent's half of snapshots: wire/PROTOCOL.md, "Snapshots, step by
+// step", describes both halves; controlplane/snapxfer.go is the other.
+
+package agent
+
+import (
+	"context"
+	"sync"
+
+	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/wire"
+)
+
+// snapPageBytes bounds the estimated size of one manifest or lack page,
+// well under the smallest max payload NATS is run with (1 MiB).
+const snapPageBytes = 512 << 10
+
+// restoreJob is one restore: its manifest while it arrives, then the
+// restore itself.
+type restoreJob struct {
+	path    string
+	opts    files.RestoreOptions
+	mu      sync.Mutex
+	entries []files.SnapEntry
+	r       *files.Restore
+}
+
+func (j *restoreJob) abort() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.r != nil {
+		j.r.Abort()
+	}
+}
+
+// registerSnapshots serves the snap.* ops.
+func (fo *fileOps) registerSnapshots(a *Agent) {
+	for op, h := range map[string]Handler{
+		wire.OpSnapScan: fo.snapScan, wire.OpSnapManifest: fo.snapManifest,
+		wire.OpSnapRead: fo.snapRead, wire.OpSnapClose: fo.closeHandle,
+		wire.OpSnapRestoreBegin: fo.restoreBegin, wire.OpSnapRestoreManifest: fo.restoreManifest,
+		wire.OpSnapRestoreLack: fo.restoreLack, wire.OpSnapRestoreChunks: fo.restoreChunks,
+		wire.OpSnapRestoreCommit: fo.restoreCommit, wire.OpSnapRestoreAbort: fo.closeHandle,
+	} {
+		a.Register(op, h)
+	}
+}
+
+func (fo *fileOps) snapScan(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.SnapScanRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	s, err := fo.fs.Scan(ctx, body.Path, files.ScanOptions{Exclude: body.Exclude, Gitignore: body.Gitignore})
+	if err != nil {
+		return nil, err
+	}
+	h, err := fo.transfers.add(&openTransfer{scan: s})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.SnapScanResult{Handle: h, Entries: len(s.Entries), Files: s.Files, Bytes: s.Bytes}, nil
+}
+
+// scanOf returns the scan of handle h.
+func (fo *fileOps) scanOf(h string) (*files.Scan, error) {
+	t, err := fo.transfers.get(h)
+	if err != nil {
+		return nil, err
+	}
+	if t.scan == nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is not a snapshot scan", h)
+	}
+	return t.scan, nil
+}
+
+func (fo *fileOps) snapManifest(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.SnapPageRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	s, err := fo.scanOf(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.SnapManifestPage{Next: body.Offset}
+	size := 0
+	for i := body.Offset; i < len(s.Entries) && size < snapPageBytes && len(out.Entries) < wire.MaxSnapEntries; i++ {
+		e := wireSnapEntry(&s.Entries[i])
+		size += len(e.Path) + len(e.Link) + len(e.Sums) + 5*len(e.Sizes) + 32
+		out.Entries = append(out.Entries, e)
+		out.Next = i + 1
+	}
+	return out, nil
+}
+
+func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.SnapReadRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	s, err := fo.scanOf(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	sums := make([]files.Sum, 0, len(body.Sums)/wire.SumSize)
+	for i := 0; i < len(body.Sums); i += wire.SumSize {
+		sums = append(sums, files.Sum(body.Sums[i:i+wire.SumSize]))
+	}
+	data, err := s.ReadChunks(sums, wire.MaxChunk)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.SnapReadResult{Data: data}, nil
+}
+
+func (fo *fileOps) restoreBegin(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.SnapRestoreBeginRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := files.Clean(body.Path); err != nil {
+		return nil, err
+	}
+	h, err := fo.transfers.add(&openTransfer{restore: &restoreJob{path: body.Path, opts: files.RestoreOptions{Delete: body.Delete}}})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.FsUploadBeginResult{Handle: h}, nil
+}
+
+// restoreOf returns the restore of handle h.
+func (fo *fileOps) restoreOf(h string) (*restoreJob, error) {
+	t, err := fo.transfers.get(h)
+	if err != nil {
+		return nil, err
+	}
+	if t.restore == nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is not a restore", h)
+	}
+	return t.restore, nil
+}
+
+func (fo *fileOps) restoreManifest(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.SnapRestoreManifestRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	j, err := fo.restoreOf(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.r != nil {
+		return nil, wire.Errorf(wire.CodeConflict, "", "restore %s: the manifest is complete", body.Handle)
+	}
+	if len(j.entries)+len(body.Entries) > files.DefaultArchiveLimits.MaxEntries {
+		return nil, wire.Errorf(wire.CodePayloadTooLarge, "", "a manifest of more than %d entries", files.DefaultArchiveLimits.MaxEntries)
+	}
+	for i := range body.Entries {
+		j.entries = append(j.entries, filesSnapEntry(&body.Entries[i]))
+	}
+	if !body.Last {
+		return &wire.SnapRestorePlan{}, nil
+	}
+	r, err := fo.fs.BeginRestore(ctx, j.path, j.entries, j.opts)
+	if err != nil {
+		return nil, err
+	}
+	j.r = r
+	return &wire.SnapRestorePlan{Lack: len(r.Lack()), Write: r.Files()}, nil
+}
+
+// planned returns the restore of h once its manifest is complete.
+func (fo *fileOps) planned(h string) (*files.Restore, error) {
+	j, err := fo.restoreOf(h)
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.r == nil {
+		return nil, wire.Errorf(wire.CodeConflict, "", "restore %s: the manifest is not complete", h)
+	}
+	return j.r, nil
+}
+
+func (fo *fileOps) restoreLack(_ context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.SnapPageRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := fo.planned(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	lack := r.Lack()
+	end := min(len(lack), body.Offset+snapPageBytes/wire.SumSize)
+	out := &wire.SnapLackPage{Next: max(end, body.Offset)}
+	for _, s := range lack[min(body.Offset, end):end] {
+		out.Sums = append(out.Sums, s[:]...)
+	}
+	return out, nil
+}
+
+// restoreChunks writes chunks straight from the request that carried them.
+func (fo *fileOps) restoreChunks(_ context.Context, req *wire.Request) (any, error) {
+	body := &wire.SnapRestoreChunksRequest{}
+	data, err := req.DecodeBodyAliasing("data", body)
+	if err != nil {
+		return nil, err
+	}
+	body.Data = data
+	if err := body.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := fo.planned(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	off := 0
+	for i, n := range body.Sizes {
+		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
+		if err := r.Put(sum, body.Data[off:off+int(n)]); err != nil {
+			return nil, err
+		}
+		off += int(n)
+	}
+	return struct{}{}, nil
+}
+
+func (fo *fileOps) restoreCommit(ctx context.Context, req *wire.Request) (any, error) {
+	body, err := decode[wire.FsHandleRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := fo.planned(body.Handle)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Commit(ctx)
+	if t, terr := fo.transfers.take(body.Handle); terr == nil {
+		t.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &wire.SnapRestoreResult{Files: res.Files, Bytes: res.Bytes, Written: res.Written, Removed: res.Removed}, nil
+}
+
+// wireSnapEntry is e on the wire.
+func wireSnapEntry(e *files.SnapEntry) wire.SnapEntry {
+	w := wire.SnapEntry{Path: e.Path, Type: e.Type, Mode: e.Mode, Size: e.Size, MTime: e.ModTime, Link: e.Link}
+	if len(e.Chunks) > 0 {
+		w.Sums = make([]byte, 0, wire.SumSize*len(e.Chunks))
+		w.Sizes = make([]uint32, 0, len(e.Chunks))
+		for _, c := range e.Chunks {
+			w.Sums = append(w.Sums, c.Sum[:]...)
+			w.Sizes = append(w.Sizes, c.Size)
+		}
+	}
+	return w
+}
+
+// filesSnapEntry is a validated wire entry for agent/files.
+func filesSnapEntry(w *wire.SnapEntry) files.SnapEntry {
+	e := files.SnapEntry{Path: w.Path, Type: w.Type, Mode: w.Mode, Size: w.Size, ModTime: w.MTime, Link: w.Link}
+	if len(w.Sizes) > 0 {
+		e.Chunks = make([]files.Chunk, len(w.Sizes))
+		for i, n := range w.Sizes {
+			e.Chunks[i] = files.Chunk{Sum: files.Sum(w.Sums[i*wire.SumSize : (i+1)*wire.SumSize]), Size: n}
+		}
+	}
+	return e
+}

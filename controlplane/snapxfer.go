@@ -1,0 +1,503 @@
+// The control plane's half of snapshots: wire/PROTOCOL.md, "Snapshots,
+// step by step", describes both halves; agent/snapshotops.go is the other.
+
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/wire"
+)
+
+// Snapshot transfer sizing and bounds.
+const (
+	// snapWindow is how many chunk batches are in flight at once.
+	snapWindow = 6
+	// snapScanTimeout bounds a scan or a restore's plan, which read (and
+	// the first time hash) the whole tree.
+	snapScanTimeout = 10 * time.Minute
+	// snapStoreWorkers read chunks from the store at once for a restore.
+	snapStoreWorkers = 16
+)
+
+// Snapshot kinds.
+const (
+	snapManual   = "manual"
+	snapPeriodic = "periodic"
+	snapCarry    = "carry"
+)
+
+// snapCall is the options of one snapshot call; key names a mutation.
+func snapCall(timeout time.Duration, key string) rpc.CallOptions {
+	return rpc.CallOptions{Timeout: timeout, IdempotencyKey: key}
+}
+
+// batchBytes is the most chunk content one message carries: a quarter of
+// the connection's max payload, at most defaultChunk (as file transfers).
+func (s *Server) batchBytes() int {
+	n := defaultChunk
+	if mp := s.nc.MaxPayload(); mp > 0 {
+		n = min(n, int(mp/4))
+	}
+	return max(n, wire.MaxSnapChunk)
+}
+
+// newSnapshotID makes a sortable, unique snapshot id.
+func newSnapshotID(now time.Time) string {
+	return "sn" + strconv.FormatInt(now.UnixMilli(), 36) + "-" + strings.ToLower(rand.Text()[:8])
+}
+
+// snapshotSpec is what to snapshot and why.
+type snapshotSpec struct {
+	ws, agent, session, backend, kind string
+	req                               client.CreateSnapshotRequest
+}
+
+// takeSnapshot scans the tree on t, sends the chunks the store lacks to
+// it, and records the snapshot. Nothing is recorded on a failure; chunks
+// already stored stay for the next snapshot (or the next collection).
+func (s *Server) takeSnapshot(ctx context.Context, t target, sp snapshotSpec) (*client.Snapshot, error) {
+	sn, _, err := s.snapshotOnto(ctx, t, sp, nil)
+	return sn, err
+}
+
+// snapshotOnto is takeSnapshot that, with dst set, also restores the
+// snapshot onto dst's root (with delete) in the same pass, as a carry
+// does: dst gets the manifest first and says which chunks it lacks; the
+// chunks pulled from t go to the store and, when dst lacks them, straight
+// on to dst; what dst still lacks afterwards (content the store had) is
+// read from the store. The restore is committed after the snapshot is
+// recorded.
+func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, dst target) (*client.Snapshot, *client.RestoreResult, error) {
+	t0 := time.Now()
+	var scan wire.SnapScanResult
+	err := t.Call(ctx, wire.OpSnapScan, &wire.SnapScanRequest{Path: sp.req.Path, Exclude: sp.req.Exclude, Gitignore: sp.req.Gitignore}, &scan, snapCall(snapScanTimeout, ""))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.newRelay(t).cleanup(ctx, wire.OpSnapClose, scan.Handle)
+	t1 := time.Now()
+	entries, err := s.readManifest(ctx, t, scan)
+	if err != nil {
+		return nil, nil, err
+	}
+	t2 := time.Now()
+	l := s.snaps.lock(sp.ws)
+	l.RLock()
+	defer l.RUnlock()
+	have, err := s.snaps.have(ctx, sp.ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	lack, newBytes := lacking(entries, have)
+	used, _, err := s.snaps.usage(ctx, sp.ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	if used+newBytes > s.snaps.quota {
+		return nil, nil, wire.Errorf(wire.CodeInsufficientStorage, wire.ReasonSnapshotQuota,
+			"the snapshot would add %d bytes to the %d workspace %s holds, over its limit of %d; delete snapshots to free space", newBytes, used, sp.ws, s.snaps.quota)
+	}
+	var fw *forwarder
+	if dst != nil {
+		h, refs, err := s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		committed := false
+		defer func() {
+			if !committed {
+				s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, h)
+			}
+		}()
+		fw = s.newForwarder(ctx, dst, h, refs)
+		defer func() { committed = fw.committed }()
+	}
+	t3 := time.Now()
+	var take func(chunkRef, []byte) error
+	if fw != nil {
+		take = fw.take
+	}
+	if err := s.pullChunks(ctx, t, sp.ws, scan.Handle, lack, take); err != nil {
+		fw.stop()
+		return nil, nil, err
+	}
+	now := time.Now().UTC()
+	s.log.Debug("snapshot phases", "ws", sp.ws, "scan", t1.Sub(t0), "manifest", t2.Sub(t1), "lookup", t3.Sub(t2), "chunks", now.Sub(t3), "newBytes", newBytes)
+	sn := &client.Snapshot{ID: newSnapshotID(now), CreatedAt: now, Source: client.SnapshotSource{Agent: sp.agent, Path: cleanSnapPath(sp.req.Path)},
+		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Backend: sp.backend, Kind: sp.kind}
+	if err := s.snaps.putManifest(ctx, sp.ws, sn.ID, entries); err != nil {
+		fw.stop()
+		return nil, nil, err
+	}
+	if err := s.snaps.setUsage(ctx, sp.ws, func(n int64) int64 { return n + newBytes }); err != nil {
+		fw.stop()
+		return nil, nil, err
+	}
+	if err := s.snaps.put(ctx, sp.ws, sn); err != nil {
+		fw.stop()
+		return nil, nil, err
+	}
+	if fw == nil {
+		return sn, nil, nil
+	}
+	res, err := fw.finish(ctx, sp.ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sn, res, nil
+}
+
+// cleanSnapPath is a snapshot's directory as the API shows it.
+func cleanSnapPath(p string) string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// readManifest pages the scan's manifest in.
+func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult) ([]wire.SnapEntry, error) {
+	entries := make([]wire.SnapEntry, 0, scan.Entries)
+	for len(entries) < scan.Entries {
+		var page wire.SnapManifestPage
+		if err := t.Call(ctx, wire.OpSnapManifest, &wire.SnapPageRequest{Handle: scan.Handle, Offset: len(entries)}, &page, fileCall()); err != nil {
+			return nil, err
+		}
+		if err := page.Validate(); err != nil {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page: %v", err)
+		}
+		if len(page.Entries) == 0 || page.Next != len(entries)+len(page.Entries) {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page at %d: %d entries, next %d", len(entries), len(page.Entries), page.Next)
+		}
+		entries = append(entries, page.Entries...)
+	}
+	return entries, nil
+}
+
+// chunkRef is a chunk by name and size.
+type chunkRef struct {
+	sum  []byte
+	size uint32
+}
+
+// lacking lists the manifest's chunks not in have, each once, in order,
+// and their bytes.
+func lacking(entries []wire.SnapEntry, have map[string]bool) ([]chunkRef, int64) {
+	var out []chunkRef
+	var n int64
+	seen := map[string]bool{}
+	for _, e := range entries {
+		for i, size := range e.Sizes {
+			sum := e.Sums[i*wire.SumSize : (i+1)*wire.SumSize]
+			h := string(sum)
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			if !have[hex.EncodeToString(sum)] {
+				out = append(out, chunkRef{sum: sum, size: size})
+				n += int64(size)
+			}
+		}
+	}
+	return out, n
+}
+
+// batches groups chunks into runs of at most limit bytes (and
+// wire.MaxSnapSums names).
+func batches(refs []chunkRef, limit int) [][]chunkRef {
+	var out [][]chunkRef
+	start, size := 0, 0
+	for i, r := range refs {
+		if i > start && (size+int(r.size) > limit || i-start >= wire.MaxSnapSums) {
+			out = append(out, refs[start:i])
+			start, size = i, 0
+		}
+		size += int(r.size)
+	}
+	if start < len(refs) {
+		out = append(out, refs[start:])
+	}
+	return out
+}
+
+// pullChunks reads the chunks from the scan on t, snapWindow batches at a
+// time, checks each against its name and stores it.
+func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, refs []chunkRef, onChunk func(chunkRef, []byte) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, snapWindow)
+	var wg sync.WaitGroup
+	var acks []jetstream.PubAckFuture
+	var mu sync.Mutex
+	for _, b := range batches(refs, s.batchBytes()) {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fs, err := s.pullBatch(ctx, t, ws, handle, b, onChunk)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			mu.Lock()
+			acks = append(acks, fs...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	for _, f := range acks {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return stateErr("store chunk", err)
+		case <-ctx.Done():
+			return stateErr("store chunk", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// pullBatch reads one batch and publishes its chunks.
+func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error) ([]jetstream.PubAckFuture, error) {
+	req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(b)*wire.SumSize)}
+	for _, r := range b {
+		req.Sums = append(req.Sums, r.sum...)
+	}
+	var res wire.SnapReadResult
+	if err := t.Concurrent().Call(ctx, wire.OpSnapRead, req, &res, fileCall()); err != nil {
+		return nil, err
+	}
+	off := 0
+	var acks []jetstream.PubAckFuture
+	for _, r := range b {
+		end := off + int(r.size)
+		if end > len(res.Data) {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "snap.read returned %d bytes, fewer than asked", len(res.Data))
+		}
+		data := res.Data[off:end]
+		if sum := sha256.Sum256(data); string(sum[:]) != string(r.sum) {
+			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
+		}
+		if onChunk != nil {
+			if err := onChunk(r, data); err != nil {
+				return nil, err
+			}
+		}
+		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data)
+		if err != nil {
+			return nil, stateErr("store chunk", err)
+		}
+		acks = append(acks, f)
+		off = end
+	}
+	return acks, nil
+}
+
+// restoreSnapshot makes directory req.Path on t match snapshot id: the
+// manifest goes to the agent, which says which chunks it lacks; only those
+// are read from the store and sent.
+func (s *Server) restoreSnapshot(ctx context.Context, t target, ws, id string, req client.RestoreSnapshotRequest) (*client.RestoreResult, error) {
+	if _, err := s.snaps.get(ctx, ws, id); err != nil {
+		return nil, err
+	}
+	// A delete of this snapshot (and its collection) waits for the
+	// restore, whose chunks it would free.
+	l := s.snaps.lock(ws)
+	l.RLock()
+	defer l.RUnlock()
+	entries, err := s.snaps.manifest(ctx, ws, id)
+	if err != nil {
+		return nil, err
+	}
+	h, refs, err := s.planRestore(ctx, t, entries, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.finishRestore(ctx, t, ws, h, refs, 0)
+	if err != nil {
+		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
+		return nil, err
+	}
+	return res, nil
+}
+
+// planRestore begins a restore of entries on t and returns its handle and
+// the chunks t lacks.
+func (s *Server) planRestore(ctx context.Context, t target, entries []wire.SnapEntry, req client.RestoreSnapshotRequest) (string, []chunkRef, error) {
+	var begun wire.FsUploadBeginResult
+	if err := t.Call(ctx, wire.OpSnapRestoreBegin, &wire.SnapRestoreBeginRequest{Path: req.Path, Delete: req.Delete}, &begun, fileCall()); err != nil {
+		return "", nil, err
+	}
+	refs, err := s.sendManifest(ctx, t, begun.Handle, entries)
+	if err != nil {
+		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, begun.Handle)
+		return "", nil, err
+	}
+	return begun.Handle, refs, nil
+}
+
+// sendManifest sends the manifest of open restore h and returns the
+// chunks the agent lacks.
+func (s *Server) sendManifest(ctx context.Context, t target, h string, entries []wire.SnapEntry) ([]chunkRef, error) {
+	var plan wire.SnapRestorePlan
+	for off, n := 0, 0; off < len(entries) || n == 0; n++ {
+		end, size := off, 0
+		for end < len(entries) && size < snapPageBytes && end-off < wire.MaxSnapEntries {
+			size += len(entries[end].Path) + len(entries[end].Link) + len(entries[end].Sums) + 5*len(entries[end].Sizes) + 32
+			end++
+		}
+		body := &wire.SnapRestoreManifestRequest{Handle: h, Entries: entries[off:end], Last: end == len(entries)}
+		if err := t.Call(ctx, wire.OpSnapRestoreManifest, body, &plan, snapCall(snapScanTimeout, h+"@m"+strconv.Itoa(off))); err != nil {
+			return nil, err
+		}
+		off = end
+	}
+	var lack []byte
+	for len(lack)/wire.SumSize < plan.Lack {
+		var page wire.SnapLackPage
+		if err := t.Call(ctx, wire.OpSnapRestoreLack, &wire.SnapPageRequest{Handle: h, Offset: len(lack) / wire.SumSize}, &page, fileCall()); err != nil {
+			return nil, err
+		}
+		if page.Validate() != nil || len(page.Sums) == 0 {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "restore lack page at %d is empty or malformed", len(lack)/wire.SumSize)
+		}
+		lack = append(lack, page.Sums...)
+	}
+	return sizedRefs(entries, lack)
+}
+
+// finishRestore sends the chunks refs of open restore h from the store and
+// commits it; already counts bytes sent before.
+func (s *Server) finishRestore(ctx context.Context, t target, ws, h string, refs []chunkRef, already int64) (*client.RestoreResult, error) {
+	t1 := time.Now()
+	sent, err := s.pushChunks(ctx, t, ws, h, refs)
+	if err != nil {
+		return nil, err
+	}
+	sent += already
+	t2 := time.Now()
+	defer func() {
+		s.log.Debug("restore phases", "ws", ws, "chunks", t2.Sub(t1), "commit", time.Since(t2), "sent", sent)
+	}()
+	var done wire.SnapRestoreResult
+	if err := t.Call(ctx, wire.OpSnapRestoreCommit, &wire.FsHandleRequest{Handle: h}, &done, snapCall(snapScanTimeout, h+"@commit")); err != nil {
+		return nil, err
+	}
+	return &client.RestoreResult{Files: done.Files, Bytes: done.Bytes, TransferredBytes: sent}, nil
+}
+
+// snapPageBytes bounds the estimated size of a manifest page sent.
+const snapPageBytes = 512 << 10
+
+// sizedRefs gives each name the agent lacks its size from the manifest;
+// a name the manifest does not hold is a bad reply.
+func sizedRefs(entries []wire.SnapEntry, lack []byte) ([]chunkRef, error) {
+	sizes := map[string]uint32{}
+	for _, e := range entries {
+		for i, n := range e.Sizes {
+			sizes[string(e.Sums[i*wire.SumSize:(i+1)*wire.SumSize])] = n
+		}
+	}
+	refs := make([]chunkRef, 0, len(lack)/wire.SumSize)
+	for i := 0; i < len(lack); i += wire.SumSize {
+		sum := lack[i : i+wire.SumSize]
+		n, ok := sizes[string(sum)]
+		if !ok {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the agent lacks chunk %x, which the snapshot does not have", sum[:8])
+		}
+		refs = append(refs, chunkRef{sum: sum, size: n})
+	}
+	return refs, nil
+}
+
+// pushChunks reads the chunks from the store (snapStoreWorkers at once)
+// and sends them in batches, snapWindow in flight; it returns the bytes
+// sent.
+func (s *Server) pushChunks(ctx context.Context, t target, ws, h string, refs []chunkRef) (int64, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	bs := batches(refs, s.batchBytes())
+	var sent atomic.Int64
+	sem := make(chan struct{}, snapWindow)
+	var wg sync.WaitGroup
+	for i, b := range bs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			req, err := s.loadBatch(ctx, ws, h, b)
+			if err == nil {
+				err = t.Concurrent().Call(ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, h+"@c"+strconv.Itoa(i)))
+			}
+			if err != nil {
+				cancel(err)
+				return
+			}
+			sent.Add(int64(len(req.Data)))
+		}()
+	}
+	wg.Wait()
+	return sent.Load(), context.Cause(ctx)
+}
+
+// loadBatch reads a batch's chunks from the store, several at once.
+func (s *Server) loadBatch(ctx context.Context, ws, h string, b []chunkRef) (*wire.SnapRestoreChunksRequest, error) {
+	datas := make([][]byte, len(b))
+	errs := make([]error, len(b))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, snapStoreWorkers/snapWindow+1)
+	for i, r := range b {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			datas[i], errs[i] = s.snaps.getChunk(ctx, ws, r.sum)
+		}()
+	}
+	wg.Wait()
+	req := &wire.SnapRestoreChunksRequest{Handle: h}
+	for i, r := range b {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if len(datas[i]) != int(r.size) {
+			return nil, wire.Errorf(wire.CodeInternal, "", "snapshot store: chunk %x has %d bytes, not %d", r.sum[:8], len(datas[i]), r.size)
+		}
+		req.Sums = append(req.Sums, r.sum...)
+		req.Sizes = append(req.Sizes, r.size)
+		req.Data = append(req.Data, datas[i]...)
+	}
+	return req, nil
+}

@@ -1,0 +1,106 @@
+package cdc
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"math/rand/v2"
+	"testing"
+)
+
+func random(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, seed))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func chunks(t testing.TB, c Config, data []byte) [][32]byte {
+	t.Helper()
+	var out [][32]byte
+	total := 0
+	err := c.Split(bytes.NewReader(data), func(ch []byte) error {
+		total += len(ch)
+		out = append(out, sha256.Sum256(ch))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != len(data) {
+		t.Fatalf("chunks cover %d bytes, want %d", total, len(data))
+	}
+	return out
+}
+
+func TestSizesWithinBounds(t *testing.T) {
+	data := random(8<<20, 1)
+	var sizes []int
+	Default.Split(bytes.NewReader(data), func(ch []byte) error { sizes = append(sizes, len(ch)); return nil })
+	for i, n := range sizes {
+		if n > DefaultMax || (n < DefaultMin && i != len(sizes)-1) {
+			t.Fatalf("chunk %d has %d bytes, outside [%d, %d]", i, n, DefaultMin, DefaultMax)
+		}
+	}
+	avg := len(data) / len(sizes)
+	if avg < DefaultAvg/2 || avg > DefaultAvg*2 {
+		t.Fatalf("average chunk %d bytes, want near %d", avg, DefaultAvg)
+	}
+}
+
+func TestInsertMovesFewChunks(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func([]byte) []byte
+	}{
+		{"insert at start", func(b []byte) []byte { return append([]byte("hello"), b...) }},
+		{"delete in middle", func(b []byte) []byte { return append(append([]byte{}, b[:3<<20]...), b[3<<20+100:]...) }},
+		{"overwrite in middle", func(b []byte) []byte {
+			c := bytes.Clone(b)
+			copy(c[5<<20:], "changed")
+			return c
+		}},
+	}
+	data := random(8<<20, 2)
+	before := chunks(t, Config{}, data)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			after := chunks(t, Config{}, tc.edit(data))
+			old := map[[32]byte]bool{}
+			for _, h := range before {
+				old[h] = true
+			}
+			fresh := 0
+			for _, h := range after {
+				if !old[h] {
+					fresh++
+				}
+			}
+			if fresh > 3 {
+				t.Fatalf("%d of %d chunks changed after a small edit, want at most 3", fresh, len(after))
+			}
+		})
+	}
+}
+
+func TestDeterministicAndShort(t *testing.T) {
+	for _, n := range []int{0, 1, DefaultMin, DefaultMin + 1, DefaultMax, DefaultMax + 1} {
+		data := random(n, 3)
+		a, b := chunks(t, Config{}, data), chunks(t, Config{}, data)
+		if len(a) != len(b) {
+			t.Fatalf("%d bytes: %d chunks then %d", n, len(a), len(b))
+		}
+	}
+	if err := (Config{Min: 100, Avg: 1000, Max: 5000}).Split(bytes.NewReader(nil), nil); err == nil {
+		t.Fatal("an average that is not a power of two was accepted")
+	}
+}
+
+func BenchmarkSplit(b *testing.B) {
+	data := random(64<<20, 4)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Default.Split(bytes.NewReader(data), func([]byte) error { return nil })
+	}
+}
