@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/outposttest"
+	"github.com/outposthq/outpost/wire"
 )
 
 // carrySteps: a swap with "carry files" checked moves the session to
@@ -135,7 +137,7 @@ func portSteps(t *testing.T, p *page, env *outposttest.Env) {
 	if res.StatusCode != http.StatusForbidden {
 		t.Errorf("the deleted link answers %d, want 403", res.StatusCode)
 	}
-	if body := open(base + "/"); !regexp.MustCompile(`"reason":"link_invalid"`).MatchString(body) {
+	if body := open(base + "/"); !strings.Contains(body, `"reason":"`+wire.ReasonLinkInvalid+`"`) {
 		t.Errorf("the deleted link shows %q in the browser, want link_invalid", body)
 	}
 }
