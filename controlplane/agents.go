@@ -246,8 +246,17 @@ func (a *agentRecord) hello() *wire.Hello {
 	if a.Instance == "" && a.Version == "" {
 		return nil
 	}
+	// The stored protocol, so that an agent seeded into presence after a
+	// restart is not taken for one too old to serve (protocol 0) until its
+	// next hello. A record stored before control planes kept the protocol
+	// was served then, by a control plane of protocol 1: it is taken as
+	// speaking this one until a live hello says otherwise.
+	proto := a.Protocol
+	if proto == 0 {
+		proto = wire.Version
+	}
 	return &wire.Hello{
 		Workspace: a.Workspace, Agent: a.ID, Instance: a.Instance, Version: a.Version,
-		OS: a.OS, Arch: a.Arch, Hostname: a.Hostname, Capabilities: a.Capabilities,
+		Protocol: proto, OS: a.OS, Arch: a.Arch, Hostname: a.Hostname, Capabilities: a.Capabilities,
 	}
 }

@@ -64,3 +64,32 @@ func TestAgentProtocolSkew(t *testing.T) {
 		t.Fatalf("statusDetail of a served agent: %q", got.StatusDetail)
 	}
 }
+
+// After a restart, presence is seeded from the stored records until each
+// agent is heard from again. A record holds no protocol until a hello was
+// stored (enrollment alone fills in the version): such an agent must not be
+// refused as too old (protocol 0) in that window, while a stored protocol
+// the control plane no longer serves still is.
+func TestSeededHelloProtocol(t *testing.T) {
+	ag := subjects.Agent{Workspace: "ws1", ID: "a1"}
+	cases := []struct {
+		name    string
+		rec     agentRecord
+		refused bool
+	}{
+		{"enrolled, no hello stored", agentRecord{Workspace: "ws1", ID: "a1", Version: "1.0.0"}, false},
+		{"hello stored", agentRecord{Workspace: "ws1", ID: "a1", Instance: "i1", Version: "1.0.0", Protocol: wire.Version}, false},
+		{"stored protocol too new", agentRecord{Workspace: "ws1", ID: "a1", Instance: "i1", Version: "9.0.0", Protocol: wire.Version + 1}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.rec.hello()
+			if h == nil {
+				t.Fatal("no seeded hello from a record with a version")
+			}
+			if err := tooOld(ag, h); (err != nil) != tc.refused {
+				t.Fatalf("tooOld = %v, want refused %v", err, tc.refused)
+			}
+		})
+	}
+}
