@@ -47,6 +47,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	terminalSteps(t, p, laptop)
 	fileSteps(t, p, root)
 	swapSteps(t, p, env)
+	carrySteps(t, p, env, root)
+	portSteps(t, p, env)
 	p.checkClean()
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/agent/audit"
+	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
@@ -21,8 +23,9 @@ import (
 )
 
 // ownedAgent runs a real agent "owned" under its owner's policy pol, with
-// an audit log, until the test ends.
-func ownedAgent(t *testing.T, env *outposttest.Env, id, pol string) *client.Target {
+// an audit log and its owner's control socket (the path returned, what
+// `outpost agent pause` talks to), until the test ends.
+func ownedAgent(t *testing.T, env *outposttest.Env, id, pol string) (*client.Target, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
@@ -47,7 +50,8 @@ func ownedAgent(t *testing.T, env *outposttest.Env, id, pol string) *client.Targ
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{Identity: ident, Root: t.TempDir(), HeartbeatInterval: time.Second, Policy: pf, Audit: al})
+	sock := filepath.Join(dir, "agent.sock")
+	a, err := agent.New(agent.Config{Identity: ident, Root: t.TempDir(), HeartbeatInterval: time.Second, Policy: pf, Audit: al, ControlSocket: sock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +59,14 @@ func ownedAgent(t *testing.T, env *outposttest.Env, id, pol string) *client.Targ
 	done := make(chan struct{})
 	go func() { defer close(done); _ = a.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done; al.Close() })
-	return env.Client.Agent("", id)
+	return env.Client.Agent("", id), sock
 }
 
 // TestConsolePolicyAndAudit: the agents page shows what the owner's policy
 // narrows, and the audit page what the agent ran, allowed and denied.
 func TestConsolePolicyAndAudit(t *testing.T) {
 	env := outposttest.New(t, outposttest.Config{})
-	owned := ownedAgent(t, env, "owned", `{"fs": "read-only", "commands": ["echo"], "denyPaths": [".ssh"]}`)
+	owned, sock := ownedAgent(t, env, "owned", `{"fs": "read-only", "commands": ["echo"], "denyPaths": [".ssh"]}`)
 	p := newPage(t)
 	p.run("sign in", chromedp.Navigate(env.Server.URL()+"/"), chromedp.WaitVisible(`input[name="token"]`, chromedp.ByQuery),
 		chromedp.SendKeys(`input[name="token"]`, env.Server.AdminToken()+kb.Enter, chromedp.ByQuery))
@@ -71,6 +75,7 @@ func TestConsolePolicyAndAudit(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
+	pauseSteps(ctx, t, p, owned, sock)
 	if r, err := owned.Exec(ctx, client.ExecRequest{Argv: []string{"echo", "audited-call"}}); err != nil || r.ExitCode != 0 {
 		t.Fatalf("allowed exec: %+v %v", r, err)
 	}
@@ -88,4 +93,28 @@ func TestConsolePolicyAndAudit(t *testing.T) {
 		return false, s
 	})
 	p.checkClean()
+}
+
+// pauseSteps: the owner pauses the agent on its control socket (as
+// `outpost agent pause` does); the agents page shows it paused while calls
+// are refused, and online again after resume.
+func pauseSteps(ctx context.Context, t *testing.T, p *page, owned *client.Target, sock string) {
+	t.Helper()
+	status := `tr[data-agent="owned"] .status`
+	if st, err := control.Call(ctx, sock, "pause"); err != nil || !st.Paused {
+		t.Fatalf("pause on the control socket: %+v, %v", st, err)
+	}
+	p.waitText(status, regexp.MustCompile(`^online, paused$`))
+	var we *wire.Error
+	if _, err := owned.List(ctx, ".", false); !errors.As(err, &we) || we.Code != wire.CodeUnavailable || we.Reason != wire.ReasonAgentPaused {
+		t.Errorf("list while paused: %v, want unavailable/agent_paused", err)
+	}
+	var cls string
+	if err := p.eval(`document.querySelector('tr[data-agent="owned"] .status').className`, &cls); err != nil || !strings.Contains(cls, "status-paused") {
+		t.Errorf("paused status has class %q (%v), want status-paused", cls, err)
+	}
+	if st, err := control.Call(ctx, sock, "resume"); err != nil || st.Paused {
+		t.Fatalf("resume on the control socket: %+v, %v", st, err)
+	}
+	p.waitText(status, regexp.MustCompile(`^online$`))
 }
