@@ -13,28 +13,13 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/outposthq/outpost/wire"
 )
 
-// Event is one operation, as one line of the log (API.md: {"time","op",
-// "session"?,"epoch"?,"argv"|"path","result","bytes"?,"durationMs"}).
-type Event struct {
-	ID      string    `json:"id"`
-	Time    time.Time `json:"time"`
-	Agent   string    `json:"agent,omitempty"`
-	Op      string    `json:"op"`
-	Session string    `json:"session,omitempty"`
-	Epoch   uint64    `json:"epoch,omitempty"`
-	// Argv is the command an exec or process start ran (shell text as
-	// sh -c TEXT); arguments are the caller's, environment values never logged.
-	Argv []string `json:"argv,omitempty"`
-	// Path is the path the op named; To the second one of a move.
-	Path string `json:"path,omitempty"`
-	To   string `json:"to,omitempty"`
-	// Result is "ok", or the error's code and reason ("permission_denied/policy").
-	Result     string `json:"result"`
-	Bytes      int64  `json:"bytes,omitempty"`
-	DurationMs int64  `json:"durationMs"`
-}
+// Event is one operation, as one line of the log: wire.AuditEvent, the
+// shape the control plane's copy serves too.
+type Event = wire.AuditEvent
 
 // Defaults of Open.
 const (

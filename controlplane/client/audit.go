@@ -5,26 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
+
+	"github.com/outposthq/outpost/wire"
 )
 
 // AuditEvent is one operation an agent ran, from the control plane's copy
 // of its audit log (API.md, "The owner's control of their machine").
-type AuditEvent struct {
-	ID      string    `json:"id"`
-	Time    time.Time `json:"time"`
-	Agent   string    `json:"agent"`
-	Op      string    `json:"op"`
-	Session string    `json:"session,omitempty"`
-	Epoch   uint64    `json:"epoch,omitempty"`
-	Argv    []string  `json:"argv,omitempty"`
-	Path    string    `json:"path,omitempty"`
-	To      string    `json:"to,omitempty"`
-	// Result is "ok" or the error's code and reason ("permission_denied/policy").
-	Result     string `json:"result"`
-	Bytes      int64  `json:"bytes,omitempty"`
-	DurationMs int64  `json:"durationMs"`
-}
+type AuditEvent = wire.AuditEvent
 
 // AuditPage is the body of GET /v1/workspaces/{ws}/audit: events oldest
 // first, and Next, the cursor of the following page.
