@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -105,6 +106,58 @@ type unpack struct {
 	res   ArchiveResult
 	links map[string]bool // symlinks this archive made, lower-cased
 	files map[string]bool // regular files this archive wrote
+	dirs  map[string]*os.Root
+	tmpID string // this unpack's temporary names: TempPrefix+tmpID+seq
+	seq   int
+	buf   []byte // file content on its way from the tar to the disk
+}
+
+// maxUnpackDirs bounds the directories an unpack keeps open.
+const maxUnpackDirs = 64
+
+// dir returns clean directory c, made when missing, opened as a root of
+// its own: a file's create, chmod and rename in it are then each one call
+// on a name in it, not a walk from the root (os.Root opens and closes
+// every directory on the way). It is opened through the FS's root, so it
+// is confined as every path is; the archive cannot replace a directory it
+// holds (a file, link or symlink entry over a directory is refused), and
+// entries under a symlink the archive made never get here.
+func (u *unpack) dir(c string) (*os.Root, error) {
+	if r, ok := u.dirs[c]; ok {
+		return r, nil
+	}
+	if err := u.f.root.MkdirAll(native(c), dirMode); err != nil {
+		return nil, mapErr("unpack", c, err)
+	}
+	r, err := u.f.root.OpenRoot(native(c))
+	if err != nil {
+		return nil, mapErr("unpack", c, err)
+	}
+	if len(u.dirs) >= maxUnpackDirs {
+		u.closeDirs()
+	}
+	u.dirs[c] = r
+	return r, nil
+}
+
+// replaced forgets the open directories at or under clean path c, where
+// the unpack just placed a file or link (over a symlink to a directory,
+// say): later entries under c resolve it anew.
+func (u *unpack) replaced(c string) {
+	for d, r := range u.dirs {
+		if d == c || strings.HasPrefix(d, c+"/") || c == "." {
+			r.Close()
+			delete(u.dirs, d)
+		}
+	}
+}
+
+// closeDirs closes the directories the unpack holds open.
+func (u *unpack) closeDirs() {
+	for c, r := range u.dirs {
+		r.Close()
+		delete(u.dirs, c)
+	}
 }
 
 // ExtractArchive unpacks the tar stream r into directory p (created when
@@ -128,7 +181,9 @@ func (f *FS) ExtractArchive(ctx context.Context, p string, r io.Reader, lim Arch
 	if err := f.root.MkdirAll(native(dest), dirMode); err != nil {
 		return ArchiveResult{}, mapErr("unpack", dest, err)
 	}
-	u := &unpack{f: f, dest: dest, lim: lim, links: map[string]bool{}, files: map[string]bool{}}
+	u := &unpack{f: f, dest: dest, lim: lim, links: map[string]bool{}, files: map[string]bool{},
+		dirs: map[string]*os.Root{}, tmpID: rand.Text()[:8] + "-"}
+	defer u.closeDirs()
 	tr := tar.NewReader(r)
 	for entries := 0; ; entries++ {
 		if err := ctx.Err(); err != nil {
@@ -199,7 +254,9 @@ func (u *unpack) underLink(c string) error {
 	return nil
 }
 
-// file writes one regular file atomically.
+// file writes one regular file atomically: a new temporary file beside
+// it, its content, its mode, then a rename over the name (as Write does
+// with Overwrite, without the hash).
 func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 	if c == "." {
 		return errorf(ErrUnsafeEntry, "archive entry %q names the directory itself", h.Name)
@@ -207,24 +264,73 @@ func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 	if h.Size < 0 || h.Size > u.lim.MaxBytes-u.res.Bytes {
 		return errorf(ErrArchiveTooLarge, "archive entry %s: %d bytes would pass the limit of %d", c, h.Size, u.lim.MaxBytes)
 	}
-	up, err := u.f.BeginWrite(full, WriteOptions{Mode: os.FileMode(h.Mode) & os.ModePerm, Overwrite: true, MkdirParents: true, NoSync: canSyncAll})
+	dirC, base := path.Dir(full), path.Base(full)
+	dir, err := u.dir(dirC)
 	if err != nil {
 		return err
 	}
-	defer up.Abort()
-	if _, err := io.CopyN(up, tr, h.Size); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return errorf(iofs.ErrInvalid, "archive entry %s: the stream ended inside its content", c)
-		}
+	mode := os.FileMode(h.Mode) & os.ModePerm
+	switch fi, err := dir.Lstat(base); {
+	case err == nil && fi.IsDir():
+		return errorf(iofs.ErrInvalid, "write %s: is a directory", full)
+	case err == nil && mode == 0 && fi.Mode().IsRegular():
+		mode = fi.Mode().Perm()
+	case mode == 0:
+		mode = DefaultFileMode
+	}
+	u.seq++
+	tmpName := TempPrefix + u.tmpID + strconv.Itoa(u.seq)
+	tmp := join(dirC, tmpName)
+	u.f.recordTemp(tmp)
+	defer u.f.forgetTemp(tmp)
+	file, err := dir.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return mapErr("unpack", full, err)
 	}
-	if _, err := up.Commit(); err != nil {
-		return err
+	err = u.copyContent(file, tr, h.Size, c)
+	if err == nil {
+		err = file.Chmod(mode)
 	}
+	if err == nil && !canSyncAll {
+		err = file.Sync()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = dir.Rename(tmpName, base)
+	}
+	if err != nil {
+		dir.Remove(tmpName)
+		return mapErr("unpack", full, err)
+	}
+	u.replaced(full)
 	delete(u.links, strings.ToLower(c))
 	u.files[c] = true
 	u.res.Files++
 	u.res.Bytes += h.Size
+	return nil
+}
+
+// copyContent copies an entry's size bytes from tr to file through the
+// unpack's buffer.
+func (u *unpack) copyContent(file *os.File, tr io.Reader, size int64, c string) error {
+	if u.buf == nil {
+		u.buf = make([]byte, 256<<10)
+	}
+	for size > 0 {
+		n, err := io.ReadFull(tr, u.buf[:min(int64(len(u.buf)), size)])
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return errorf(iofs.ErrInvalid, "archive entry %s: the stream ended inside its content", c)
+			}
+			return err
+		}
+		if _, err := file.Write(u.buf[:n]); err != nil {
+			return err
+		}
+		size -= int64(n)
+	}
 	return nil
 }
 
@@ -283,6 +389,7 @@ func (u *unpack) place(full string, mk func(tmp string) error) error {
 		u.f.root.Remove(native(tmp))
 		return mapErr("unpack", full, err)
 	}
+	u.replaced(full)
 	return nil
 }
 

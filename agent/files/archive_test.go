@@ -226,3 +226,45 @@ func FuzzCheckEntryName(f *testing.F) {
 		_ = errors.Is
 	})
 }
+
+// TestExtractArchiveReplacedDirectory: the unpack keeps directories open,
+// but an entry that replaces a path (a file over a symlink to a
+// directory) makes later entries under it resolve anew: "lnk/b" after the
+// file "lnk" fails as it would on a fresh walk, and nothing lands in the
+// directory the symlink pointed to. Modes come from the headers.
+func TestExtractArchiveReplacedDirectory(t *testing.T) {
+	fx := newFixture(t)
+	if err := os.MkdirAll(filepath.Join(fx.root, "dest", "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, "real", filepath.Join(fx.root, "dest", "lnk"))
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, e := range []struct {
+		name string
+		mode int64
+	}{{"lnk/a", 0o600}, {"lnk", 0o751}, {"lnk/b", 0o644}} {
+		tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Mode: e.mode, Size: 1})
+		tw.Write([]byte("x"))
+	}
+	tw.Close()
+	res, err := fx.fs.ExtractArchive(context.Background(), "dest", &b, DefaultArchiveLimits)
+	if err == nil {
+		t.Fatalf("lnk/b after the file lnk was unpacked: %+v", res)
+	}
+	if res.Files != 2 {
+		t.Errorf("files written %d, want 2 (lnk/a, lnk)", res.Files)
+	}
+	if fi, err := os.Stat(filepath.Join(fx.root, "dest", "real", "a")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("real/a: %v, %v", fi, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(fx.root, "dest", "lnk")); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o751 {
+		t.Errorf("lnk: %v, %v", fi, err)
+	}
+	if _, err := os.Lstat(filepath.Join(fx.root, "dest", "real", "b")); err == nil {
+		t.Errorf("lnk/b was written into the directory the replaced symlink pointed to")
+	}
+	if tf := tempFiles(t, filepath.Join(fx.root, "dest")); len(tf) > 0 {
+		t.Errorf("temporary files left: %v", tf)
+	}
+}
