@@ -10,6 +10,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -397,6 +398,8 @@ func (u *unpack) place(full string, mk func(tmp string) error) error {
 // to p (a file gives one entry, its base name). Symlinks are stored as
 // links, never followed; other special files and the agent's temporary
 // files are left out; entries that vanish during the walk are skipped.
+// Each directory is opened once (an os.Root of it) and its entries are
+// opened by name in it, not walked to from the root.
 func (f *FS) WriteArchive(ctx context.Context, p string, w io.Writer) error {
 	c, err := Clean(p)
 	if err != nil {
@@ -406,43 +409,61 @@ func (f *FS) WriteArchive(ctx context.Context, p string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tw := tar.NewWriter(w)
+	a := &archiver{f: f, tw: tar.NewWriter(w), buf: make([]byte, 256<<10)}
 	if e.Type != TypeDir {
-		if err := f.tarEntry(tw, c, path.Base(c)); err != nil {
+		parent, err := f.root.OpenRoot(native(path.Dir(c)))
+		if err != nil {
+			return mapErr("archive", c, err)
+		}
+		defer parent.Close()
+		if err := a.entry(parent, c, path.Base(c), path.Base(c), false); err != nil {
 			return err
 		}
-	} else if err := f.tarDir(ctx, tw, c, ""); err != nil {
+	} else if err := a.dir(ctx, c, ""); err != nil {
 		return err
 	}
-	return tw.Close()
+	return a.tw.Close()
 }
 
-// tarDir writes the entries of directory c, named under prefix.
-func (f *FS) tarDir(ctx context.Context, tw *tar.Writer, c, prefix string) error {
-	d, err := f.root.Open(native(c))
+// archiver is the state of one WriteArchive.
+type archiver struct {
+	f   *FS
+	tw  *tar.Writer
+	buf []byte // file content on its way to the tar
+}
+
+// dir writes the entries of directory c, named under prefix.
+func (a *archiver) dir(ctx context.Context, c, prefix string) error {
+	d, err := a.f.root.OpenRoot(native(c))
 	if err != nil {
 		return mapErr("archive", c, err)
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	defer d.Close()
+	list, err := d.Open(".")
 	if err != nil {
 		return mapErr("archive", c, err)
 	}
-	slices.Sort(names)
-	for _, n := range names {
+	es, err := list.ReadDir(-1)
+	list.Close()
+	if err != nil {
+		return mapErr("archive", c, err)
+	}
+	slices.SortFunc(es, func(x, y iofs.DirEntry) int { return strings.Compare(x.Name(), y.Name()) })
+	for _, e := range es {
+		n := e.Name()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if strings.HasPrefix(n, TempPrefix) || f.hidden(join(c, n)) {
+		if strings.HasPrefix(n, TempPrefix) || a.f.hidden(join(c, n)) {
 			continue
 		}
 		sub, name := join(c, n), join(prefix, n)
 		if prefix == "" {
 			name = n
 		}
-		err := f.tarEntry(tw, sub, name)
+		err := a.entry(d, sub, n, name, e.Type().IsRegular())
 		if errors.Is(err, errIsDir) {
-			err = f.tarDir(ctx, tw, sub, name)
+			err = a.dir(ctx, sub, name)
 		}
 		if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 			return err
@@ -451,31 +472,25 @@ func (f *FS) tarDir(ctx context.Context, tw *tar.Writer, c, prefix string) error
 	return nil
 }
 
-// errIsDir tells tarDir to descend: tarEntry wrote a directory's header.
+// errIsDir tells dir to descend: entry wrote a directory's header.
 var errIsDir = errors.New("directory")
 
-// tarEntry writes c's header (and content, for a file) as name.
-func (f *FS) tarEntry(tw *tar.Writer, c, name string) error {
-	e, err := f.lstatEntry("archive", c)
-	if err != nil {
-		return err
-	}
-	h := &tar.Header{Name: name, Mode: int64(e.Mode), ModTime: e.ModTime, Format: tar.FormatPAX}
-	switch e.Type {
-	case TypeDir:
-		h.Typeflag, h.Name = tar.TypeDir, name+"/"
-		if err := tw.WriteHeader(h); err != nil {
-			return fmt.Errorf("archive %s: %w", c, err)
+// entry writes the header (and content, for a file) of base, in directory
+// d, whose clean path is c, as name. A file the directory listing said is
+// regular is opened straight away (its header comes from the open file).
+func (a *archiver) entry(d *os.Root, c, base, name string, regular bool) error {
+	h := &tar.Header{Name: name, Format: tar.FormatPAX}
+	if !regular {
+		fi, err := d.Lstat(base)
+		if err != nil {
+			return mapErr("archive", c, err)
 		}
-		return errIsDir
-	case TypeSymlink:
-		h.Typeflag, h.Linkname = tar.TypeSymlink, e.LinkTarget
-		return tw.WriteHeader(h)
-	case TypeFile:
-	default:
-		return nil
+		h.Mode, h.ModTime = int64(fi.Mode().Perm()), fi.ModTime()
+		if !fi.Mode().IsRegular() {
+			return a.special(d, c, base, h, fi.Mode())
+		}
 	}
-	file, err := f.root.OpenFile(native(c), readFlags, 0)
+	file, err := d.OpenFile(base, readFlags, 0)
 	if err != nil {
 		return mapErr("archive", c, err)
 	}
@@ -484,26 +499,51 @@ func (f *FS) tarEntry(tw *tar.Writer, c, name string) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return mapErr("archive", c, err)
 	}
-	h.Typeflag, h.Size = tar.TypeReg, fi.Size()
-	if err := tw.WriteHeader(h); err != nil {
-		return fmt.Errorf("archive %s: %w", c, err)
-	}
-	// A file that shrinks meanwhile is padded with zeros, one that grows
-	// is cut at its size: the header's size is what the stream carries.
-	n, err := io.CopyN(tw, file, h.Size)
-	if errors.Is(err, io.EOF) {
-		_, err = io.CopyN(tw, zeros{}, h.Size-n)
-	}
-	if err != nil {
-		return fmt.Errorf("archive %s: %w", c, err)
+	return a.fileContent(file, fi, c, h)
+}
+
+// special writes the header of a directory (errIsDir then tells dir to
+// descend) or a symlink; other types are left out.
+func (a *archiver) special(d *os.Root, c, base string, h *tar.Header, m iofs.FileMode) error {
+	switch {
+	case m.IsDir():
+		h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
+		if err := a.tw.WriteHeader(h); err != nil {
+			return fmt.Errorf("archive %s: %w", c, err)
+		}
+		return errIsDir
+	case m&iofs.ModeSymlink != 0:
+		link, err := d.Readlink(base)
+		if err != nil {
+			return mapErr("archive", c, err)
+		}
+		h.Typeflag, h.Linkname = tar.TypeSymlink, filepath.ToSlash(link)
+		return a.tw.WriteHeader(h)
 	}
 	return nil
 }
 
-// zeros reads as an endless run of zero bytes.
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
+// fileContent writes file's header h and content.
+func (a *archiver) fileContent(file *os.File, fi iofs.FileInfo, c string, h *tar.Header) error {
+	h.Typeflag, h.Size, h.Mode, h.ModTime = tar.TypeReg, fi.Size(), int64(fi.Mode().Perm()), fi.ModTime()
+	if err := a.tw.WriteHeader(h); err != nil {
+		return fmt.Errorf("archive %s: %w", c, err)
+	}
+	// A file that shrinks meanwhile is padded with zeros, one that grows
+	// is cut at its size: the header's size is what the stream carries.
+	for left := h.Size; left > 0; {
+		n, err := io.ReadFull(file, a.buf[:min(int64(len(a.buf)), left)])
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			clear(a.buf[n:min(int64(len(a.buf)), left)])
+			n, err = int(min(int64(len(a.buf)), left)), nil
+		}
+		if err == nil {
+			_, err = a.tw.Write(a.buf[:n])
+		}
+		if err != nil {
+			return fmt.Errorf("archive %s: %w", c, err)
+		}
+		left -= int64(n)
+	}
+	return nil
 }
