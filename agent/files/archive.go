@@ -11,7 +11,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -439,16 +438,10 @@ func (a *archiver) dir(ctx context.Context, c, prefix string) error {
 		return mapErr("archive", c, err)
 	}
 	defer d.Close()
-	list, err := d.Open(".")
+	es, err := readDir(d)
 	if err != nil {
 		return mapErr("archive", c, err)
 	}
-	es, err := list.ReadDir(-1)
-	list.Close()
-	if err != nil {
-		return mapErr("archive", c, err)
-	}
-	slices.SortFunc(es, func(x, y iofs.DirEntry) int { return strings.Compare(x.Name(), y.Name()) })
 	for _, e := range es {
 		n := e.Name()
 		if err := ctx.Err(); err != nil {

@@ -336,14 +336,9 @@ func (f *FS) walkDir(ctx context.Context, c string, r *os.Root, ig *ignorer, fn 
 	if ig != nil {
 		ig = ig.loadFrom(r, c)
 	}
-	d, err := r.Open(".")
+	es, err := readDir(r)
 	if err != nil {
 		return nil // vanished or unreadable: skipped
-	}
-	es, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil {
-		return nil
 	}
 	for _, e := range es {
 		n := e.Name()
