@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Archive errors, beyond the package's other kinds.
@@ -109,7 +110,18 @@ type unpack struct {
 	dirs  map[string]*os.Root
 	tmpID string // this unpack's temporary names: TempPrefix+tmpID+seq
 	seq   int
-	buf   []byte // file content on its way from the tar to the disk
+	buf   []byte // large files' content on its way from the tar to the disk
+	taken int64  // bytes of the files taken so far (the limit's count)
+
+	// Small files are written by workers (see startWorkers): inflight
+	// has the lower-cased names handed to them and not known written,
+	// busy counts them; res, files and failed are under mu.
+	jobs     chan *fileWrite
+	workers  sync.WaitGroup
+	busy     sync.WaitGroup
+	inflight map[string]bool
+	mu       sync.Mutex
+	failed   error
 }
 
 // maxUnpackDirs bounds the directories an unpack keeps open.
@@ -134,6 +146,7 @@ func (u *unpack) dir(c string) (*os.Root, error) {
 		return nil, mapErr("unpack", c, err)
 	}
 	if len(u.dirs) >= maxUnpackDirs {
+		u.barrier() // the workers may hold them; a failure is seen at the next entry
 		u.closeDirs()
 	}
 	u.dirs[c] = r
@@ -144,8 +157,13 @@ func (u *unpack) dir(c string) (*os.Root, error) {
 // the unpack just placed a file or link (over a symlink to a directory,
 // say): later entries under c resolve it anew.
 func (u *unpack) replaced(c string) {
+	waited := false
 	for d, r := range u.dirs {
 		if d == c || strings.HasPrefix(d, c+"/") || c == "." {
+			if !waited {
+				u.barrier() // the workers may hold it; a failure is seen at the next entry
+				waited = true
+			}
 			r.Close()
 			delete(u.dirs, d)
 		}
@@ -161,15 +179,22 @@ func (u *unpack) closeDirs() {
 }
 
 // ExtractArchive unpacks the tar stream r into directory p (created when
-// missing). Every regular file is written atomically (as Write does, with
-// overwrite); an entry that is unsafe, unsupported or over the limits ends
-// the unpack with its error, leaving the entries before it in place and
-// nothing of it. Where the platform can (Linux: syncfs), files are not
-// synced one by one but all at once at the end, before it returns: an
-// fsync per file made 20,000 small files take ten times rsync's time. Symlinks are made only when they point inside p; an
-// entry under a symlink the archive made is refused (lower-cased
-// comparison, so it holds on case-insensitive disks too); a hard link must
-// name a file this archive wrote. Data after the end marker is ignored.
+// missing). Every regular file is written atomically (a temporary file
+// renamed over its name, as Write does with overwrite); small files are
+// written several at once, in the stream's order wherever it matters (a
+// name written twice, a link or directory after files, entries under a
+// name just replaced). An entry that is unsafe, unsupported or over the
+// limits ends the unpack with its error, leaving the entries before it in
+// place and nothing of it or after it. A file that cannot be written (a
+// full disk, a directory in its way) ends it too, with the files before
+// it in place; files after it that were being written alongside may land.
+// Where the platform can (Linux: syncfs), files are not synced one by one
+// but all at once at the end, before it returns: an fsync per file made
+// 20,000 small files take ten times rsync's time. Symlinks are made only
+// when they point inside p; an entry under a symlink the archive made is
+// refused (lower-cased comparison, so it holds on case-insensitive disks
+// too); a hard link must name a file this archive wrote. Data after the
+// end marker is ignored.
 func (f *FS) ExtractArchive(ctx context.Context, p string, r io.Reader, lim ArchiveLimits) (ArchiveResult, error) {
 	dest, err := Clean(p)
 	if err != nil {
@@ -182,27 +207,48 @@ func (f *FS) ExtractArchive(ctx context.Context, p string, r io.Reader, lim Arch
 		return ArchiveResult{}, mapErr("unpack", dest, err)
 	}
 	u := &unpack{f: f, dest: dest, lim: lim, links: map[string]bool{}, files: map[string]bool{},
-		dirs: map[string]*os.Root{}, tmpID: rand.Text()[:8] + "-"}
-	defer u.closeDirs()
+		dirs: map[string]*os.Root{}, tmpID: rand.Text()[:8] + "-", inflight: map[string]bool{}}
+	err = u.run(ctx, r)
+	u.stopWorkers()
+	u.closeDirs()
+	if ferr := u.failure(); ferr != nil {
+		err = ferr
+	}
+	if serr := f.syncAll(dest); err == nil {
+		err = serr
+	}
+	return u.res, err
+}
+
+// run reads the stream and unpacks its entries, up to the first error.
+func (u *unpack) run(ctx context.Context, r io.Reader) error {
 	tr := tar.NewReader(r)
 	for entries := 0; ; entries++ {
 		if err := ctx.Err(); err != nil {
-			return u.res, err
+			return err
 		}
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			io.CopyN(io.Discard, r, maxTrailing)
-			return u.res, f.syncAll(dest)
+			return nil
 		}
 		if err != nil {
-			return u.res, errorf(iofs.ErrInvalid, "unpack %s: reading the tar stream: %v", dest, err)
+			return errorf(iofs.ErrInvalid, "unpack %s: reading the tar stream: %v", u.dest, err)
 		}
-		if entries >= lim.MaxEntries {
-			return u.res, errorf(ErrArchiveTooLarge, "unpack %s: more than %d entries", dest, lim.MaxEntries)
+		if entries >= u.lim.MaxEntries {
+			return errorf(ErrArchiveTooLarge, "unpack %s: more than %d entries", u.dest, u.lim.MaxEntries)
+		}
+		if err := u.failure(); err != nil {
+			return err
+		}
+		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+			// Directories and links wait for the files before them.
+			if err := u.barrier(); err != nil {
+				return err
+			}
 		}
 		if err := u.entry(h, tr); err != nil {
-			f.syncAll(dest)
-			return u.res, err
+			return err
 		}
 	}
 }
@@ -254,42 +300,174 @@ func (u *unpack) underLink(c string) error {
 	return nil
 }
 
-// file writes one regular file atomically: a new temporary file beside
-// it, its content, its mode, then a rename over the name (as Write does
-// with Overwrite, without the hash).
+// file unpacks one regular file. One of up to maxSmallEntry bytes is read
+// into memory and written by a worker, alongside the next ones; a larger
+// one is written here, once the workers are done, straight from the
+// stream.
 func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 	if c == "." {
 		return errorf(ErrUnsafeEntry, "archive entry %q names the directory itself", h.Name)
 	}
-	if h.Size < 0 || h.Size > u.lim.MaxBytes-u.res.Bytes {
+	if h.Size < 0 || h.Size > u.lim.MaxBytes-u.taken {
 		return errorf(ErrArchiveTooLarge, "archive entry %s: %d bytes would pass the limit of %d", c, h.Size, u.lim.MaxBytes)
 	}
+	u.taken += h.Size
 	dirC, base := path.Dir(full), path.Base(full)
+	// A file over one being written, or under one (a file replacing a
+	// symlink to a directory), waits for it.
+	if u.inflight[strings.ToLower(c)] || u.underInflight(c) || h.Size > maxSmallEntry {
+		if err := u.barrier(); err != nil {
+			return err
+		}
+	}
 	dir, err := u.dir(dirC)
 	if err != nil {
 		return err
 	}
 	mode := os.FileMode(h.Mode) & os.ModePerm
-	switch fi, err := dir.Lstat(base); {
-	case err == nil && fi.IsDir():
-		return errorf(iofs.ErrInvalid, "write %s: is a directory", full)
-	case err == nil && mode == 0 && fi.Mode().IsRegular():
-		mode = fi.Mode().Perm()
-	case mode == 0:
-		mode = DefaultFileMode
-	}
 	u.seq++
-	tmpName := TempPrefix + u.tmpID + strconv.Itoa(u.seq)
-	tmp := join(dirC, tmpName)
-	u.f.recordTemp(tmp)
-	defer u.f.forgetTemp(tmp)
-	file, err := dir.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	w := &fileWrite{dir: dir, dirC: dirC, base: base, c: c, full: full, mode: mode, size: h.Size,
+		tmpName: TempPrefix + u.tmpID + strconv.Itoa(u.seq)}
+	// Later entries see the name as the file it is about to be.
+	u.replaced(full)
+	delete(u.links, strings.ToLower(c))
+	if h.Size > maxSmallEntry {
+		return u.done(w, u.write(w, func(f *os.File) error { return u.copyContent(f, tr, h.Size, c) }))
+	}
+	w.data = getEntryBuf(int(h.Size))
+	if _, err := io.ReadFull(tr, w.data); err != nil {
+		putEntryBuf(w.data)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return errorf(iofs.ErrInvalid, "archive entry %s: the stream ended inside its content", c)
+		}
 		return mapErr("unpack", full, err)
 	}
-	err = u.copyContent(file, tr, h.Size, c)
+	if err := u.failure(); err != nil {
+		putEntryBuf(w.data)
+		return err
+	}
+	u.startWorkers()
+	u.inflight[strings.ToLower(c)] = true
+	u.busy.Add(1)
+	u.jobs <- w
+	return nil
+}
+
+// fileWrite is one regular file to write: its content from data (a
+// worker) or from the stream.
+type fileWrite struct {
+	dir                 *os.Root
+	dirC, base, c, full string
+	tmpName             string
+	mode                os.FileMode
+	size                int64
+	data                []byte
+}
+
+// maxSmallEntry is the largest file an unpack reads into memory and
+// hands to a worker; unpackWorkers write such files at once, at most
+// 2 × unpackWorkers of them queued. Creating a file is most of what a
+// small one costs, and those calls overlap.
+const (
+	maxSmallEntry = 1 << 20
+	unpackWorkers = 4
+)
+
+// startWorkers starts the unpack's workers, once.
+func (u *unpack) startWorkers() {
+	if u.jobs != nil {
+		return
+	}
+	u.jobs = make(chan *fileWrite, 2*unpackWorkers)
+	for range unpackWorkers {
+		u.workers.Go(func() {
+			for w := range u.jobs {
+				err := u.write(w, func(f *os.File) error { _, err := f.Write(w.data); return err })
+				putEntryBuf(w.data)
+				u.done(w, err)
+				u.busy.Done()
+			}
+		})
+	}
+}
+
+// stopWorkers waits for the files being written and ends the workers.
+func (u *unpack) stopWorkers() {
+	if u.jobs != nil {
+		close(u.jobs)
+		u.workers.Wait()
+		u.jobs = nil
+	}
+}
+
+// barrier waits until every file handed to the workers is written, and
+// returns the first failure.
+func (u *unpack) barrier() error {
+	u.busy.Wait()
+	clear(u.inflight)
+	return u.failure()
+}
+
+// failure is the first error a worker met.
+func (u *unpack) failure() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.failed
+}
+
+// underInflight reports whether a parent of c is a file being written.
+func (u *unpack) underInflight(c string) bool {
+	if len(u.inflight) == 0 {
+		return false
+	}
+	l := strings.ToLower(c)
+	for d := path.Dir(l); d != "."; d = path.Dir(d) {
+		if u.inflight[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// done records a file written (err nil) or the first failure.
+func (u *unpack) done(w *fileWrite, err error) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		if u.failed == nil {
+			u.failed = err
+		}
+		return err
+	}
+	u.files[w.c] = true
+	u.res.Files++
+	u.res.Bytes += w.size
+	return nil
+}
+
+// write writes one regular file atomically: a new temporary file beside
+// it, its content (fill), its mode, then a rename over the name (as Write
+// does with Overwrite, without the hash). A directory in the way is an
+// error; a mode of 0 keeps the old file's, else DefaultFileMode.
+func (u *unpack) write(w *fileWrite, fill func(*os.File) error) error {
+	switch fi, err := w.dir.Lstat(w.base); {
+	case err == nil && fi.IsDir():
+		return errorf(iofs.ErrInvalid, "write %s: is a directory", w.full)
+	case err == nil && w.mode == 0 && fi.Mode().IsRegular():
+		w.mode = fi.Mode().Perm()
+	case w.mode == 0:
+		w.mode = DefaultFileMode
+	}
+	tmp := join(w.dirC, w.tmpName)
+	u.f.recordTemp(tmp)
+	defer u.f.forgetTemp(tmp)
+	file, err := w.dir.OpenFile(w.tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return mapErr("unpack", w.full, err)
+	}
+	err = fill(file)
 	if err == nil {
-		err = file.Chmod(mode)
+		err = file.Chmod(w.mode)
 	}
 	if err == nil && !canSyncAll {
 		err = file.Sync()
@@ -298,18 +476,44 @@ func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 		err = cerr
 	}
 	if err == nil {
-		err = dir.Rename(tmpName, base)
+		err = w.dir.Rename(w.tmpName, w.base)
 	}
 	if err != nil {
-		dir.Remove(tmpName)
-		return mapErr("unpack", full, err)
+		w.dir.Remove(w.tmpName)
+		return mapErr("unpack", w.full, err)
 	}
-	u.replaced(full)
-	delete(u.links, strings.ToLower(c))
-	u.files[c] = true
-	u.res.Files++
-	u.res.Bytes += h.Size
 	return nil
+}
+
+// entryBufs hold small files' content between the stream and a worker, by
+// size class (powers of two from 4 KiB).
+var entryBufs [9]sync.Pool
+
+func entryClass(n int) int {
+	c := 0
+	for size := 4 << 10; size < n && c < len(entryBufs)-1; size <<= 1 {
+		c++
+	}
+	return c
+}
+
+func getEntryBuf(n int) []byte {
+	c := entryClass(n)
+	if b, ok := entryBufs[c].Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]byte, n, max(n, (4<<10)<<c))
+}
+
+func putEntryBuf(b []byte) {
+	if cap(b) < 4<<10 || cap(b) > maxSmallEntry {
+		return
+	}
+	c := entryClass(cap(b))
+	if (4<<10)<<c != cap(b) {
+		return
+	}
+	entryBufs[c].Put(&b)
 }
 
 // copyContent copies an entry's size bytes from tr to file through the
