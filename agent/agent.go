@@ -155,6 +155,9 @@ type Agent struct {
 	procs    *proc.Manager
 	ownProcs bool
 	files    *fileOps
+	// gitConfigs are the user's git configuration paths under the root
+	// (programguard.go).
+	gitConfigs []string
 
 	mu       sync.Mutex
 	handlers map[string]opFunc

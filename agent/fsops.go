@@ -32,7 +32,7 @@ func (a *Agent) registerFiles() error {
 		root.Close()
 		return err
 	}
-	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes}, transfers: newTransfers(DefaultTransferIdle)}
+	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes, Overrides: a.gitOverrides}, transfers: newTransfers(DefaultTransferIdle)}
 	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
 	fo.gitVer, _ = fo.git.Version(ctx)
 	cancel()
@@ -42,6 +42,7 @@ func (a *Agent) registerFiles() error {
 	}
 	a.cfg.Capabilities = caps
 	a.files = fo
+	a.gitConfigs = userGitConfigs(real)
 	for op, h := range map[string]Handler{
 		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,
 		wire.OpFsOpen: fo.open, wire.OpFsClose: fo.closeHandle,

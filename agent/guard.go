@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/wire"
 )
@@ -29,6 +30,13 @@ type callFields struct {
 	TTY     bool              `msgpack:"tty"`
 	// Patch is git.apply's patch, whose file names are checked too.
 	Patch []byte `msgpack:"patch"`
+	// URL is git.clone's source, a path under the root when local.
+	URL string `msgpack:"url"`
+
+	// undecodable is set for a body that does not decode into these
+	// fields: under a policy it is refused, since what its handler would
+	// make of it was not checked.
+	undecodable bool
 }
 
 // archiveReads are ops that read the machine but count as mutations for
@@ -58,6 +66,9 @@ func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 	if f == nil {
 		return nil
 	}
+	if f.undecodable {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "the request body of %s does not decode, so the machine owner's policy cannot check it", req.Op)
+	}
 	if commandOps[req.Op] {
 		if f.TTY {
 			if err := p.Terminal(); err != nil {
@@ -67,16 +78,25 @@ func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 		if err := p.Command(f.Argv, f.Command, f.Env); err != nil {
 			return err
 		}
+		if err := a.checkSearchPath(p); err != nil {
+			return err
+		}
 	}
-	if len(p.DenyPaths) == 0 {
+	write := writes(req.Op)
+	if len(p.DenyPaths) == 0 && !(write && p.ProgramsRestricted() != "") {
 		return nil
 	}
 	names := f.paths(area == "git")
 	if req.Op == wire.OpGitApply {
 		names = append(names, patchPaths(f.Path, f.Patch)...)
 	}
+	if req.Op == wire.OpGitClone {
+		if kind, local, err := git.ClassifyURL(f.URL); err == nil && kind == git.URLLocal {
+			names = append(names, local) // a clone reads the repository there
+		}
+	}
 	for _, rel := range names {
-		if err := a.checkPath(p, rel); err != nil {
+		if err := a.checkPath(p, rel, write); err != nil {
 			return err
 		}
 	}
@@ -84,8 +104,9 @@ func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 }
 
 // inspect decodes the fields the policy and the audit log look at, for
-// ops that name paths or commands; nil for the others and for a body
-// that does not decode (its handler refuses it).
+// ops that name paths or commands; nil for the others. A body that does
+// not decode gives fields marked undecodable: the policy refuses it rather
+// than let its handler read what was not checked.
 func (a *Agent) inspect(req *wire.Request) *callFields {
 	if a.cfg.Policy == nil && a.cfg.Audit == nil {
 		return nil // nobody looks
@@ -96,7 +117,7 @@ func (a *Agent) inspect(req *wire.Request) *callFields {
 	}
 	var f callFields
 	if err := req.DecodeBody(&f); err != nil {
-		return nil
+		return &callFields{undecodable: true}
 	}
 	return &f
 }
@@ -117,20 +138,30 @@ func (f *callFields) paths(git bool) []string {
 // checkPath checks one path as given (cleaned: ".." is resolved) and with
 // the symbolic links of its existing part resolved inside the root. A path
 // that leaves the root is left to the handler, which refuses it
-// (outside_root).
-func (a *Agent) checkPath(p *policy.Policy, rel string) error {
+// (outside_root). For a call that writes, git's own files are checked too
+// (checkGitWrite).
+func (a *Agent) checkPath(p *policy.Policy, rel string, write bool) error {
 	c, err := files.Clean(rel)
 	if err != nil || c == "." {
 		return nil
 	}
-	if err := p.Path(c); err != nil {
+	check := func(c string) error {
+		if err := p.Path(c); err != nil {
+			return err
+		}
+		if write {
+			return a.checkGitWrite(p, c)
+		}
+		return nil
+	}
+	if err := check(c); err != nil {
 		return err
 	}
 	if r, ok := a.resolve(c); ok && r != c {
-		if err := p.Path(r); err != nil {
+		if err := check(r); err != nil {
 			var d *policy.Denial
 			if errors.As(err, &d) {
-				d.Detail = c + " resolves to " + r + ", a denied path"
+				d.Detail = c + " resolves to " + r + ": " + d.Detail
 			}
 			return err
 		}
@@ -185,8 +216,15 @@ func (a *Agent) resolveLinked(head, rest string) (string, bool) {
 	return a.resolve(path.Join(r, rest))
 }
 
-// applyPolicy puts p in force for walks: the file ops hide its denied paths.
+// applyPolicy puts p in force for walks and for what archives and
+// snapshot restores write: the file ops hide its denied paths, and refuse
+// git's own files while programs are restricted.
 func (a *Agent) applyPolicy(p *policy.Policy) {
+	if p == nil || p.ProgramsRestricted() == "" {
+		a.files.fs.SetWriteCheck(nil)
+	} else {
+		a.files.fs.SetWriteCheck(func(c string) error { return a.checkGitWrite(p, c) })
+	}
 	if p == nil || len(p.DenyPaths) == 0 {
 		a.files.fs.SetHidden(nil)
 		return
