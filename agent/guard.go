@@ -55,21 +55,27 @@ var commandOps = map[string]bool{wire.OpExec: true, wire.OpProcStart: true}
 // with symbolic links resolved. Walks below those paths leave denied
 // paths out (files.FS.SetHidden, applied in applyPolicy).
 func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
-	p := a.cfg.Policy.Current()
+	return a.checkCall(a.cfg.Policy.Current(), req.Op, f)
+}
+
+// checkCall is checkPolicy under policy p for op with fields f: for a
+// request at dispatch, and again for the work under way when p was just
+// put in force (live.go).
+func (a *Agent) checkCall(p *policy.Policy, op string, f *callFields) error {
 	if p == nil {
 		return nil
 	}
-	if err := p.Op(req.Op, writes(req.Op)); err != nil {
+	if err := p.Op(op, writes(op)); err != nil {
 		return err
 	}
-	area, _, _ := strings.Cut(req.Op, ".")
+	area, _, _ := strings.Cut(op, ".")
 	if f == nil {
 		return nil
 	}
 	if f.undecodable {
-		return wire.Errorf(wire.CodeInvalidArgument, "", "the request body of %s does not decode, so the machine owner's policy cannot check it", req.Op)
+		return wire.Errorf(wire.CodeInvalidArgument, "", "the request body of %s does not decode, so the machine owner's policy cannot check it", op)
 	}
-	if commandOps[req.Op] {
+	if commandOps[op] {
 		if f.TTY {
 			if err := p.Terminal(); err != nil {
 				return err
@@ -82,15 +88,15 @@ func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 			return err
 		}
 	}
-	write := writes(req.Op)
+	write := writes(op)
 	if len(p.DenyPaths) == 0 && !(write && p.ProgramsRestricted() != "") {
 		return nil
 	}
 	names := f.paths(area == "git")
-	if req.Op == wire.OpGitApply {
+	if op == wire.OpGitApply {
 		names = append(names, patchPaths(f.Path, f.Patch)...)
 	}
-	if req.Op == wire.OpGitClone {
+	if op == wire.OpGitClone {
 		if kind, local, err := git.ClassifyURL(f.URL); err == nil && kind == git.URLLocal {
 			names = append(names, local) // a clone reads the repository there
 		}
@@ -218,8 +224,12 @@ func (a *Agent) resolveLinked(head, rest string) (string, bool) {
 
 // applyPolicy puts p in force for walks and for what archives and
 // snapshot restores write: the file ops hide its denied paths, and refuse
-// git's own files while programs are restricted.
+// git's own files while programs are restricted. Work under way that p
+// refuses then ends (endForPolicy).
 func (a *Agent) applyPolicy(p *policy.Policy) {
+	if old := a.policyInForce.Swap(p); old != nil && old != p {
+		defer a.endForPolicy(old, p)
+	}
 	if p == nil || p.ProgramsRestricted() == "" {
 		a.files.fs.SetWriteCheck(nil)
 	} else {

@@ -50,6 +50,14 @@ func (p *Policy) LimitsOrZero() Limits {
 	return p.Limits
 }
 
+// DenyPathsOrNil is p's denyPaths; none for a nil Policy.
+func (p *Policy) DenyPathsOrNil() []string {
+	if p == nil {
+		return nil
+	}
+	return p.DenyPaths
+}
+
 // IsZero reports whether no limit is set.
 func (l Limits) IsZero() bool { return l == Limits{} }
 
