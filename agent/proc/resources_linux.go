@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // newConfiner picks cgroup v2 where the agent may make a sub-cgroup with
@@ -26,7 +24,7 @@ func newConfiner() confiner {
 	if c, err := newCgroup1(); err == nil {
 		return c
 	}
-	return rlimits{}
+	return shimRlimits{}
 }
 
 // cgroup1 makes one cgroup per process tree in each of the pids, memory
@@ -121,7 +119,7 @@ func (c *cgroup1) close() {
 	}
 }
 
-func (c *cgroup1) prepare(_ *exec.Cmd, r Resources) (box, error) {
+func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
 	n := boxSeq.Add(1)
 	b := &cgroupBox{}
 	set := func(ctl string, files map[string]string) error {
@@ -157,15 +155,22 @@ func (c *cgroup1) prepare(_ *exec.Cmd, r Resources) (box, error) {
 		b.release()
 		return nil, fmt.Errorf("proc: cgroup: %w", err)
 	}
+	// The command joins its cgroups itself before it runs (the shim): a
+	// leader moved in after its start could fork first, and what it
+	// forked would be outside its bounds.
+	if err := shimWrap(cmd, shimSpec{cgroups: b.dirs}); err != nil {
+		b.release()
+		return nil, err
+	}
 	return b, nil
 }
 
 // cgroupBox is one tree's cgroups, one per controller.
 type cgroupBox struct{ dirs []string }
 
-// place moves the leader into each cgroup. It runs right after the start:
-// what the leader forked before it (within microseconds of exec) stays
-// outside, but in the process group, which is killed as a whole.
+// place checks that the leader is in each cgroup: the shim joined them
+// before the command ran (writing it again is a no-op, and moves a leader
+// that somehow is not).
 func (b *cgroupBox) place(pid int) error {
 	for _, d := range b.dirs {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
@@ -206,32 +211,3 @@ func cgroupPids(dir string) []int {
 	}
 	return out
 }
-
-// rlimits bound each started leader with prlimit: its address space, and
-// the processes of the agent's user (RLIMIT_NPROC counts all of the user's
-// processes, and root ignores it).
-type rlimits struct{}
-
-func (rlimits) mechanism() string { return LimitsByRlimit }
-
-func (rlimits) prepare(_ *exec.Cmd, r Resources) (box, error) { return rlimitBox(r), nil }
-
-type rlimitBox Resources
-
-func (b rlimitBox) place(pid int) error {
-	if b.MemoryBytes > 0 {
-		lim := unix.Rlimit{Cur: uint64(b.MemoryBytes), Max: uint64(b.MemoryBytes)}
-		if err := unix.Prlimit(pid, unix.RLIMIT_AS, &lim, nil); err != nil {
-			return fmt.Errorf("proc: rlimit: %w", err)
-		}
-	}
-	if b.Processes > 0 {
-		lim := unix.Rlimit{Cur: uint64(b.Processes), Max: uint64(b.Processes)}
-		if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &lim, nil); err != nil {
-			return fmt.Errorf("proc: rlimit: %w", err)
-		}
-	}
-	return nil
-}
-
-func (rlimitBox) release() {}

@@ -20,7 +20,7 @@ func TestRlimitShim(t *testing.T) {
 	}
 	cmd := exec.Command("/bin/cat", "/proc/self/limits")
 	cmd.Args[0] = "my-cat"
-	if err := shimWrap(cmd, Resources{MemoryBytes: 1 << 30, Processes: 4096, CPUPercent: 50}); err != nil {
+	if err := shimWrap(cmd, shimSpec{mem: 1 << 30, nproc: 4096}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := cmd.Output()
@@ -34,7 +34,7 @@ func TestRlimitShim(t *testing.T) {
 	}
 	cmd = exec.Command("/bin/sh", "-c", `tr '\0' ' ' < /proc/$$/cmdline`)
 	cmd.Args[0] = "my-sh"
-	shimWrap(cmd, Resources{Processes: 4096})
+	shimWrap(cmd, shimSpec{nproc: 4096})
 	if out, err := cmd.Output(); err != nil || !strings.HasPrefix(string(out), "my-sh -c ") {
 		t.Errorf("the program's argv: %q %v, want its own argv[0]", out, err)
 	}
@@ -42,7 +42,7 @@ func TestRlimitShim(t *testing.T) {
 	// 4 KiB of address space: the shim (a Go program) or the exec fails
 	// under it; either way the program never runs.
 	cmd = exec.Command("/bin/echo", "RAN")
-	shimWrap(cmd, Resources{MemoryBytes: 4096})
+	shimWrap(cmd, shimSpec{mem: 4096})
 	out, err = cmd.Output()
 	if err == nil || strings.Contains(string(out), "RAN") {
 		t.Fatalf("a limit too small to run under: %v %q, want a failure and no output", err, out)
