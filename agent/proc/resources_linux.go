@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // newConfiner picks cgroup v2 where the agent may make a sub-cgroup with
@@ -24,7 +26,7 @@ func newConfiner() confiner {
 	if c, err := newCgroup1(); err == nil {
 		return c
 	}
-	return shimRlimits{}
+	return rlimits{}
 }
 
 // cgroup1 makes one cgroup per process tree in each of the pids, memory
@@ -34,7 +36,7 @@ type cgroup1 struct {
 }
 
 // boxSeq names the boxes of every Manager of this process, which share
-// the directory outpost-<pid>.
+// the directory outpost-<pid> (two agents of one process both made box 1).
 var boxSeq atomic.Uint64
 
 // cgroup1Controllers are the controllers a box uses.
@@ -155,12 +157,16 @@ func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
 		b.release()
 		return nil, fmt.Errorf("proc: cgroup: %w", err)
 	}
-	// The command joins its cgroups itself before it runs (the shim): a
-	// leader moved in after its start could fork first, and what it
-	// forked would be outside its bounds.
-	if err := shimWrap(cmd, shimSpec{cgroups: b.dirs}); err != nil {
-		b.release()
-		return nil, err
+	if len(b.dirs) > 0 {
+		// The command joins them itself, before it execs: placed from
+		// here after the start, a leader could fork before it is in
+		// them (seen: a fork bomb under load escaped pids.max).
+		self, err := selfBinary()
+		if err != nil {
+			b.release()
+			return nil, fmt.Errorf("proc: cgroup: the agent's own binary: %w", err)
+		}
+		throughShim(cmd, self, cgroupsEnv, strings.Join(b.dirs, "\n"))
 	}
 	return b, nil
 }
@@ -168,9 +174,8 @@ func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
 // cgroupBox is one tree's cgroups, one per controller.
 type cgroupBox struct{ dirs []string }
 
-// place checks that the leader is in each cgroup: the shim joined them
-// before the command ran (writing it again is a no-op, and moves a leader
-// that somehow is not).
+// place makes sure the leader is in each cgroup; it joined them itself
+// before its exec (the start shim), so this only checks it is there.
 func (b *cgroupBox) place(pid int) error {
 	for _, d := range b.dirs {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
@@ -211,3 +216,50 @@ func cgroupPids(dir string) []int {
 	}
 	return out
 }
+
+// rlimits bound each started leader with prlimit: its address space, and
+// the processes of the agent's user (RLIMIT_NPROC counts all of the user's
+// processes, and root ignores it).
+type rlimits struct{}
+
+func (rlimits) mechanism() string { return LimitsByRlimit }
+
+func (rlimits) prepare(cmd *exec.Cmd, r Resources) (box, error) {
+	var lims []string
+	if r.MemoryBytes > 0 {
+		lims = append(lims, "as="+strconv.FormatInt(r.MemoryBytes, 10))
+	}
+	if r.Processes > 0 {
+		lims = append(lims, "nproc="+strconv.Itoa(r.Processes))
+	}
+	if len(lims) > 0 {
+		// Taken by the command itself before its exec, so nothing it
+		// starts escapes them (see cgroup1.prepare).
+		self, err := selfBinary()
+		if err != nil {
+			return nil, fmt.Errorf("proc: rlimit: the agent's own binary: %w", err)
+		}
+		throughShim(cmd, self, rlimitsEnv, strings.Join(lims, ","))
+	}
+	return rlimitBox(r), nil
+}
+
+type rlimitBox Resources
+
+func (b rlimitBox) place(pid int) error {
+	if b.MemoryBytes > 0 {
+		lim := unix.Rlimit{Cur: uint64(b.MemoryBytes), Max: uint64(b.MemoryBytes)}
+		if err := unix.Prlimit(pid, unix.RLIMIT_AS, &lim, nil); err != nil {
+			return fmt.Errorf("proc: rlimit: %w", err)
+		}
+	}
+	if b.Processes > 0 {
+		lim := unix.Rlimit{Cur: uint64(b.Processes), Max: uint64(b.Processes)}
+		if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &lim, nil); err != nil {
+			return fmt.Errorf("proc: rlimit: %w", err)
+		}
+	}
+	return nil
+}
+
+func (rlimitBox) release() {}

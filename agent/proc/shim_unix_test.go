@@ -11,19 +11,27 @@ import (
 	"testing"
 )
 
-// The rlimit shim (darwin's mechanism, run here on this machine's kernel):
-// the program it execs runs with the limits set and its own argv, and a
-// limit it cannot live under stops it rather than let it run without.
-func TestRlimitShim(t *testing.T) {
+// shimmed is cmd started through the start shim taking the rlimits spec.
+func shimmed(t *testing.T, cmd *exec.Cmd, spec string) *exec.Cmd {
+	t.Helper()
+	self, err := selfBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	throughShim(cmd, self, rlimitsEnv, spec)
+	return cmd
+}
+
+// The rlimits half of the start shim, which darwin's agent relies on (run
+// here on this machine's kernel): the program it execs runs with the
+// limits and its own argv, and a limit it cannot live under stops it
+// rather than let it run without.
+func TestShimRlimits(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/limits")
 	}
 	cmd := exec.Command("/bin/cat", "/proc/self/limits")
-	cmd.Args[0] = "my-cat"
-	if err := shimWrap(cmd, shimSpec{mem: 1 << 30, nproc: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.Output()
+	out, err := shimmed(t, cmd, rlimitSpec(Resources{MemoryBytes: 1 << 30, Processes: 4096, CPUPercent: 50})).Output()
 	if err != nil {
 		t.Fatalf("shim: %v", err)
 	}
@@ -32,31 +40,25 @@ func TestRlimitShim(t *testing.T) {
 			t.Errorf("limits lack %q:\n%s", want, out)
 		}
 	}
-	cmd = exec.Command("/bin/sh", "-c", `tr '\0' ' ' < /proc/$$/cmdline`)
+	cmd = exec.Command("/bin/sh", "-c", `tr '\0' ' ' < /proc/$$/cmdline; env`)
 	cmd.Args[0] = "my-sh"
-	shimWrap(cmd, shimSpec{nproc: 4096})
-	if out, err := cmd.Output(); err != nil || !strings.HasPrefix(string(out), "my-sh -c ") {
-		t.Errorf("the program's argv: %q %v, want its own argv[0]", out, err)
+	out, err = shimmed(t, cmd, "nproc=4096").Output()
+	if err != nil || !strings.HasPrefix(string(out), "my-sh -c ") || strings.Contains(string(out), rlimitsEnv) {
+		t.Errorf("the program's argv and env: %q %v, want its own argv[0] and no marker", out, err)
 	}
-
 	// 4 KiB of address space: the shim (a Go program) or the exec fails
 	// under it; either way the program never runs.
-	cmd = exec.Command("/bin/echo", "RAN")
-	shimWrap(cmd, shimSpec{mem: 4096})
-	out, err = cmd.Output()
+	out, err = shimmed(t, exec.Command("/bin/echo", "RAN"), "as=4096").Output()
 	if err == nil || strings.Contains(string(out), "RAN") {
 		t.Fatalf("a limit too small to run under: %v %q, want a failure and no output", err, out)
 	}
 }
 
-// Through the Manager, as darwin's agent runs it: a started command sees
+// darwin's confiner through the Manager, run here: a started command sees
 // the process limit of the owner's policy.
-func TestRlimitShimThroughTheManager(t *testing.T) {
-	if runtime.GOOS != "linux" {
+func TestShimRlimitsThroughTheManager(t *testing.T) {
+	if _, err := os.Stat("/bin/dash"); err != nil || runtime.GOOS != "linux" {
 		t.Skip("uses dash's ulimit -p")
-	}
-	if _, err := os.Stat("/bin/dash"); err != nil {
-		t.Skip("no dash")
 	}
 	m, _ := newTestManager(t)
 	m.confine = shimRlimits{}
