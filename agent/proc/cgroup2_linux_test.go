@@ -129,8 +129,15 @@ func TestCgroup2BoxStartsInsideAndKillsTheTree(t *testing.T) {
 	if got := cgroupOf(escaped); got != box {
 		t.Fatalf("the child that left the group is in %q, want the leader's box %q", got, box)
 	}
-	if pg, _ := pgidOf(escaped); pg == leader {
-		t.Fatalf("the setsid child is still in the leader's process group")
+	// $! is known before the child has called setsid: wait for it.
+	for deadline := time.Now().Add(generousWait); ; {
+		if pg, _ := pgidOf(escaped); pg != leader {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the setsid child is still in the leader's process group")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := m.Terminate(id); err != nil {
 		t.Fatal(err)
