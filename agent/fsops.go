@@ -18,6 +18,8 @@ type fileOps struct {
 	transfers *transfers
 	archives  *archives
 	watches   *watches
+	// opened, when set, checks a file once open (Agent.checkOpened).
+	opened func(f *os.File, given string) error
 }
 
 // registerFiles opens the root and serves the file and git ops. The
@@ -42,6 +44,7 @@ func (a *Agent) registerFiles() error {
 	}
 	a.cfg.Capabilities = caps
 	a.files = fo
+	fo.opened = a.checkOpened
 	a.gitConfigs = userGitConfigs(real)
 	for op, h := range map[string]Handler{
 		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,

@@ -182,6 +182,12 @@ func (fo *fileOps) open(_ context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fo.opened != nil {
+		if err := fo.opened(file, body.Path); err != nil {
+			file.Close()
+			return nil, err
+		}
+	}
 	data, err := readAt(file, 0, min(body.Length, e.Size), e.Path)
 	if err != nil {
 		file.Close()
