@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,63 +13,132 @@ import (
 )
 
 // On a fresh machine (a network namespace), `agent login` then `agent
-// install` gives an agent that survives a kill and a control-plane restart.
+// install` gives an agent that survives a kill, a control-plane restart
+// and a self-update, and after the update still survives a kill and a
+// control-plane restart.
 // A systemd user manager cannot start in this test's container (systemd
 // --user exits at once without PID 1 systemd), so the unit install writes
 // (--dry-run) is run as systemd would run it: its ExecStart, restarted
 // after any exit per Restart=always and RestartSec, by a supervisor this
 // test starts. The unit itself is checked by systemd-analyze in
 // agent/service.
-func TestInstalledAgentSurvivesKillAndRestart(t *testing.T) {
+//
+// The binary is a release build (-tags agent, version 1.0.0, the release
+// key built in) put where a user would put it; the update is to a second
+// real build (1.1.0), published signed and served by the control plane.
+func TestInstalledAgentSurvivesKillRestartAndUpdate(t *testing.T) {
 	l := newNetLink(t)
-	cp := startControlPlaneWith(t, cpConfig{natsHost: l.hostIP, tls: true})
+	releases := t.TempDir()
+	cp := startControlPlaneWith(t, cpConfig{natsHost: l.hostIP, tls: true, releases: releases})
 	cp.workspace("default")
+	key, pub := sharedReleaseKey(t)
+	v1, v2 := readFile(t, agentBuild(t, "1.0.0", pub)), agentBuild(t, "1.1.0", pub)
 	home, root := t.TempDir(), t.TempDir()
-	config := deviceLogin(t, l, cp, home, "laptop")
+	exe := filepath.Join(home, ".local", "bin", "outpost")
+	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, v1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := deviceLogin(t, l, cp, exe, home, "laptop")
 
-	unit := mustRunWithEnv(t, []string{"HOME=" + home}, "agent", "install", "--config", config, "--root", root, "--dry-run")
+	unit := mustRunCommand(t, []string{"HOME=" + home}, exe, "agent", "install", "--config", config, "--root", root, "--update-check", "1s", "--dry-run")
 	for _, want := range []string{"/systemd/user/outpost-agent-default-laptop.service", "Restart=always", "WantedBy=default.target"} {
 		if !strings.Contains(unit, want) {
 			t.Fatalf("install --dry-run does not show %q:\n%s", want, unit)
 		}
 	}
 	argv, restartSec := execStart(t, unit)
-	if argv[0] != outpostBin || strings.Join(argv[1:], " ") != "agent run --config "+config+" --root "+root {
+	if argv[0] != exe || strings.Join(argv[1:], " ") != "agent run --config "+config+" --root "+root+" --update-check 1s" {
 		t.Fatalf("ExecStart = %q", argv)
 	}
 	sup := startSupervisor(t, l, argv, restartSec)
-	cp.waitStatus("default", "laptop", "online")
-	first := sup.pid()
-
-	// A kill: the supervisor starts it again, and it is back online.
-	if err := exec.Command("kill", "-KILL", fmt.Sprint(first)).Run(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, statusTimeout, "a restarted agent", func() error {
-		if p := sup.pid(); p == first || p == 0 {
-			return errStatus("not restarted")
-		}
-		return nil
-	})
 	env := []string{"OUTPOST_URL=" + cp.url, "OUTPOST_TOKEN=" + adminToken, "OUTPOST_CA_FILE=" + cp.caFile()}
-	waitFor(t, statusTimeout, "exec on the restarted agent", func() error {
-		out, err := runWithEnv(env, "exec", "--agent", "laptop", "--", "echo", "after-kill")
-		if err != nil || strings.TrimSpace(out) != "after-kill" {
-			return fmt.Errorf("%v: %s", err, out)
+	serves := func(version, what string) {
+		t.Helper()
+		waitAgentVersion(t, cp, "laptop", version)
+		waitFor(t, statusTimeout, "exec on the agent "+what, func() error {
+			out, err := runWithEnv(env, "exec", "--agent", "laptop", "--", "echo", what)
+			if err != nil || strings.TrimSpace(out) != what {
+				return fmt.Errorf("%v: %s", err, out)
+			}
+			return nil
+		})
+	}
+	serves("1.0.0", "installed")
+
+	survivesKill := func(version string) {
+		t.Helper()
+		first := sup.pid()
+		if err := exec.Command("kill", "-KILL", fmt.Sprint(first)).Run(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, statusTimeout, "a restarted agent", func() error {
+			if p := sup.pid(); p == first || p == 0 {
+				return errStatus("not restarted")
+			}
+			return nil
+		})
+		serves(version, "after-kill-"+version)
+	}
+	survivesRestart := func(version string) {
+		t.Helper()
+		pid := sup.pid()
+		cp.restart()
+		cp.waitStatus("default", "laptop", "online")
+		serves(version, "after-restart-"+version)
+		if sup.pid() != pid {
+			t.Fatalf("the agent was restarted (pid %d, then %d) instead of reconnecting", pid, sup.pid())
+		}
+	}
+
+	// A kill: the supervisor starts it again. A control-plane restart: the
+	// same daemon reconnects by itself.
+	survivesKill("1.0.0")
+	survivesRestart("1.0.0")
+
+	// An update: published while it runs, taken at its next check, tried
+	// and kept; the same process (re-executed) serves as 1.1.0, without
+	// the supervisor seeing it stop.
+	pid := sup.pid()
+	mustRunWithEnv(t, nil, "release", "publish", "--key", key, "--dir", releases, "--version", "1.1.0", goPlatform(t)+"="+v2)
+	waitFor(t, statusTimeout*2, "the update's trial to pass", func() error {
+		// The trial serves too, briefly: the handoff is over when the
+		// old process re-executes.
+		if !strings.Contains(sup.output(), "updated; restarting as the new version") {
+			return errStatus("not yet")
 		}
 		return nil
 	})
-
-	// A control-plane restart: the same daemon reconnects by itself.
-	pid := sup.pid()
-	cp.restart()
-	cp.waitStatus("default", "laptop", "online")
-	if out := mustRunWithEnv(t, env, "exec", "--agent", "laptop", "--", "echo", "after-restart"); strings.TrimSpace(out) != "after-restart" {
-		t.Fatalf("exec after the control plane's restart: %q", out)
-	}
+	serves("1.1.0", "updated")
 	if sup.pid() != pid {
-		t.Fatalf("the agent was restarted (pid %d, then %d) instead of reconnecting", pid, sup.pid())
+		t.Fatalf("the update restarted the agent through its supervisor (pid %d, then %d)", pid, sup.pid())
 	}
+	if !bytes.Equal(readFile(t, exe), readFile(t, v2)) || !bytes.Equal(readFile(t, exe+".previous"), v1) {
+		t.Fatal("after the update the unit's binary is not the new build, or the old one was not kept")
+	}
+
+	// After the update, the unit's command is the new version: a kill and a
+	// control-plane restart again.
+	survivesKill("1.1.0")
+	survivesRestart("1.1.0")
+}
+
+// waitAgentVersion waits for agent id of workspace default to be online at
+// version v.
+func waitAgentVersion(t *testing.T, cp *controlPlane, id, v string) {
+	t.Helper()
+	waitFor(t, statusTimeout*2, "agent "+id+" online at "+v, func() error {
+		a, err := cp.cl.GetAgent(ctx(t), "default", id)
+		if err != nil {
+			return err
+		}
+		if a.Status != "online" || a.Version != v {
+			return fmt.Errorf("%s at %s", a.Status, a.Version)
+		}
+		return nil
+	})
 }
 
 // execStart reads ExecStart (as systemd splits it: double quotes with
@@ -168,6 +240,13 @@ func startSupervisor(t *testing.T, l *netLink, argv []string, restartSec time.Du
 		s.mu.Unlock()
 	})
 	return s
+}
+
+// output is what the current process printed.
+func (s *supervisor) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current.output()
 }
 
 // pid is the agent's pid: the command `ip netns exec` runs execs it, so

@@ -20,9 +20,37 @@ import (
 
 var (
 	buildsMu  sync.Mutex
-	buildsDir string
+	buildsDir string                // removed by runMain
 	builds    = map[string]string{} // "version key" → binary
+	sharedKey [2]string             // the release key file and public key most tests build with
 )
+
+// buildDir is the directory builds and the shared release key live in, made
+// once per test binary run. Call with buildsMu held.
+func buildDir(t *testing.T) string {
+	t.Helper()
+	if buildsDir == "" {
+		d, err := os.MkdirTemp("", "outpost-e2e-builds")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildsDir = d
+	}
+	return buildsDir
+}
+
+// sharedReleaseKey is one release key pair for the whole run, so that the
+// builds with it (agentBuild) are made once and reused by every test.
+func sharedReleaseKey(t *testing.T) (string, string) {
+	t.Helper()
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	if sharedKey[0] == "" {
+		key := filepath.Join(buildDir(t), "release.key")
+		sharedKey = [2]string{key, keygen(t, key)}
+	}
+	return sharedKey[0], sharedKey[1]
+}
 
 // agentBuild is `go build -tags agent` of the agent at version with
 // releaseKey built in, made once per test binary run.
@@ -33,14 +61,7 @@ func agentBuild(t *testing.T, version, releaseKey string) string {
 	if b, ok := builds[version+" "+releaseKey]; ok {
 		return b
 	}
-	if buildsDir == "" {
-		d, err := os.MkdirTemp("", "outpost-e2e-builds")
-		if err != nil {
-			t.Fatal(err)
-		}
-		buildsDir = d // removed with the process's temp files; small
-	}
-	out := filepath.Join(buildsDir, fmt.Sprintf("outpost-%s-%d", version, len(builds)))
+	out := filepath.Join(buildDir(t), fmt.Sprintf("outpost-%s-%d", version, len(builds)))
 	cmd := exec.Command("go", "build", "-tags", "agent", "-o", out,
 		"-ldflags", "-X main.version="+version+" -X main.releaseKey="+releaseKey, "../../cmd/outpost")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -55,13 +76,19 @@ func agentBuild(t *testing.T, version, releaseKey string) string {
 func releaseKey(t *testing.T) (string, string) {
 	t.Helper()
 	key := filepath.Join(privateDir(t), "release.key")
+	return key, keygen(t, key)
+}
+
+// keygen makes a release key pair in file key and returns its public key.
+func keygen(t *testing.T, key string) string {
+	t.Helper()
 	out := mustRunWithEnv(t, nil, "release", "keygen", "--key", key)
 	_, pub, _ := strings.Cut(out, "public key: ")
 	pub, _, _ = strings.Cut(pub, "\n")
 	if pub == "" {
 		t.Fatalf("no public key in:\n%s", out)
 	}
-	return key, pub
+	return pub
 }
 
 // updateEnv is a control plane serving a releases directory, and an agent
@@ -79,7 +106,7 @@ type updateEnv struct {
 func newUpdateEnv(t *testing.T, extra ...string) *updateEnv {
 	t.Helper()
 	e := &updateEnv{releases: t.TempDir()}
-	e.key, e.pub = releaseKey(t)
+	e.key, e.pub = sharedReleaseKey(t)
 	v1 := agentBuild(t, "1.0.0", e.pub)
 	e.v2Path = agentBuild(t, "1.1.0", e.pub)
 	e.v1, e.v2 = readFile(t, v1), readFile(t, e.v2Path)
