@@ -93,7 +93,17 @@ func (h *Handoff) trial(ctx context.Context) error {
 	cmd := exec.Command(h.Exe, h.Args...)
 	cmd.Env = append(os.Environ(), TrialEnv+"="+marker)
 	cmd.Stdout, cmd.Stderr = h.Output, h.Output
+	started, release, err := dieWithParent(cmd)
+	if err != nil {
+		return err
+	}
+	defer release() // after every path below has waited for the trial
 	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := started(); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		return err
 	}
 	exited := make(chan error, 1)
@@ -154,7 +164,10 @@ func restore(exe, prev string) error {
 }
 
 // Trial is the new binary's side of a trial run.
-type Trial struct{ marker string }
+type Trial struct {
+	marker string
+	parent int // the old agent's pid, which waits for this trial
+}
 
 // TrialFromEnv is the trial this process runs in, nil when none.
 func TrialFromEnv() *Trial {
@@ -163,18 +176,24 @@ func TrialFromEnv() *Trial {
 		return nil
 	}
 	os.Unsetenv(TrialEnv) // not for the agent's commands
-	return &Trial{marker: m}
+	return &Trial{marker: m, parent: os.Getppid()}
 }
 
 // Online reports that the agent serves.
 func (t *Trial) Online() error { return os.WriteFile(t.marker+".online", nil, 0o600) }
 
-// WaitStop returns when the old binary says the trial is over, or ctx ends.
+// WaitStop returns when the old binary says the trial is over, when the
+// old binary has died (on unix the trial is then reparented; a trial
+// outliving it would serve beside what the service manager starts next),
+// or when ctx ends.
 func (t *Trial) WaitStop(ctx context.Context) {
 	tick := time.NewTicker(trialPoll)
 	defer tick.Stop()
 	for {
 		if _, err := os.Stat(t.marker + ".stop"); err == nil {
+			return
+		}
+		if runtime.GOOS != "windows" && os.Getppid() != t.parent {
 			return
 		}
 		select {
