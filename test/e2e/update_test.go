@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -295,15 +296,21 @@ func TestSelfUpdateTurnedOff(t *testing.T) {
 	})
 	t.Run("workspace setting", func(t *testing.T) {
 		e := newUpdateEnv(t)
-		off := false
-		if _, err := e.cp.cl.PatchWorkspace(ctx(t), "default", client.WorkspacePatch{AgentUpdates: &off}); err != nil {
-			t.Fatal(err)
+		env := []string{"OUTPOST_URL=" + e.cp.url, "OUTPOST_TOKEN=" + adminToken}
+		if out := mustRunWithEnv(t, env, "workspace"); !strings.Contains(out, "workspace default\n") || !strings.Contains(out, "agent updates:  on\n") {
+			t.Fatalf("outpost workspace:\n%s", out)
+		}
+		if out := mustRunWithEnv(t, env, "workspace", "set", "--agent-updates", "off"); !strings.Contains(out, "agent updates:  off\n") {
+			t.Fatalf("outpost workspace set --agent-updates off:\n%s", out)
+		}
+		if w, err := e.cp.cl.GetWorkspace(ctx(t), "default"); err != nil || w.AgentUpdates {
+			t.Fatalf("after set --agent-updates off the API says %+v, %v", w, err)
 		}
 		e.publish(t, e.key, "1.1.0", e.v2Path)
 		e.checkStays(t)
-		on := true
-		if _, err := e.cp.cl.PatchWorkspace(ctx(t), "default", client.WorkspacePatch{AgentUpdates: &on}); err != nil {
-			t.Fatal(err)
+		var w client.Workspace
+		if err := json.Unmarshal([]byte(mustRunWithEnv(t, env, "workspace", "set", "--agent-updates", "on", "--json")), &w); err != nil || w.ID != "default" || !w.AgentUpdates {
+			t.Fatalf("outpost workspace set --agent-updates on --json: %+v, %v", w, err)
 		}
 		e.waitVersion(t, "1.1.0")
 	})
