@@ -105,11 +105,16 @@ func TestInstalledAgentSurvivesKillRestartAndUpdate(t *testing.T) {
 	// An update: published while it runs, taken at its next check, tried
 	// and kept. The same process re-executes as the new version: systemd
 	// never sees it stop.
-	pid := sd.mainPID(unit)
+	pid, newBuild := sd.mainPID(unit), readFile(t, v2)
 	mustRunWithEnv(t, nil, "release", "publish", "--key", key, "--dir", releases, "--version", "1.1.0", goPlatform(t)+"="+v2)
 	waitFor(t, statusTimeout*2, "the update's trial to pass and the agent to re-execute", func() error {
-		// The trial (a child) serves too, briefly: the handoff is over when
-		// the unit's process runs the new binary and has no trial left.
+		// The trial (a child, running the staged download) serves too,
+		// briefly: the handoff is over when the new build is in place and
+		// the unit's process has re-executed it (before, its exe is the
+		// replaced file) with no trial left.
+		if !bytes.Equal(readFile(t, exe), newBuild) {
+			return errStatus("the new build is not in place")
+		}
 		if p := sd.mainPID(unit); p != pid {
 			return errStop{fmt.Errorf("the update restarted the agent through systemd (pid %d, then %d)", pid, p)}
 		}
@@ -122,8 +127,8 @@ func TestInstalledAgentSurvivesKillRestartAndUpdate(t *testing.T) {
 		return nil
 	})
 	serves("1.1.0", "updated")
-	if !bytes.Equal(readFile(t, exe), readFile(t, v2)) || !bytes.Equal(readFile(t, exe+".previous"), v1) {
-		t.Fatal("after the update the unit's binary is not the new build, or the old one was not kept")
+	if !bytes.Equal(readFile(t, exe+".previous"), v1) {
+		t.Fatal("after the update the old build was not kept")
 	}
 
 	// After the update, the unit's command is the new version: a kill and a

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,8 +13,9 @@ import (
 
 // An agent killed while it tries a new version takes the trial with it:
 // the trial must not go on serving beside the agent its service manager
-// starts next. The "new version" here never comes online (it sleeps), so
-// the agent is still waiting for it when it is killed.
+// starts next, and that must be the version that was running, not the
+// untried one (which may never come up). The "new version" here never comes online
+// (it sleeps), so the agent is still waiting for it when it is killed.
 func TestSelfUpdateTrialDiesWithTheAgent(t *testing.T) {
 	e := newUpdateEnv(t)
 	sleeper := filepath.Join(t.TempDir(), "sleeper")
@@ -48,6 +50,16 @@ func TestSelfUpdateTrialDiesWithTheAgent(t *testing.T) {
 		}
 		return nil
 	})
+
+	// The service manager starts the binary again: it is the version that
+	// was killed, never the untried one. (The release is withdrawn first,
+	// so that it is not tried again at once.)
+	if err := os.Remove(filepath.Join(e.releases, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	e.binaryIs(t, e.v1, "the build that was running, after a kill mid-trial")
+	e.agent = startCommand(t, nil, exec.Command(e.exe, e.agent.cmd.Args[1:]...))
+	e.waitVersion(t, "1.0.0")
 }
 
 // childOf is a child process of pid, 0 if it has none.

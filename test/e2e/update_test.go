@@ -168,6 +168,15 @@ func (e *updateEnv) waitVersion(t *testing.T, v string) {
 	})
 }
 
+// waitUpdated waits for the update's handoff to end (the trial, running
+// the staged binary, serves at the new version for a moment before) and
+// the agent to be online at version v.
+func (e *updateEnv) waitUpdated(t *testing.T, v string) {
+	t.Helper()
+	e.waitLog(t, "updated; restarting as the new version")
+	e.waitVersion(t, v)
+}
+
 // waitLog waits for the agent's log to say s.
 func (e *updateEnv) waitLog(t *testing.T, s string) {
 	t.Helper()
@@ -190,7 +199,7 @@ func TestSelfUpdate(t *testing.T) {
 	e := newUpdateEnv(t)
 	pid := e.agent.cmd.Process.Pid
 	e.publish(t, e.key, "1.1.0", e.v2Path)
-	e.waitVersion(t, "1.1.0")
+	e.waitUpdated(t, "1.1.0")
 	e.binaryIs(t, e.v2, "the new build")
 	if !bytes.Equal(readFile(t, e.exe+".previous"), e.v1) {
 		t.Fatal("the previous build was not kept")
@@ -252,8 +261,11 @@ func TestSelfUpdateRollsBackABinaryThatExitsAtStart(t *testing.T) {
 	e := newUpdateEnv(t)
 	e.publish(t, e.key, "1.1.0", "/bin/false")
 	e.waitLog(t, "did not come online; rolled back")
-	e.binaryIs(t, e.v1, "the old build, put back")
+	e.binaryIs(t, e.v1, "the old build, kept")
 	e.waitVersion(t, "1.0.0")
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(e.exe), ".outpost-update-*")); len(left) != 0 {
+		t.Fatalf("the rolled-back download was left behind: %v", left)
+	}
 	if got := strings.TrimSpace(string(readFile(t, e.config+".update-failed"))); got != "1.1.0" {
 		t.Fatalf("failed version recorded: %q", got)
 	}
@@ -264,7 +276,7 @@ func TestSelfUpdateRollsBackABinaryThatExitsAtStart(t *testing.T) {
 	}
 	// A fixed release of a newer version goes through.
 	e.publish(t, e.key, "1.1.1", e.v2Path)
-	e.waitVersion(t, "1.1.0") // the build says 1.1.0; it is what runs now
+	e.waitUpdated(t, "1.1.0") // the build says 1.1.0; it is what runs now
 	e.binaryIs(t, e.v2, "the new build")
 }
 
@@ -283,7 +295,7 @@ func TestSelfUpdateWaitsForARunningProcess(t *testing.T) {
 	if _, err := target.Terminate(ctx(t), p.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.waitVersion(t, "1.1.0")
+	e.waitUpdated(t, "1.1.0")
 	e.binaryIs(t, e.v2, "the new build")
 }
 
