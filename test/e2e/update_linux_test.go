@@ -59,7 +59,13 @@ func TestSelfUpdateTrialDiesWithTheAgent(t *testing.T) {
 	}
 	e.binaryIs(t, e.v1, "the build that was running, after a kill mid-trial")
 	e.agent = startCommand(t, nil, exec.Command(e.exe, e.agent.cmd.Args[1:]...))
+	e.waitLog(t, "agent default/laptop 1.0.0 serving")
+	e.waitLog(t, "agent serving")
 	e.waitVersion(t, "1.0.0")
+	env := []string{"OUTPOST_URL=" + e.cp.url, "OUTPOST_TOKEN=" + adminToken}
+	if out := mustRunWithEnv(t, env, "exec", "--agent", "laptop", "--", "echo", "restarted"); strings.TrimSpace(out) != "restarted" {
+		t.Fatalf("exec on the restarted agent: %q", out)
+	}
 }
 
 // childOf is a child process of pid, 0 if it has none.
