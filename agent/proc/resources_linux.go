@@ -16,8 +16,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newConfiner picks cgroups v1 where the agent may make them, else rlimits.
+// newConfiner picks cgroup v2 where the agent may make a sub-cgroup with
+// the memory and pids controllers, else cgroups v1 where it may make them,
+// else rlimits.
 func newConfiner() confiner {
+	if c, err := newCgroup2(); err == nil {
+		return c
+	}
 	if c, err := newCgroup1(); err == nil {
 		return c
 	}
@@ -28,8 +33,11 @@ func newConfiner() confiner {
 // and cpu hierarchies, under the agent's own: DIR/outpost-<agent pid>/<n>.
 type cgroup1 struct {
 	dirs map[string]string // controller → the agent's directory of boxes
-	seq  atomic.Uint64
 }
+
+// boxSeq names the boxes of every Manager of this process, which share
+// the directory outpost-<pid> (two agents of one process both made box 1).
+var boxSeq atomic.Uint64
 
 // cgroup1Controllers are the controllers a box uses.
 var cgroup1Controllers = []string{"pids", "memory", "cpu"}
@@ -113,8 +121,8 @@ func (c *cgroup1) close() {
 	}
 }
 
-func (c *cgroup1) prepare(_ *exec.Cmd, r Resources) (box, error) {
-	n := c.seq.Add(1)
+func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
+	n := boxSeq.Add(1)
 	b := &cgroupBox{}
 	set := func(ctl string, files map[string]string) error {
 		base := c.dirs[ctl]
@@ -149,15 +157,25 @@ func (c *cgroup1) prepare(_ *exec.Cmd, r Resources) (box, error) {
 		b.release()
 		return nil, fmt.Errorf("proc: cgroup: %w", err)
 	}
+	if len(b.dirs) > 0 {
+		// The command joins them itself, before it execs: placed from
+		// here after the start, a leader could fork before it is in
+		// them (seen: a fork bomb under load escaped pids.max).
+		self, err := selfBinary()
+		if err != nil {
+			b.release()
+			return nil, fmt.Errorf("proc: cgroup: the agent's own binary: %w", err)
+		}
+		throughShim(cmd, self, cgroupsEnv, strings.Join(b.dirs, "\n"))
+	}
 	return b, nil
 }
 
 // cgroupBox is one tree's cgroups, one per controller.
 type cgroupBox struct{ dirs []string }
 
-// place moves the leader into each cgroup. It runs right after the start:
-// what the leader forked before it (within microseconds of exec) stays
-// outside, but in the process group, which is killed as a whole.
+// place makes sure the leader is in each cgroup; it joined them itself
+// before its exec (the start shim), so this only checks it is there.
 func (b *cgroupBox) place(pid int) error {
 	for _, d := range b.dirs {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
@@ -206,7 +224,25 @@ type rlimits struct{}
 
 func (rlimits) mechanism() string { return LimitsByRlimit }
 
-func (rlimits) prepare(_ *exec.Cmd, r Resources) (box, error) { return rlimitBox(r), nil }
+func (rlimits) prepare(cmd *exec.Cmd, r Resources) (box, error) {
+	var lims []string
+	if r.MemoryBytes > 0 {
+		lims = append(lims, "as="+strconv.FormatInt(r.MemoryBytes, 10))
+	}
+	if r.Processes > 0 {
+		lims = append(lims, "nproc="+strconv.Itoa(r.Processes))
+	}
+	if len(lims) > 0 {
+		// Taken by the command itself before its exec, so nothing it
+		// starts escapes them (see cgroup1.prepare).
+		self, err := selfBinary()
+		if err != nil {
+			return nil, fmt.Errorf("proc: rlimit: the agent's own binary: %w", err)
+		}
+		throughShim(cmd, self, rlimitsEnv, strings.Join(lims, ","))
+	}
+	return rlimitBox(r), nil
+}
 
 type rlimitBox Resources
 

@@ -1,44 +1,13 @@
 package proc
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-// sigResetEnv marks a start through the signal-mask shim (see
-// unblockChildSignals): the agent's own binary, which clears its signal
-// mask and execs the command. Its OUTPOST_ prefix keeps it from ever being
-// inherited by commands otherwise.
-const sigResetEnv = ScrubbedPrefix + "PROC_UNBLOCK_SIGNALS"
-
-func init() {
-	if os.Getenv(sigResetEnv) == "1" && len(os.Args) >= 3 {
-		runUnblockShim(os.Args[1], os.Args[2:])
-	}
-}
-
-// runUnblockShim clears the signal mask of this thread and execs path
-// with argv, leaving the marker out of its environment; it never returns.
-func runUnblockShim(path string, argv []string) {
-	runtime.LockOSThread()
-	var empty unix.Sigset_t
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil); err != nil {
-		fmt.Fprintf(os.Stderr, "outpost: unblock signals: %v\n", err)
-		os.Exit(127)
-	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, sigResetEnv+"=") })
-	err := syscall.Exec(path, argv, env)
-	fmt.Fprintf(os.Stderr, "outpost: exec %s: %v\n", path, err)
-	os.Exit(127)
-}
 
 // inheritedMask reports whether the agent was started with signals
 // blocked (the mask every thread it starts inherits, and with it every
@@ -74,7 +43,12 @@ func unblockChildSignals(cmd *exec.Cmd) {
 	if !blocked {
 		return
 	}
-	cmd.Args = append([]string{self, cmd.Path}, cmd.Args...)
-	cmd.Path = self
-	cmd.Env = append(cmd.Env, sigResetEnv+"=1")
+	throughShim(cmd, self, sigResetEnv, "1")
+}
+
+// clearSignalMask empties this thread's signal mask (the shim's
+// sigResetEnv).
+func clearSignalMask() error {
+	var empty unix.Sigset_t
+	return unix.PthreadSigmask(unix.SIG_SETMASK, &empty, nil)
 }
