@@ -32,20 +32,38 @@ func (s *Server) handleGetArchive(w http.ResponseWriter, r *http.Request, t targ
 	defer x.cleanup(r.Context(), wire.OpFsArchiveClose, open.Handle)
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.WriteHeader(http.StatusOK)
+	// The next piece is asked for while the last one is written to the
+	// client: a writer goroutine takes them, in order, until pieces is
+	// closed (after a write error it only drains them).
+	pieces := make(chan []byte, 2)
+	werr := make(chan error, 1)
+	go func() {
+		var err error
+		for p := range pieces {
+			if err == nil {
+				_, err = w.Write(p)
+			}
+		}
+		werr <- err
+	}()
 	for {
 		var res wire.FsArchiveReadResult
 		err := x.t.Concurrent().Call(r.Context(), wire.OpFsArchiveRead, &wire.FsHandleRequest{Handle: open.Handle}, &res, fileCall())
 		if err == nil && len(res.Data) > 0 {
-			_, err = w.Write(res.Data)
+			pieces <- res.Data // it aliases its reply, which nothing reuses
 		}
-		if err != nil {
+		if err != nil || res.EOF {
+			close(pieces)
+			if werr := <-werr; err == nil {
+				err = werr
+			}
+			if err == nil {
+				return nil
+			}
 			if !errors.Is(err, r.Context().Err()) {
 				s.log.Warn("archive download cut short", "path", path, "err", err)
 			}
 			panic(http.ErrAbortHandler)
-		}
-		if res.EOF {
-			return nil
 		}
 	}
 }
