@@ -172,6 +172,7 @@ type Agent struct {
 	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
 	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
 	pipes   *pipes                    // forwarded TCP connections (pipes.go)
+	attach  attachStreams             // processes' attach streams (attach.go)
 	// connected is signalled on every reconnect: the heartbeat loop then
 	// beats soon (firstBeat) instead of up to a whole interval later.
 	connected chan struct{}
@@ -199,6 +200,7 @@ func New(cfg Config) (*Agent, error) {
 		connected: make(chan struct{}, 1),
 	}
 	a.pipes = newPipes(a)
+	a.attach.a = a
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses, Resources: a.resources})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/outposthq/outpost/internal/hoptrace"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -24,6 +25,10 @@ type writeOp struct {
 	eof  bool
 	done chan struct{} // closed once written (or failed)
 	err  error         // set before done closes
+
+	// Under stdinWriter.mu: finished once err is set; notify run then.
+	finished bool
+	notify   []func(error)
 }
 
 // stdinWriter feeds a process's stdin from one goroutine, in the order
@@ -65,6 +70,38 @@ func (s *stdinWriter) write(ctx context.Context, id, wid string, data []byte, eo
 		return op.err
 	case <-ctx.Done():
 		return wire.Errorf(wire.CodeDeadlineExceeded, "", "stdin of process %s: write still pending (retry with the same writeId)", id)
+	}
+}
+
+// writeAsync accepts data (then EOF when eof) as write wid and returns at
+// once; fn gets the write's outcome once written, in the writer's goroutine
+// (or in this one, for a repeat of a write already done).
+func (s *stdinWriter) writeAsync(id, wid string, data []byte, eof bool, fn func(error)) error {
+	op, err := s.accept(id, wid, data, eof)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if op.finished {
+		s.mu.Unlock()
+		fn(op.err)
+		return nil
+	}
+	op.notify = append(op.notify, fn)
+	s.mu.Unlock()
+	return nil
+}
+
+// finish records op's outcome and tells whoever waits.
+func (s *stdinWriter) finish(op *writeOp, err error) {
+	s.mu.Lock()
+	op.err, op.finished = err, true
+	ns := op.notify
+	op.notify = nil
+	s.mu.Unlock()
+	close(op.done)
+	for _, fn := range ns {
+		fn(err)
 	}
 }
 
@@ -122,11 +159,11 @@ func (s *stdinWriter) loop() {
 		if !ok {
 			return
 		}
-		op.err = s.do(op)
+		err := s.do(op)
 		s.mu.Lock()
 		s.pending -= len(op.data)
 		s.mu.Unlock()
-		close(op.done)
+		s.finish(op, err)
 	}
 }
 
@@ -138,15 +175,16 @@ func (s *stdinWriter) next() (*writeOp, bool) {
 		<-s.wake
 		s.mu.Lock()
 	}
-	defer s.mu.Unlock()
 	if s.shut {
-		for _, op := range s.queue {
-			op.err = errStdinShut
-			close(op.done)
-		}
+		q := s.queue
 		s.queue = nil
+		s.mu.Unlock()
+		for _, op := range q {
+			s.finish(op, errStdinShut)
+		}
 		return nil, false
 	}
+	defer s.mu.Unlock()
 	op := s.queue[0]
 	s.queue = s.queue[1:]
 	return op, true
@@ -159,6 +197,7 @@ func (s *stdinWriter) do(op *writeOp) error {
 		if _, err := s.w.Write(op.data); err != nil {
 			return stdinError(err)
 		}
+		hoptrace.Mark(hoptrace.PTYWritten)
 	}
 	if !op.eof {
 		return nil
