@@ -43,3 +43,11 @@ func (a *Agent) JudgePaths(routeEvery time.Duration, gone func() string) {
 	a.links.routeEvery = routeEvery
 	a.links.pathGone = func(*nats.Conn, linkEvent) string { return gone() }
 }
+
+// SetAttachLease sets how long an attach stream lives without a frame of
+// the control plane, until the returned restore.
+func SetAttachLease(d time.Duration) (restore func()) {
+	old := attachLease
+	attachLease = d
+	return func() { attachLease = old }
+}
