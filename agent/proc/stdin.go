@@ -47,12 +47,14 @@ type stdinWriter struct {
 	pending int  // bytes queued
 	eof     bool // an eof write was accepted
 	shut    bool
+	busy    bool                     // the goroutine is writing an op
+	now     func([]byte) (int, bool) // a write that never blocks, or nil (writeNow)
 	wake    chan struct{}
 	done    chan struct{} // closed when the goroutine ends
 }
 
 func newStdinWriter(w *os.File, tty bool) *stdinWriter {
-	s := &stdinWriter{w: w, tty: tty, ids: map[string]*writeOp{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &stdinWriter{w: w, tty: tty, ids: map[string]*writeOp{}, wake: make(chan struct{}, 1), done: make(chan struct{}), now: writeNow(w)}
 	go s.loop()
 	return s
 }
@@ -61,9 +63,12 @@ func newStdinWriter(w *os.File, tty bool) *stdinWriter {
 // ctx ends; in the latter case the write still happens, and a retry with
 // the same id waits for it.
 func (s *stdinWriter) write(ctx context.Context, id, wid string, data []byte, eof bool) error {
-	op, err := s.accept(id, wid, data, eof)
-	if err != nil {
-		return err
+	op := s.direct(wid, data, eof)
+	if op == nil {
+		var err error
+		if op, err = s.accept(id, wid, data, eof); err != nil {
+			return err
+		}
 	}
 	select {
 	case <-op.done:
@@ -77,9 +82,12 @@ func (s *stdinWriter) write(ctx context.Context, id, wid string, data []byte, eo
 // once; fn gets the write's outcome once written, in the writer's goroutine
 // (or in this one, for a repeat of a write already done).
 func (s *stdinWriter) writeAsync(id, wid string, data []byte, eof bool, fn func(error)) error {
-	op, err := s.accept(id, wid, data, eof)
-	if err != nil {
-		return err
+	op := s.direct(wid, data, eof)
+	if op == nil {
+		var err error
+		if op, err = s.accept(id, wid, data, eof); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	if op.finished {
@@ -105,6 +113,50 @@ func (s *stdinWriter) finish(op *writeOp, err error) {
 	}
 }
 
+// direct writes data at once, from the caller's goroutine, when nothing is
+// queued before it and the file takes it without blocking (a keystroke on
+// a PTY: no handoff to the writer's goroutine). It returns the write, done
+// (or, when the file took part, its rest queued), remembered by wid; nil
+// when nothing was written: accept queues it.
+func (s *stdinWriter) direct(wid string, data []byte, eof bool) *writeOp {
+	if s.now == nil || eof || len(data) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shut || s.eof || s.busy || len(s.queue) > 0 || wid != "" && s.ids[wid] != nil {
+		return nil
+	}
+	n, ok := s.now(data)
+	var op *writeOp
+	switch {
+	case !ok:
+		return nil
+	case n < len(data): // the rest through the queue, in order
+		op = s.enqueueLocked(data[n:], false)
+	default:
+		hoptrace.Mark(hoptrace.PTYWritten)
+		op = &writeOp{finished: true, done: closedChan}
+	}
+	s.rememberLocked(wid, op)
+	return op
+}
+
+// closedChan is the done of a write made at once.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (s *stdinWriter) rememberLocked(wid string, op *writeOp) {
+	if wid == "" {
+		return
+	}
+	s.ids[wid] = op
+	s.order = append(s.order, wid)
+	if len(s.order) > maxWriteIDs {
+		delete(s.ids, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
 func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,14 +172,7 @@ func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, e
 		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "stdin of process %s has %d bytes queued; retry later", id, s.pending)
 	}
 	op := s.enqueueLocked(data, eof)
-	if wid != "" {
-		s.ids[wid] = op
-		s.order = append(s.order, wid)
-		if len(s.order) > maxWriteIDs {
-			delete(s.ids, s.order[0])
-			s.order = s.order[1:]
-		}
-	}
+	s.rememberLocked(wid, op)
 	return op, nil
 }
 
@@ -162,6 +207,7 @@ func (s *stdinWriter) loop() {
 		err := s.do(op)
 		s.mu.Lock()
 		s.pending -= len(op.data)
+		s.busy = false
 		s.mu.Unlock()
 		s.finish(op, err)
 	}
@@ -185,6 +231,7 @@ func (s *stdinWriter) next() (*writeOp, bool) {
 		return nil, false
 	}
 	defer s.mu.Unlock()
+	s.busy = true
 	op := s.queue[0]
 	s.queue = s.queue[1:]
 	return op, true
