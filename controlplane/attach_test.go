@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/websocket"
+	"github.com/outposthq/outpost/wire"
 )
 
 // attachEvents reads an attach WebSocket until it closes: output (binary
@@ -182,5 +185,83 @@ func TestAttachThroughSession(t *testing.T) {
 	ev := readAttach(t, c)
 	if !strings.Contains(ev.stdout.String(), "via-session") || ev.exitCode == nil || *ev.exitCode != 137 {
 		t.Fatalf("attach through a session: output %q exit %v; want the echo and 137", ev.stdout.String(), ev.exitCode)
+	}
+}
+
+// TestAttachAgentWithoutStreams: an agent that does not serve proc.attach
+// (an older one) is attached through proc.read and proc.write, and stdin
+// typed before the server knew it keeps its order and its write ids.
+func TestAttachAgentWithoutStreams(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx := context.Background()
+	if _, err := adminClient(s).CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	m := mockAgent(t, s, "w1", "old", "")
+	var (
+		mu     sync.Mutex
+		stdin  []string
+		wids   []string
+		closed bool
+	)
+	m.Handle(wire.OpProcRead, func(req *wire.Request) (any, error) {
+		var r wire.ProcReadRequest
+		if err := req.DecodeBody(&r); err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.After == 0:
+			return &wire.ProcReadResult{Chunks: []wire.ProcChunk{{Seq: 1, Stream: wire.StreamStdout, Data: []byte("hi\n")}}, NextSeq: 1}, nil
+		case closed:
+			return &wire.ProcReadResult{NextSeq: 3, ExitSeq: 2, ExitCode: 0, ClosedSeq: 3}, nil
+		}
+		return &wire.ProcReadResult{NextSeq: r.After}, nil
+	})
+	m.Handle(wire.OpProcWrite, func(req *wire.Request) (any, error) {
+		var w wire.ProcWriteRequest
+		if err := req.DecodeBody(&w); err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		stdin = append(stdin, string(w.Data))
+		wids = append(wids, w.WriteID)
+		closed = closed || w.EOF
+		return nil, nil
+	})
+	tgt := adminClient(s).Agent("w1", "old")
+	cl := adminClient(s)
+	c, _, err := websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL("p1", 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	for _, in := range []string{"a", "b", "c"} {
+		if err := c.WriteMessage(websocket.OpBinary, []byte(in)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WriteMessage(websocket.OpText, []byte(`{"type":"eof"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ev := readAttach(t, c)
+	if ev.stdout.String() != "hi\n" || ev.closeCode != websocket.CloseNormal {
+		t.Fatalf("attach: stdout %q close %d; want hi and 1000", ev.stdout.String(), ev.closeCode)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(stdin, "") != "abc" || len(wids) != 4 {
+		t.Fatalf("stdin %q with ids %q; want a, b, c, then eof", stdin, wids)
+	}
+	seen := map[string]bool{}
+	for i, w := range wids {
+		if w == "" || seen[w] || !strings.HasSuffix(w, "-"+strconv.Itoa(i+1)) {
+			t.Fatalf("write ids %q: want distinct ids numbered from 1", wids)
+		}
+		seen[w] = true
+	}
+	if n := m.Count(wire.OpProcAttach); n != 1 {
+		t.Fatalf("proc.attach asked %d times, want once", n)
 	}
 }
