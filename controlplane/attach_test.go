@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/wire"
 )
@@ -263,5 +264,111 @@ func TestAttachAgentWithoutStreams(t *testing.T) {
 	}
 	if n := m.Count(wire.OpProcAttach); n != 1 {
 		t.Fatalf("proc.attach asked %d times, want once", n)
+	}
+}
+
+// TestAttachStreamReopens: when the agent ends the stream (paused by its
+// owner), the client is told (retryable error frames) and the server opens
+// a new stream once the agent serves again: stdin typed meanwhile arrives
+// once, in order, and no output is lost or repeated.
+func TestAttachStreamReopens(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx := context.Background()
+	cl := adminClient(s)
+	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	ta := enrollAgent(t, s, "w1", "a1")
+	ag := runAgent(t, s, &enroll.Config{URL: s.URL(), Workspace: "w1", Agent: "a1", NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}, t.TempDir())
+	tgt := cl.Agent("w1", "a1")
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type frame struct {
+		op  websocket.Opcode
+		p   []byte
+		err error
+	}
+	frames := make(chan frame, 64)
+	go func() { // ends when the socket does
+		for {
+			op, p, err := c.ReadMessage()
+			frames <- frame{op, p, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { c.Close() })
+	var out strings.Builder
+	errs := 0
+	// next takes one frame: output, or a retryable error frame (counted).
+	next := func() frame {
+		t.Helper()
+		select {
+		case f := <-frames:
+			switch {
+			case f.err != nil:
+			case f.op == websocket.OpBinary:
+				out.Write(f.p)
+			default:
+				var m attachControl
+				if json.Unmarshal(f.p, &m) == nil && m.Type == "error" {
+					if m.Error == nil || !m.Error.Retryable {
+						t.Fatalf("error frame %+v", m.Error)
+					}
+					errs++
+				}
+			}
+			return f
+		case <-time.After(waitLong):
+			t.Fatalf("no frame for %s (output %q)", waitLong, out.String())
+		}
+		return frame{}
+	}
+	readUntil := func(want string) {
+		t.Helper()
+		for out.String() != want {
+			if f := next(); f.err != nil {
+				t.Fatalf("read: %v (output %q, want %q)", f.err, out.String(), want)
+			}
+		}
+	}
+	if err := c.WriteMessage(websocket.OpBinary, []byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	readUntil("one\n")
+
+	ag.Pause()
+	for errs == 0 {
+		if f := next(); f.err != nil {
+			t.Fatalf("read: %v", f.err)
+		}
+	}
+	if err := c.WriteMessage(websocket.OpBinary, []byte("two\n")); err != nil {
+		t.Fatal(err)
+	}
+	ag.Resume()
+	readUntil("one\ntwo\n")
+	if err := c.WriteMessage(websocket.OpText, []byte(`{"type":"eof"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f := next()
+		var ce *websocket.CloseError
+		if errors.As(f.err, &ce) {
+			if ce.Code != websocket.CloseNormal || out.String() != "one\ntwo\n" {
+				t.Fatalf("after eof: output %q close %d; want nothing more and 1000", out.String(), ce.Code)
+			}
+			return
+		}
+		if f.err != nil {
+			t.Fatalf("read: %v", f.err)
+		}
 	}
 }
