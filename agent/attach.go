@@ -129,7 +129,10 @@ func (as *attachStreams) get(id string) *attachStream {
 }
 
 // closeAll ends every stream: the connection they were on is gone.
-func (as *attachStreams) closeAll() {
+func (as *attachStreams) closeAll() { as.endAll("") }
+
+// endAll ends every stream; with a reason, each says so.
+func (as *attachStreams) endAll(reason string) {
 	as.mu.Lock()
 	all := make([]*attachStream, 0, len(as.open))
 	for _, s := range as.open {
@@ -137,7 +140,7 @@ func (as *attachStreams) closeAll() {
 	}
 	as.mu.Unlock()
 	for _, s := range all {
-		s.end("")
+		s.end(reason)
 	}
 }
 

@@ -37,6 +37,9 @@ func (a *Agent) Paused() bool { return a.paused.Load() }
 func (a *Agent) setPaused(on bool) {
 	if a.paused.Swap(on) != on {
 		a.log.Info("agent paused by its owner", "paused", on)
+		if on {
+			a.attach.endAll("the machine's owner paused this agent") // no more pushed output
+		}
 		a.beatNow()
 	}
 }
