@@ -2,8 +2,8 @@ package controlplane
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +72,9 @@ func (st *cpStream) finish() { st.endOne.Do(func() { close(st.end) }) }
 func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 	failing := true
 	for n := 1; ctx.Err() == nil; n++ {
-		st, err := a.openStream(ctx, "s"+strconv.Itoa(n), failing)
+		// The agent knows a stream by its id alone: random, so that a late
+		// close of another attachment's stream never ends this one.
+		st, err := a.openStream(ctx, rand.Text(), failing)
 		if ctx.Err() != nil {
 			break
 		}
