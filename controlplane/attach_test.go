@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -370,5 +372,70 @@ func TestAttachStreamReopens(t *testing.T) {
 		if f.err != nil {
 			t.Fatalf("read: %v", f.err)
 		}
+	}
+}
+
+// TestAttachEndsWhenProcessesSwitchedOff: a policy reload that switches
+// processes off ends an open attach stream: the client is told (403
+// policy) and the socket closes with 1011; nothing typed after reaches
+// the process.
+func TestAttachEndsWhenProcessesSwitchedOff(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx := context.Background()
+	root := t.TempDir()
+	_, _, _, pf := policyAgentFile(t, s, "liveattach", root, `{}`)
+	cl := adminClient(s)
+	tgt := cl.Agent("ws1", "liveattach")
+	mark := filepath.Join(root, "typed")
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Command: "while read l; do echo \"got:$l\"; echo \"$l\" >> typed; done", Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, cl.HTTPClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stop := time.AfterFunc(waitLong, func() { c.Close() }) // a read that never ends fails
+	defer stop.Stop()
+	if err := c.WriteMessage(websocket.OpBinary, []byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for out.String() != "got:one\n" {
+		op, p, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v (output %q)", err, out.String())
+		}
+		if op == websocket.OpBinary {
+			out.Write(p)
+		}
+	}
+	reload(t, pf, `{"processes": false}`)
+	var denied *client.ErrorDetail
+	for {
+		op, p, err := c.ReadMessage()
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			if ce.Code != websocket.CloseInternalError {
+				t.Fatalf("closed with %d, want 1011", ce.Code)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		var m attachControl
+		if op == websocket.OpText && json.Unmarshal(p, &m) == nil && m.Type == "error" && !m.Error.Retryable {
+			denied = m.Error
+			_ = c.WriteMessage(websocket.OpBinary, []byte("two\n"))
+		}
+	}
+	if denied == nil || denied.Code != wire.CodePermissionDenied || denied.Reason != wire.ReasonPolicy {
+		t.Fatalf("error frame %+v, want permission_denied/policy", denied)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if b, _ := os.ReadFile(mark); string(b) != "one\n" {
+		t.Fatalf("the process got %q, want only one", b)
 	}
 }
