@@ -34,23 +34,41 @@ type pipes struct {
 }
 
 // flight paces an agent's data frames to one control-plane connection:
-// at most wire.PipeFlight bytes not yet acknowledged by its FrameAcks, so
-// megabytes of forwarded data never queue ahead of the heartbeats and
-// replies on the agent's one connection. An acknowledgement lost (a
-// reconnect) only slows a sender down for flightWait.
+// at most limit bytes not yet acknowledged by its FrameAcks, so data
+// never queues long ahead of the heartbeats and replies on the agent's
+// one connection. The limit is sized to the uplink: what the
+// acknowledgements say arrives in wire.PipeFlightDelay (between
+// wire.PipeFlightMin and wire.PipeFlightMax; wire.PipeFlight at first).
+// An acknowledgement lost (a reconnect) only slows a sender down for
+// flightWait.
 type flight struct {
 	mu      sync.Mutex
-	bytes   int
+	bytes   int // sent, not yet acknowledged
+	limit   int
 	changed chan struct{}
+	acked   int       // acknowledged since since
+	since   time.Time // the start of the rate's sample
 }
 
 // flightWait bounds how long a frame waits for acknowledgements.
 const flightWait = time.Second
 
+// flightSample is how long acknowledgements are counted before the limit
+// is sized again; a sample that spans more than flightIdle (the sender
+// had nothing to send) sizes nothing.
+const (
+	flightSample = 100 * time.Millisecond
+	flightIdle   = time.Second
+)
+
+func newFlight() *flight {
+	return &flight{limit: wire.PipeFlight, changed: make(chan struct{})}
+}
+
 func (f *flight) take(n int) {
 	deadline := time.Now().Add(flightWait)
 	f.mu.Lock()
-	for f.bytes > 0 && f.bytes+n > wire.PipeFlight {
+	for f.bytes > 0 && f.bytes+n > f.limit {
 		ch := f.changed
 		f.mu.Unlock()
 		left := time.Until(deadline)
@@ -70,12 +88,30 @@ func (f *flight) take(n int) {
 	f.mu.Unlock()
 }
 
-func (f *flight) ack(n int) {
+func (f *flight) ack(n int) { f.ackAt(n, time.Now()) }
+
+// ackAt is ack at the time now.
+func (f *flight) ackAt(n int, now time.Time) {
 	f.mu.Lock()
 	f.bytes = max(0, f.bytes-n)
+	f.acked += n
+	switch el := now.Sub(f.since); {
+	case f.since.IsZero() || el > flightIdle:
+		f.since, f.acked = now, 0
+	case el >= flightSample:
+		f.limit = flightLimit(f.acked, el)
+		f.since, f.acked = now, 0
+	}
 	close(f.changed)
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
+}
+
+// flightLimit is what arrives in wire.PipeFlightDelay when n bytes
+// arrived in el, within wire.PipeFlightMin and wire.PipeFlightMax.
+func flightLimit(n int, el time.Duration) int {
+	l := float64(n) * float64(wire.PipeFlightDelay) / float64(el)
+	return int(min(max(l, wire.PipeFlightMin), wire.PipeFlightMax))
 }
 
 // flightOf is the pacing of owner's connection.
@@ -84,7 +120,7 @@ func (ps *pipes) flightOf(owner string) *flight {
 	defer ps.mu.Unlock()
 	f := ps.flight[owner]
 	if f == nil {
-		f = &flight{changed: make(chan struct{})}
+		f = newFlight()
 		ps.flight[owner] = f
 	}
 	return f
@@ -180,6 +216,13 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 		return nil, err
 	}
 	fl := ps.flightOf(body.Owner)
+	// The agent grants the window it was granted: a control plane sizes
+	// both (before 4 MiB windows, it checked the agent granted the 1 MiB
+	// it did).
+	win := body.Window
+	if win == 0 {
+		win = wire.PipeWindow
+	}
 	p := &agentPipe{subj: subj, tcp: tcp, session: req.Session, epoch: req.Epoch, moved: make(chan struct{})}
 	p.conn = pipe.New(pipe.Config{
 		ID: body.Pipe,
@@ -189,8 +232,8 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 			}
 			return ps.publish(subj, b)
 		},
-		Window:     wire.PipeWindow,
-		PeerWindow: body.Window,
+		Window:     win,
+		PeerWindow: win,
 		OnClose:    func() { ps.remove(body.Pipe, p) },
 		Local:      tcp.RemoteAddr(),
 		Remote:     pipe.Addr{Net: "pipe", Str: body.Owner},
@@ -216,7 +259,7 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	ps.mu.Unlock()
 	go func() { defer ps.wg.Done(); ps.upstream(p) }()
 	go func() { defer ps.wg.Done(); ps.downstream(p) }()
-	return &wire.PortOpenResult{Window: wire.PipeWindow}, nil
+	return &wire.PortOpenResult{Window: win}, nil
 }
 
 // publish sends one frame of a pipe on the serving connection.
@@ -292,7 +335,7 @@ func (ps *pipes) deliver(data []byte) {
 		return
 	}
 	if f.Kind == wire.FrameAck {
-		ps.flightOf(f.Pipe).ack(int(min(f.Off, wire.PipeFlight)))
+		ps.flightOf(f.Pipe).ack(int(min(f.Off, wire.PipeFlightMax)))
 		return
 	}
 	ps.mu.Lock()

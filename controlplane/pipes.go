@@ -83,7 +83,7 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	p.conn = pipe.New(pipe.Config{
 		ID: id, WithID: true,
 		Send:   p.send(h.nc),
-		Window: wire.PipeWindow,
+		Window: wire.PipeGrant,
 		OnClose: func() {
 			h.mu.Lock()
 			delete(h.open, id)
@@ -100,7 +100,7 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	h.open[id] = p
 	h.mu.Unlock()
 	var res wire.PortOpenResult
-	err := t.Call(ctx, wire.OpPortOpen, &wire.PortOpenRequest{Port: port, Owner: h.owner, Pipe: id, Window: wire.PipeWindow}, &res, rpc.CallOptions{})
+	err := t.Call(ctx, wire.OpPortOpen, &wire.PortOpenRequest{Port: port, Owner: h.owner, Pipe: id, Window: wire.PipeGrant}, &res, rpc.CallOptions{})
 	if err != nil {
 		h.forget(id)
 		return nil, err
@@ -115,12 +115,17 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	p.agent, p.rpc, p.hello, p.opened = ag.ID, subj, h.presence.Get(ag).Hello, time.Now()
 	forged := p.seen != "" && p.seen != ag.ID
 	p.mu.Unlock()
-	// The agent granted res.Window; the pipe was made with the default,
-	// which every agent of this protocol grants.
-	if forged || (res.Window != 0 && res.Window != wire.PipeWindow) {
-		p.conn.Reset(errors.New("pipe frames from another agent, or an unexpected window"))
+	// The agent granted res.Window: the control plane's own grant, or the
+	// 1 MiB of agents before sized windows (0: that default).
+	win := res.Window
+	if win == 0 {
+		win = wire.PipeWindow
+	}
+	if forged || win < 0 || win > wire.MaxPipeWindow {
+		p.conn.Reset(errors.New("pipe frames from another agent, or a window out of range"))
 		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "port.open: the agent's pipe did not match")
 	}
+	p.conn.SetPeerWindow(win)
 	return p.conn, nil
 }
 
