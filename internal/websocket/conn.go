@@ -60,6 +60,11 @@ type Conn struct {
 	// OnPong, when set before reading, is called from ReadMessage with
 	// each pong's payload.
 	OnPong func([]byte)
+	// Gather, when set before writing, is called around each frame's
+	// write; what it returns ends the gather. A connection under TLS
+	// (bulkconn) then writes a frame's records in a few large writes,
+	// not one syscall a 16 KiB record.
+	Gather func() (done func() error)
 
 	wmu       sync.Mutex
 	wbuf      []byte
@@ -228,6 +233,19 @@ func (c *Conn) writeLocked(op Opcode, p []byte) error {
 	if c.closeSent {
 		return ErrClosed
 	}
+	if c.Gather != nil {
+		done := c.Gather()
+		err := c.writeFrame(op, p)
+		if derr := done(); err == nil {
+			err = derr
+		}
+		return err
+	}
+	return c.writeFrame(op, p)
+}
+
+// writeFrame writes one frame of op carrying p.
+func (c *Conn) writeFrame(op Opcode, p []byte) error {
 	var key [4]byte
 	if c.client {
 		if _, err := rand.Read(key[:]); err != nil {
