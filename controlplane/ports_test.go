@@ -535,6 +535,80 @@ func TestPreviewLinks(t *testing.T) {
 	}
 }
 
+// A preview link of a session ends with the session: once it is deleted
+// the link is 403 link_invalid, and a session made again under the same
+// id does not revive it, even when its link records were left behind.
+func TestPreviewLinkEndsWithItsSession(t *testing.T) {
+	e := newPortsEnv(t)
+	e.agent(t, "a1")
+	ctx := context.Background()
+	cl := adminClient(e.s)
+	create := func() {
+		t.Helper()
+		if _, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "one", Backends: map[string]client.SessionBackend{
+			"one": {Kind: "agent", Agent: "a1"},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := listen(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(r)
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(req.URL.Path), req.URL.Path)
+		}
+	})
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp := e.do(t, "GET", url, nil, false)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == 200 {
+			return 200, string(body)
+		}
+		_, reason := errorCode(t, body)
+		return resp.StatusCode, reason
+	}
+	create()
+	sess := cl.Session("w1", "s1")
+	link, err := sess.CreateLink(ctx, port, client.CreateLinkRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(link.URL + "/x"); code != 200 || body != "/x" {
+		t.Fatalf("GET through the session's link = %d %q", code, body)
+	}
+	if err := cl.DeleteSession(ctx, "w1", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if code, reason := get(link.URL + "/x"); code != 403 || reason != wire.ReasonLinkInvalid {
+		t.Fatalf("after the session's delete: %d %s, want 403 %s", code, reason, wire.ReasonLinkInvalid)
+	}
+	create()
+	if code, reason := get(link.URL + "/x"); code != 403 || reason != wire.ReasonLinkInvalid {
+		t.Fatalf("the session made again: %d %s, want 403 %s", code, reason, wire.ReasonLinkInvalid)
+	}
+	if links, err := sess.Links(ctx, port); err != nil || len(links) != 0 {
+		t.Fatalf("links of the new session: %+v, %v; want none", links, err)
+	}
+
+	// A delete that left the link's record behind (the router's own,
+	// as a crash between the two would): the new session's UID differs.
+	left, err := sess.CreateLink(ctx, port, client.CreateLinkRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.sessions.Session("w1", "s1").Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	create()
+	if code, reason := get(left.URL + "/x"); code != 403 || reason != wire.ReasonLinkInvalid {
+		t.Fatalf("a link left behind, its session made again: %d %s, want 403 %s", code, reason, wire.ReasonLinkInvalid)
+	}
+}
+
 // Through a session: a stream goes to the active backend; a swap ends it
 // cleanly and the next goes to the new backend.
 func TestPortsSessionSwap(t *testing.T) {
