@@ -327,3 +327,24 @@ func (b *halfCloseBuffer) Write(p []byte) (int, error) {
 func (b *halfCloseBuffer) Read([]byte) (int, error) { <-b.done; return 0, io.EOF }
 func (b *halfCloseBuffer) CloseWrite() error        { b.once.Do(func() { close(b.done) }); return nil }
 func (b *halfCloseBuffer) Close() error             { return b.CloseWrite() }
+
+// maskBytes is the byte-by-byte XOR of RFC 6455 5.3 at every length and
+// starting offset, the word-at-a-time part included.
+func TestMaskBytes(t *testing.T) {
+	key := [4]byte{0x12, 0x34, 0x56, 0x78}
+	for n := 0; n < 70; n++ {
+		for pos := 0; pos < 4; pos++ {
+			p := make([]byte, n)
+			for i := range p {
+				p[i] = byte(i * 7)
+			}
+			want := bytes.Clone(p)
+			for i := range want {
+				want[i] ^= key[(pos+i)&3]
+			}
+			if end := maskBytes(key, pos, p); end != (pos+n)&3 || !bytes.Equal(p, want) {
+				t.Fatalf("n %d pos %d: %x (end %d), want %x", n, pos, p, end, want)
+			}
+		}
+	}
+}
