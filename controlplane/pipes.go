@@ -39,6 +39,7 @@ type pipeHub struct {
 	open   map[string]*hubPipe
 	heard  map[subjects.Agent]time.Time // the latest frame from each agent
 	unack  map[subjects.Agent]int       // data bytes received, not yet acknowledged
+	flight map[subjects.Agent]*pipe.Flight
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -54,13 +55,15 @@ type hubPipe struct {
 	rpc    string      // its rpc subject
 	hello  *wire.Hello // its presence at the open
 	opened time.Time
+	flight *pipe.Flight // paces its data frames; nil for an agent that does not acknowledge
 }
 
 func newPipeHub(nc *nats.Conn, pr *presence.Tracker) (*pipeHub, error) {
 	h := &pipeHub{nc: nc, presence: pr, owner: nuid.Next(), open: map[string]*hubPipe{},
-		heard: map[subjects.Agent]time.Time{},
-		unack: map[subjects.Agent]int{},
-		stop:  make(chan struct{}), done: make(chan struct{})}
+		heard:  map[subjects.Agent]time.Time{},
+		unack:  map[subjects.Agent]int{},
+		flight: map[subjects.Agent]*pipe.Flight{},
+		stop:   make(chan struct{}), done: make(chan struct{})}
 	subj, err := subjects.AllPipes(h.owner)
 	if err != nil {
 		return nil, err
@@ -126,6 +129,11 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "port.open: the agent's pipe did not match")
 	}
 	p.conn.SetPeerWindow(win)
+	if res.Acks {
+		p.mu.Lock()
+		p.flight = h.flightOf(ag)
+		p.mu.Unlock()
+	}
 	return p.conn, nil
 }
 
@@ -133,13 +141,30 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 func (p *hubPipe) send(nc *nats.Conn) func(b []byte) error {
 	return func(b []byte) error {
 		p.mu.Lock()
-		subj := p.rpc
+		subj, fl := p.rpc, p.flight
 		p.mu.Unlock()
 		if subj == "" {
 			return errors.New("pipe not open")
 		}
+		if fl != nil && len(b) > 2 && len(b) > 2+int(b[1]) && wire.FrameKind(b[2+int(b[1])]) == wire.FrameData {
+			// At most a flight of data ahead of the requests on the
+			// agent's one connection.
+			fl.Take(len(b))
+		}
 		return nc.Publish(subj, b)
 	}
+}
+
+// flightOf paces the data frames to ag.
+func (h *pipeHub) flightOf(ag subjects.Agent) *pipe.Flight {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := h.flight[ag]
+	if f == nil {
+		f = pipe.NewFlight()
+		h.flight[ag] = f
+	}
+	return f
 }
 
 func (h *pipeHub) forget(id string) {
@@ -158,6 +183,19 @@ func (h *pipeHub) forget(id string) {
 func (h *pipeHub) deliver(m *nats.Msg) {
 	ag, _, id, err := subjects.ParsePipe(m.Subject)
 	if err != nil {
+		return
+	}
+	if len(m.Data) == 9 && wire.FrameKind(m.Data[0]) == wire.FrameAck {
+		// The agent received that many bytes of this connection's data.
+		if f, err := wire.DecodeFrame(m.Data, false); err == nil {
+			h.mu.Lock()
+			fl := h.flight[ag]
+			h.heard[ag] = time.Now()
+			h.mu.Unlock()
+			if fl != nil {
+				fl.Ack(int(min(f.Off, wire.PipeFlightMax)))
+			}
+		}
 		return
 	}
 	h.mu.Lock()
@@ -233,6 +271,7 @@ func (h *pipeHub) watch() {
 		for ag, at := range h.heard {
 			if time.Since(at) > time.Minute {
 				delete(h.heard, ag)
+				delete(h.flight, ag) // made again at its next open
 			}
 			heard[ag] = at
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/internal/websocket"
+	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -337,6 +338,17 @@ func TestPortStream(t *testing.T) {
 	got, err := readStream(c)
 	if err != nil || !bytes.Equal(got, msg) {
 		t.Fatalf("echoed %d of %d bytes, equal %v, err %v", len(got), len(msg), bytes.Equal(got, msg), err)
+	}
+	// The agent acknowledged what the control plane sent it, which paced
+	// its frames by that (at most a flight ahead of its requests).
+	e.s.pipes.mu.Lock()
+	fl := e.s.pipes.flight[subjects.Agent{Workspace: "w1", ID: "a1"}]
+	e.s.pipes.mu.Unlock()
+	if fl == nil {
+		t.Fatal("no flight paces the control plane's frames to the agent (it did not say it acknowledges)")
+	}
+	if acked := fl.Acked(); acked < int64(len(msg)-wire.PipeAckEvery) {
+		t.Fatalf("the agent acknowledged %d of the %d bytes sent to it", acked, len(msg))
 	}
 	var ce *websocket.CloseError
 	if _, _, err := c.ReadMessage(); !errors.As(err, &ce) || ce.Code != websocket.CloseNormal {

@@ -63,6 +63,10 @@ func (r *PortOpenRequest) Validate() error {
 // PortOpenResult is the result of port.open: the agent is connected.
 type PortOpenResult struct {
 	Window int `msgpack:"win"` // bytes the control plane may send before a credit
+	// Acks says the agent acknowledges the control plane's data frames
+	// (FrameAck on the pipe's subject, every PipeAckEvery bytes), so the
+	// control plane may pace them; agents before this do not.
+	Acks bool `msgpack:"acks,omitempty"`
 }
 
 // ValidPort checks a TCP port number.
@@ -133,10 +137,11 @@ const (
 	FrameEOF FrameKind = 'e'
 	// FrameReset ends the pipe both ways at once; Data is a reason.
 	FrameReset FrameKind = 'r'
-	// FrameAck, from the control plane only, names no pipe but a
-	// control-plane connection (Pipe is its owner): it received Off more
-	// bytes of the agent's data frames. It paces the agent's connection
-	// as a whole (PipeFlight), apart from each pipe's window.
+	// FrameAck says the sender received Off more bytes of the other
+	// side's data frames, on its NATS connection as a whole (PipeFlight),
+	// apart from each pipe's window. From the control plane it names no
+	// pipe but a control-plane connection (Pipe is its owner); from the
+	// agent it goes on any pipe subject of that connection.
 	FrameAck FrameKind = 'a'
 )
 

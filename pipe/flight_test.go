@@ -1,4 +1,4 @@
-package agent
+package pipe
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // link raises it to the most, a slow uplink lowers it to what arrives in
 // wire.PipeFlightDelay, and a pause of the sender sizes nothing.
 func TestFlightSizedToTheUplink(t *testing.T) {
-	f := newFlight()
+	f := NewFlight()
 	if f.limit != wire.PipeFlight {
 		t.Fatalf("starts at %d, want %d", f.limit, wire.PipeFlight)
 	}
@@ -48,19 +48,36 @@ func TestFlightSizedToTheUplink(t *testing.T) {
 // A sender waits while the flight is full and goes on once an
 // acknowledgement makes room.
 func TestFlightWaitsForAcks(t *testing.T) {
-	f := newFlight()
-	f.take(wire.PipeFlight)
+	f := NewFlight()
+	f.Take(wire.PipeFlight)
 	done := make(chan struct{})
-	go func() { f.take(1); close(done) }()
+	go func() { f.Take(1); close(done) }()
 	select {
 	case <-done:
 		t.Fatal("took past the bound")
 	case <-time.After(100 * time.Millisecond):
 	}
-	f.ack(1 << 20)
+	f.Ack(1 << 20)
 	select {
 	case <-done:
-	case <-time.After(flightWait / 2):
+	case <-time.After(FlightWait / 2):
 		t.Fatal("still waiting after an acknowledgement made room")
+	}
+}
+
+// Acknowledgements lost (a reconnect, a pipe that ended): a sender waits
+// FlightWait once, then goes on as if the flight were empty.
+func TestFlightForgetsLostAcks(t *testing.T) {
+	f := NewFlight()
+	f.Take(wire.PipeFlight)
+	start := time.Now()
+	f.Take(1)
+	if took := time.Since(start); took < FlightWait/2 {
+		t.Fatalf("took past the bound after %v", took)
+	}
+	start = time.Now()
+	f.Take(wire.PipeFlight / 2)
+	if took := time.Since(start); took > FlightWait/2 {
+		t.Fatalf("waited %v again: the lost acknowledgements were not forgotten", took)
 	}
 }
