@@ -55,7 +55,7 @@ type hubPipe struct {
 	rpc    string      // its rpc subject
 	hello  *wire.Hello // its presence at the open
 	opened time.Time
-	flight *pipe.Flight // paces its data frames; nil for an agent that does not acknowledge
+	acks   bool // the agent acknowledges data frames: they are paced (flightOf)
 }
 
 func newPipeHub(nc *nats.Conn, pr *presence.Tracker) (*pipeHub, error) {
@@ -85,7 +85,7 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	p := &hubPipe{ws: ws}
 	p.conn = pipe.New(pipe.Config{
 		ID: id, WithID: true,
-		Send:   p.send(h.nc),
+		Send:   p.send(h),
 		Window: wire.PipeGrant,
 		OnClose: func() {
 			h.mu.Lock()
@@ -131,27 +131,27 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	p.conn.SetPeerWindow(win)
 	if res.Acks {
 		p.mu.Lock()
-		p.flight = h.flightOf(ag)
+		p.acks = true
 		p.mu.Unlock()
 	}
 	return p.conn, nil
 }
 
 // send publishes the control plane's frames to the pipe's agent.
-func (p *hubPipe) send(nc *nats.Conn) func(b []byte) error {
+func (p *hubPipe) send(h *pipeHub) func(b []byte) error {
 	return func(b []byte) error {
 		p.mu.Lock()
-		subj, fl := p.rpc, p.flight
+		subj, agent, acks := p.rpc, p.agent, p.acks
 		p.mu.Unlock()
 		if subj == "" {
 			return errors.New("pipe not open")
 		}
-		if fl != nil && len(b) > 2 && len(b) > 2+int(b[1]) && wire.FrameKind(b[2+int(b[1])]) == wire.FrameData {
+		if acks && len(b) > 2+int(b[1]) && wire.FrameKind(b[2+int(b[1])]) == wire.FrameData {
 			// At most a flight of data ahead of the requests on the
 			// agent's one connection.
-			fl.Take(len(b))
+			h.flightOf(subjects.Agent{Workspace: p.ws, ID: agent}).Take(len(b))
 		}
-		return nc.Publish(subj, b)
+		return h.nc.Publish(subj, b)
 	}
 }
 
@@ -189,12 +189,9 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 		// The agent received that many bytes of this connection's data.
 		if f, err := wire.DecodeFrame(m.Data, false); err == nil {
 			h.mu.Lock()
-			fl := h.flight[ag]
 			h.heard[ag] = time.Now()
 			h.mu.Unlock()
-			if fl != nil {
-				fl.Ack(int(min(f.Off, wire.PipeFlightMax)))
-			}
+			h.flightOf(ag).Ack(int(min(f.Off, wire.PipeFlightMax)))
 		}
 		return
 	}
@@ -271,7 +268,7 @@ func (h *pipeHub) watch() {
 		for ag, at := range h.heard {
 			if time.Since(at) > time.Minute {
 				delete(h.heard, ag)
-				delete(h.flight, ag) // made again at its next open
+				delete(h.flight, ag) // made again by its next frame or ack
 			}
 			heard[ag] = at
 		}
