@@ -38,7 +38,10 @@ type Restore struct {
 	opts    RestoreOptions
 	entries []SnapEntry
 
-	mu    sync.Mutex
+	// ops is held shared by each Put while it writes, and exclusively
+	// by Commit and Abort: Puts of different files run at once.
+	ops   sync.RWMutex
+	mu    sync.Mutex             // want, done
 	files []*restoreFile         // files to write
 	want  map[Sum][]restorePlace // chunks still to come, and where they go
 	lack  []Sum
@@ -49,6 +52,7 @@ type Restore struct {
 
 // restoreFile is one file the restore writes.
 type restoreFile struct {
+	mu      sync.Mutex // up, pending, written during Puts
 	e       *SnapEntry
 	c       string           // root-relative
 	local   map[Sum]chunkLoc // chunks to copy from what is on disk
@@ -204,31 +208,46 @@ func (r *Restore) Files() int { return len(r.files) }
 // each file whose last chunk it was is committed. A chunk not wanted (or
 // delivered twice) is ignored.
 func (r *Restore) Put(sum Sum, data []byte) error {
+	r.ops.RLock()
+	defer r.ops.RUnlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.done {
+		r.mu.Unlock()
 		return errorf(ErrUploadDone, "restore %s: already finished", r.base)
 	}
 	places, ok := r.want[sum]
-	if !ok {
-		return nil
-	}
-	if int(places[0].size) != len(data) {
+	if ok && int(places[0].size) != len(data) {
+		r.mu.Unlock()
 		return errorf(ErrChecksumMismatch, "restore %s: chunk %x has %d bytes, the manifest says %d", r.base, sum[:8], len(data), places[0].size)
 	}
 	delete(r.want, sum)
+	r.mu.Unlock()
 	for _, pl := range places {
-		if err := r.open(pl.f); err != nil {
+		if err := r.place(pl, data); err != nil {
 			return err
 		}
-		if _, err := pl.f.up.WriteAt(data, pl.off); err != nil {
-			return err
-		}
-		if pl.f.pending--; pl.f.pending == 0 {
-			if err := r.commitFile(pl.f); err != nil {
-				return err
-			}
-		}
+	}
+	return nil
+}
+
+// place writes data where pl says, and commits the file when it was its
+// last chunk.
+func (r *Restore) place(pl restorePlace, data []byte) error {
+	rf := pl.f
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if err := r.open(rf); err != nil {
+		return err
+	}
+	if _, err := rf.up.WriteAt(data, pl.off); err != nil {
+		return err
+	}
+	if rf.pending--; rf.pending == 0 {
+		// Its writeback begins now, so Commit's sync of the whole
+		// file system has little left to wait for (all writes to rf
+		// are done under rf.mu, held here).
+		startWriteback(rf.up.file, 0, rf.e.Size)
+		return r.commitFile(rf)
 	}
 	return nil
 }
@@ -267,7 +286,6 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		return err
 	}
 	rf.written = true
-	r.res.Written++
 	if fi, err := r.fs.root.Lstat(native(rf.c)); err == nil {
 		r.fs.cache().store(rf.c, fi, rf.e.Chunks)
 	}
@@ -278,6 +296,8 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 // sets modes and times, removes what the manifest lacks (Delete), and
 // syncs. A chunk never delivered is an error.
 func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -300,6 +320,11 @@ func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 		}
 		if err := r.commitFile(rf); err != nil {
 			return r.res, err
+		}
+	}
+	for _, rf := range r.files {
+		if rf.written {
+			r.res.Written++
 		}
 	}
 	if err := r.finishEntries(); err != nil {
@@ -420,6 +445,8 @@ func (r *Restore) index() map[string]string {
 
 // Abort discards the files being written; those already renamed stay.
 func (r *Restore) Abort() {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true

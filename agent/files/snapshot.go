@@ -270,15 +270,17 @@ func excluded(p, base string, isDir bool, ig *ignorer, globs []*pathGlob) bool {
 	return false
 }
 
-// chunkAll chunks the scan's files, one worker per CPU but one (at least
-// one): the agent keeps a CPU for its other calls and its heartbeats while
-// it hashes a large tree.
+// chunkAll chunks the scan's files, one worker per CPU but one, and at
+// least two: the agent keeps a CPU for its other calls and its heartbeats
+// while it hashes a large tree, but a two-CPU machine hashes on both (the
+// scheduler preempts them for the heartbeats; one alone made the scan
+// the longest part of a carry there).
 func (f *FS) chunkAll(ctx context.Context, s *Scan, base string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range max(runtime.GOMAXPROCS(0)-1, 1) {
+	for range max(runtime.GOMAXPROCS(0)-1, 2) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -330,11 +332,12 @@ func (f *FS) chunkAll(ctx context.Context, s *Scan, base string) error {
 	return nil
 }
 
-// ReadChunks returns the content of chunks sums, one after the other, at
-// most limit bytes (ErrTooManyEntries past it). A run of chunks of one
-// file is read with one open. They are not hashed again here: the
-// receiver checks each against its name (a file changed since the scan).
-func (s *Scan) ReadChunks(sums []Sum, limit int) ([]byte, error) {
+// ReadChunks appends the content of chunks sums to dst[:0], one after the
+// other, at most limit bytes (ErrTooManyEntries past it); dst with the
+// room is filled in place. A run of chunks of one file is read with one
+// open. They are not hashed again here: the receiver checks each against
+// its name (a file changed since the scan).
+func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
 	total := 0
 	for _, sum := range sums {
 		loc, ok := s.loc[sum]
@@ -346,7 +349,7 @@ func (s *Scan) ReadChunks(sums []Sum, limit int) ([]byte, error) {
 	if total > limit {
 		return nil, errorf(ErrTooManyEntries, "snapshot: %d bytes of chunks asked for, at most %d", total, limit)
 	}
-	out := make([]byte, 0, total)
+	out := slices.Grow(dst[:0], total)
 	var file *os.File
 	var open string
 	defer func() {
