@@ -37,7 +37,7 @@ func (j *restoreJob) abort() {
 func (fo *fileOps) registerSnapshots(a *Agent) {
 	for op, h := range map[string]Handler{
 		wire.OpSnapScan: fo.snapScan, wire.OpSnapManifest: fo.snapManifest,
-		wire.OpSnapClose: fo.closeHandle,
+		wire.OpSnapClose:        fo.closeHandle,
 		wire.OpSnapRestoreBegin: fo.restoreBegin, wire.OpSnapRestoreManifest: fo.restoreManifest,
 		wire.OpSnapRestoreLack: fo.restoreLack, wire.OpSnapRestoreChunks: fo.restoreChunks,
 		wire.OpSnapRestoreCommit: fo.restoreCommit, wire.OpSnapRestoreAbort: fo.closeHandle,
