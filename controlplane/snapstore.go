@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/controlplane/client"
@@ -316,18 +317,53 @@ func (st *snapStore) collect(ctx context.Context, ws string, held func() error) 
 	if err != nil {
 		return err
 	}
+	var unused []string
 	for h := range have {
-		if used[h] {
-			continue
-		}
-		if err := held(); err != nil {
-			return err
-		}
-		if err := st.chunks.Purge(ctx, jetstream.WithPurgeSubject("outpost.chunk."+ws+"."+h)); err != nil {
-			return stateErr("purge chunk", err)
+		if !used[h] {
+			unused = append(unused, h)
 		}
 	}
+	if err := st.purge(ctx, ws, unused, held); err != nil {
+		return err
+	}
 	return st.setUsage(ctx, ws, func(int64) int64 { return bytes })
+}
+
+// purgeWorkers is how many chunk purges are in flight at once: one is a
+// JetStream API round trip, and a large tree's snapshot has thousands.
+const purgeWorkers = 16
+
+// purge purges chunks hs, purgeWorkers at once, each only while held
+// says the collector's lease is held.
+func (st *snapStore) purge(ctx context.Context, ws string, hs []string, held func() error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range min(purgeWorkers, len(hs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range work {
+				err := held()
+				if err == nil {
+					err = stateErr("purge chunk", st.chunks.Purge(ctx, jetstream.WithPurgeSubject("outpost.chunk."+ws+"."+h)))
+				}
+				if err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+	for _, h := range hs {
+		select {
+		case work <- h:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	return context.Cause(ctx)
 }
 
 // stateErr maps a JetStream failure to unavailable/state_unavailable; a
