@@ -81,8 +81,31 @@ func (s *Server) takeSnapshot(ctx context.Context, t target, sp snapshotSpec) (*
 // recorded.
 func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, dst target) (*client.Snapshot, *client.RestoreResult, error) {
 	t0 := time.Now()
+	// From here until the snapshot is recorded (and restored), no
+	// collection on any replica frees the chunks it counts on.
+	use, err := s.snaps.use(ctx, sp.ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer use.release()
+	// Which chunks the store holds is looked up while the agent scans.
+	type lookup struct {
+		have map[string]bool
+		err  error
+	}
+	looked := make(chan lookup, 1)
+	go func() {
+		have, err := s.snaps.have(ctx, sp.ws)
+		looked <- lookup{have, err}
+	}()
+	var got *lookup
+	defer func() {
+		if got == nil {
+			<-looked // the lookup ends with this call
+		}
+	}()
 	var scan wire.SnapScanResult
-	err := t.Call(ctx, wire.OpSnapScan, &wire.SnapScanRequest{Path: sp.req.Path, Exclude: sp.req.Exclude, Gitignore: sp.req.Gitignore}, &scan, snapCall(snapScanTimeout, ""))
+	err = t.Call(ctx, wire.OpSnapScan, &wire.SnapScanRequest{Path: sp.req.Path, Exclude: sp.req.Exclude, Gitignore: sp.req.Gitignore}, &scan, snapCall(snapScanTimeout, ""))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,17 +116,12 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 		return nil, nil, err
 	}
 	t2 := time.Now()
-	// From here until the snapshot is recorded (and restored), no
-	// collection on any replica frees the chunks it counts on.
-	use, err := s.snaps.use(ctx, sp.ws)
-	if err != nil {
-		return nil, nil, err
+	l := <-looked
+	got = &l
+	if l.err != nil {
+		return nil, nil, l.err
 	}
-	defer use.release()
-	have, err := s.snaps.have(ctx, sp.ws)
-	if err != nil {
-		return nil, nil, err
-	}
+	have := l.have
 	if s.afterChunkLookup != nil {
 		s.afterChunkLookup()
 	}
