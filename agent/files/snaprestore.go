@@ -5,6 +5,7 @@ import (
 	"errors"
 	iofs "io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -45,9 +46,12 @@ type Restore struct {
 	files []*restoreFile         // files to write
 	want  map[Sum][]restorePlace // chunks still to come, and where they go
 	lack  []Sum
-	same  []*SnapEntry // files already right but for mode or time
-	res   RestoreResult
-	done  bool
+	same  []*SnapEntry // files right but for their mode or time
+	// listed holds the directory listings planFile looks files up in
+	// (BeginRestore only).
+	listed map[string]map[string]iofs.FileInfo
+	res    RestoreResult
+	done   bool
 }
 
 // restoreFile is one file the restore writes.
@@ -115,6 +119,7 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 		}
 	}
 	r.planChunks(shared)
+	r.listed = nil
 	return r, nil
 }
 
@@ -132,13 +137,43 @@ func (r *Restore) makeDir(c string) error {
 	return mapErr("restore", c, r.fs.root.MkdirAll(native(c), dirMode))
 }
 
+// lstat is root-relative c's Lstat, from a listing of its directory
+// taken once for all the files of the manifest there (by fstatat, not a
+// walk of every path from the root).
+func (r *Restore) lstat(c string) (iofs.FileInfo, error) {
+	dir, name := path.Split(c)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "."
+	}
+	list, ok := r.listed[dir]
+	if !ok {
+		infos, err := r.fs.readDir(dir)
+		if err != nil {
+			return r.fs.root.Lstat(native(c))
+		}
+		list = make(map[string]iofs.FileInfo, len(infos))
+		for _, fi := range infos {
+			list[fi.Name()] = fi
+		}
+		if r.listed == nil {
+			r.listed = map[string]map[string]iofs.FileInfo{}
+		}
+		r.listed[dir] = list
+	}
+	if fi, ok := list[name]; ok {
+		return fi, nil
+	}
+	return nil, iofs.ErrNotExist
+}
+
 // planFile compares file entry e with what is on disk.
 func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 	r.res.Files++
 	r.res.Bytes += e.Size
 	c := join(r.base, e.Path)
 	rf := &restoreFile{e: e, c: c}
-	fi, err := r.fs.root.Lstat(native(c))
+	fi, err := r.lstat(c)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
 	case err != nil:
@@ -153,7 +188,9 @@ func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 			return err
 		}
 		if slices.Equal(old, e.Chunks) {
-			r.same = append(r.same, e)
+			if uint32(fi.Mode().Perm()) != e.Mode || fi.ModTime().UnixNano() != e.ModTime {
+				r.same = append(r.same, e) // its mode or time to set
+			}
 			var off int64
 			for _, ch := range old {
 				shared[ch.Sum] = chunkLoc{path: c, off: off, size: ch.Size}

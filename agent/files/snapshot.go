@@ -152,6 +152,7 @@ type Scan struct {
 	Files int
 	Bytes int64
 	loc   map[Sum]chunkLoc
+	stats map[int]iofs.FileInfo // the files' Lstat from the walk, by entry
 }
 
 // Scan walks directory p (never through symlinks, skipping the agent's
@@ -190,6 +191,7 @@ func (f *FS) Scan(ctx context.Context, p string, opts ScanOptions) (*Scan, error
 	if err := f.chunkAll(ctx, s, base); err != nil {
 		return nil, err
 	}
+	s.stats = nil
 	return s, nil
 }
 
@@ -209,27 +211,15 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, 
 	if ig != nil {
 		ig = ig.load(f, c)
 	}
-	d, err := f.root.Open(native(c))
+	infos, err := f.readDir(c)
 	if err != nil {
 		return mapErr("snapshot", c, err)
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return mapErr("snapshot", c, err)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, fi := range infos {
+		n := fi.Name()
 		p := join(c, n)
 		if strings.HasPrefix(n, TempPrefix) || f.hidden(p) {
 			continue
-		}
-		fi, err := f.root.Lstat(native(p))
-		if errors.Is(err, iofs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return mapErr("snapshot", p, err)
 		}
 		if excluded(p, base, fi.IsDir(), ig, globs) {
 			continue
@@ -252,9 +242,31 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, 
 		case m.IsRegular():
 			e.Type, e.Size = TypeFile, fi.Size()
 			s.Entries = append(s.Entries, e)
+			if s.stats == nil {
+				s.stats = map[int]iofs.FileInfo{}
+			}
+			s.stats[len(s.Entries)-1] = fi
 		}
 	}
 	return nil
+}
+
+// readDir lists directory c with each entry's Lstat, sorted by name. The
+// stats are taken relative to the open directory (fstatat), not by a walk
+// of each path from the root: a tree of 10,000 files is stat'ed in a
+// fraction of the time.
+func (f *FS) readDir(c string) ([]iofs.FileInfo, error) {
+	d, err := f.root.Open(native(c))
+	if err != nil {
+		return nil, err
+	}
+	infos, err := d.Readdir(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(infos, func(a, b iofs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
+	return infos, nil
 }
 
 // excluded reports whether p is left out by .gitignore rules or globs.
@@ -287,7 +299,10 @@ func (f *FS) chunkAll(ctx context.Context, s *Scan, base string) error {
 			for i := range work {
 				e := &s.Entries[i]
 				c := join(base, e.Path)
-				fi, err := f.root.Lstat(native(c))
+				fi, err := s.stats[i], error(nil)
+				if fi == nil {
+					fi, err = f.root.Lstat(native(c))
+				}
 				if err == nil && !fi.Mode().IsRegular() {
 					err = errorf(ErrSourceChanged, "snapshot %s: no longer a regular file", c)
 				}
