@@ -18,6 +18,8 @@ type fileOps struct {
 	transfers *transfers
 	archives  *archives
 	watches   *watches
+	// opened, when set, checks a file once open (Agent.checkOpened).
+	opened func(f *os.File, given string) error
 }
 
 // registerFiles opens the root and serves the file and git ops. The
@@ -32,7 +34,7 @@ func (a *Agent) registerFiles() error {
 		root.Close()
 		return err
 	}
-	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes}, transfers: newTransfers(DefaultTransferIdle)}
+	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes, Overrides: a.gitOverrides}, transfers: newTransfers(DefaultTransferIdle)}
 	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
 	fo.gitVer, _ = fo.git.Version(ctx)
 	cancel()
@@ -42,6 +44,8 @@ func (a *Agent) registerFiles() error {
 	}
 	a.cfg.Capabilities = caps
 	a.files = fo
+	fo.opened = a.checkOpened
+	a.gitConfigs = userGitConfigs(real)
 	for op, h := range map[string]Handler{
 		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,
 		wire.OpFsOpen: fo.open, wire.OpFsClose: fo.closeHandle,
