@@ -53,6 +53,9 @@ type Conn struct {
 	rwc    io.ReadWriteCloser
 	br     *bufio.Reader
 	client bool // sends masked frames, expects unmasked ones
+	// unmaskedOK: this server agreed to take unmasked frames from its
+	// client (UnmaskedHeader); only Relay reads them.
+	unmaskedOK bool
 
 	// MaxMessage bounds a received message (all its fragments); zero
 	// means DefaultMaxMessage. Set it before the first ReadMessage.
