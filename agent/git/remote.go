@@ -200,13 +200,24 @@ func (g *Git) Fetch(ctx context.Context, dir string, opts RemoteOptions) (string
 
 // Pull fetches and merges (never rebases). A merge that stops on conflicts
 // is ErrMergeConflict naming the conflicted paths (git status shows them
-// unmerged); local changes in the way are ErrLocalChanges.
+// unmerged); local changes in the way are ErrLocalChanges. Under a Guard
+// it fetches, checks the paths the merge would change and merges the
+// commits checked (guardedPull).
 func (g *Git) Pull(ctx context.Context, dir string, opts RemoteOptions) (string, error) {
 	if err := g.remoteCall(ctx, dir, opts); err != nil {
 		return "", err
 	}
-	args := append([]string{"pull", "--no-rebase", "--no-edit", "--no-recurse-submodules"}, opts.target()...)
-	out, err := g.runRemote(ctx, dir, args)
+	check, err := g.guardFor(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	var out string
+	if check != nil {
+		out, err = g.guardedPull(ctx, dir, check, opts)
+	} else {
+		args := append([]string{"pull", "--no-rebase", "--no-edit", "--no-recurse-submodules"}, opts.target()...)
+		out, err = g.runRemote(ctx, dir, args)
+	}
 	if err == nil {
 		return out, nil
 	}
