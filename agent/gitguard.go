@@ -136,10 +136,11 @@ func (a *Agent) gitExcludes(top string) []string {
 	return out
 }
 
-// gitGuard is the check of the paths a checkout or pull would change in
-// the work tree whose top is the host directory top (git.Git.Guard): each
-// is a write of that path under the root, denied when denyPaths denies it
-// as named or with the links along it resolved. Nil when no path is denied.
+// gitGuard is the check of the paths a checkout, pull or clone would
+// change in the work tree whose top is the host directory top
+// (git.Git.Guard): each is a write of that path under the root, denied
+// when denyPaths denies it as named or with the links along it resolved.
+// Nil when no path is denied.
 func (a *Agent) gitGuard(top string) func(paths []string) error {
 	p := a.cfg.Policy.Current()
 	if p == nil || len(p.DenyPaths) == 0 {

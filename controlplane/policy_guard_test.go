@@ -131,7 +131,8 @@ func TestPolicyCommandsPathUnderTheRoot(t *testing.T) {
 // A git checkout or pull that would change a file under a denied path (a
 // branch that rewrites .env, a merge that adds .ssh/authorized_keys) is
 // refused before it writes anything; one that changes only allowed files
-// still runs. With fs or git read-only, both are refused outright.
+// still runs; a clone likewise. With fs or git read-only, all are refused
+// outright.
 func TestPolicyGitWorkTreeWritesUnderDeniedPaths(t *testing.T) {
 	s := startServer(t, testConfig(t))
 	root := t.TempDir()
@@ -214,6 +215,31 @@ func TestPolicyGitWorkTreeWritesUnderDeniedPaths(t *testing.T) {
 	}
 	if subject := gitOut(t, proj, "log", "-1", "--format=%s"); !strings.HasPrefix(subject, "Merge branch '"+trunk+"' of ") {
 		t.Errorf("the pull's merge commit says %q, want git pull's message", subject)
+	}
+
+	// A clone whose files include a denied one (sub/.env) is refused and
+	// leaves nothing behind; a clone of allowed files is made.
+	clean := filepath.Join(root, "clean")
+	os.MkdirAll(clean, 0o755)
+	gitInit(t, clean)
+	commit(clean, "clean", map[string]string{"app.txt": "clean"})
+	os.MkdirAll(filepath.Join(root, "emptydir"), 0o755)
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "clone with a denied file", method: "POST", path: "/git/clone", body: map[string]any{"url": "up", "path": "copy"}, rule: "denyPaths"},
+		{name: "clone with a denied file into an empty directory", method: "POST", path: "/git/clone", body: map[string]any{"url": "up", "path": "emptydir"}, rule: "denyPaths"},
+		{name: "clone of allowed files", method: "POST", path: "/git/clone", body: map[string]any{"url": "clean", "path": "copy2"}, wantStatus: 201},
+	})
+	if _, err := os.Lstat(filepath.Join(root, "copy")); err == nil {
+		t.Error("a refused clone left its directory")
+	}
+	if ents, err := os.ReadDir(filepath.Join(root, "emptydir")); err != nil || len(ents) != 0 {
+		t.Errorf("a refused clone into an empty directory left %v (%v)", ents, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, "copy2", "app.txt")); err != nil || string(got) != "clean" {
+		t.Errorf("copy2/app.txt is %q (%v) after the allowed clone", got, err)
+	}
+	if st := gitOut(t, filepath.Join(root, "copy2"), "status", "--porcelain"); st != "" {
+		t.Errorf("the allowed clone's work tree is not clean: %s", st)
 	}
 
 	// Read-only fs or git refuse both before anything runs.

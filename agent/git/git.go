@@ -39,7 +39,7 @@ type Git struct {
 	// IncludeUntracked never take those files in. The agent's denied paths.
 	Exclude func(top string) []string
 	// Guard, when set, is asked for a check of the work tree whose top is
-	// the host directory top, before a Checkout or Pull changes files
+	// the host directory top, before a Checkout, Pull or Clone changes files
 	// there: the check gets every path (from the top, slash-separated)
 	// the op would write, create or delete, and an error from it refuses
 	// the op, unchanged, before anything is written. A nil check means
