@@ -119,9 +119,10 @@ func (g *Git) checkChanges(ctx context.Context, dir string, check func([]string)
 // guardedPull is Pull under a Guard: fetch, ask Guard about every path
 // the merge of what was fetched would change, then merge exactly the
 // commits checked (as git pull does: the FETCH_HEAD entries marked for
-// merge, with git's merge message). The merge runs without directory
-// rename detection, which could move a file of ours to a path the
-// fetched commits do not name, and without recursing into submodules.
+// merge, with git's merge message, pull.ff applied). The merge runs
+// without directory rename detection, which could move a file of ours to
+// a path the fetched commits do not name, and without recursing into
+// submodules.
 func (g *Git) guardedPull(ctx context.Context, dir string, check func([]string) error, opts RemoteOptions) (string, error) {
 	fetched, err := g.runRemote(ctx, dir, append([]string{"fetch", "--no-recurse-submodules"}, opts.target()...))
 	if err != nil {
@@ -161,6 +162,16 @@ func (g *Git) guardedPull(ctx context.Context, dir string, check func([]string) 
 		return "", err
 	}
 	args := []string{"-c", "merge.directoryRenames=false", "-c", "submodule.recurse=false", "merge", "--no-edit"}
+	ff, err := g.run(ctx, call{dir: dir, args: []string{"config", "--get", "pull.ff"}})
+	if err != nil {
+		return "", err
+	}
+	switch strings.TrimSpace(string(ff.stdout)) { // git pull's pull.ff, as it hands it to merge
+	case "only":
+		args = append(args, "--ff-only")
+	case "false":
+		args = append(args, "--no-ff")
+	}
 	if m := strings.TrimSpace(string(msg.stdout)); msg.code == 0 && m != "" {
 		args = append(args, "-m", m)
 	}
