@@ -177,6 +177,8 @@ func TestPolicyGitWorkTreeWritesUnderDeniedPaths(t *testing.T) {
 		{name: "pull merging .ssh/authorized_keys", method: "POST", path: "/git/pull", body: pull("evil-ssh"), rule: "denyPaths"},
 		{name: "checkout of allowed changes", method: "POST", path: "/git/checkout", body: co("good"), wantStatus: 200},
 		{name: "and back", method: "POST", path: "/git/checkout", body: co(trunk), wantStatus: 200},
+		{name: "checkout of a revision (detached)", method: "POST", path: "/git/checkout", body: co(trunk + "@{upstream}"), wantStatus: 200},
+		{name: "and back again", method: "POST", path: "/git/checkout", body: co(trunk), wantStatus: 200},
 		{name: "pull of allowed changes", method: "POST", path: "/git/pull", body: pull("good"), wantStatus: 200},
 	})
 	for name, want := range map[string]string{".env": "ORIG", "sub/.env": "ORIG", "app.txt": "good"} {

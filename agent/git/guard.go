@@ -69,11 +69,13 @@ func (g *Git) guardCheckout(ctx context.Context, dir, ref string) error {
 	}
 	var targets []string
 	for _, rev := range []string{"refs/heads/" + ref, ref} {
-		oid, ok, err := g.resolve(ctx, dir, rev)
+		// Any failure means it names nothing ("refs/heads/main@{upstream}"
+		// is an error rather than a miss).
+		res, err := g.run(ctx, call{dir: dir, args: []string{"rev-parse", "--verify", "--quiet", rev + "^{commit}"}})
 		if err != nil {
 			return err
 		}
-		if ok {
+		if oid := strings.TrimSpace(string(res.stdout)); res.code == 0 && oid != "" {
 			targets = append(targets, oid)
 		}
 	}
