@@ -151,6 +151,10 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) err
 	if err := s.pathSession(r).Delete(r.Context()); err != nil {
 		return err
 	}
+	if err := s.deleteSessionLinks(r.Context(), r.PathValue("ws"), r.PathValue("session")); err != nil {
+		// The links are dead anyway (linkTarget checks the session).
+		s.log.Warn("session deleted; its preview links were not", "ws", r.PathValue("ws"), "session", r.PathValue("session"), "err", err)
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
