@@ -177,7 +177,6 @@ type Server struct {
 	tls      *serverTLS     // nil: plaintext
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 
-	attachTickets attachTickets   // of the processes attach WebSocket
 	limits        limiter         // device login's guessing limits
 	pipes         *pipeHub        // connections to agents' ports (pipes.go)
 	portTransport *http.Transport // the ports proxy's (ports.go)
