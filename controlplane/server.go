@@ -177,12 +177,15 @@ type Server struct {
 	tls      *serverTLS     // nil: plaintext
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 
-	attachTickets attachTickets   // of the processes attach WebSocket
 	limits        limiter         // device login's guessing limits
 	pipes         *pipeHub        // connections to agents' ports (pipes.go)
 	portTransport *http.Transport // the ports proxy's (ports.go)
 
 	ready atomic.Bool // Start finished and Close not begun
+
+	// afterChunkLookup, set by tests before any call, runs when a
+	// snapshot has looked up which chunks the store holds.
+	afterChunkLookup func()
 
 	mu       sync.Mutex
 	started  bool
@@ -277,7 +280,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
 	}
-	if s.snaps, err = openSnapStore(ctx, js, s.kvReplicas(), s.cfg.SnapshotQuota); err != nil {
+	if s.snaps, err = openSnapStore(ctx, js, s.kvReplicas(), s.cfg.SnapshotQuota, s.log.Warn); err != nil {
 		return err
 	}
 	s.snapJS = js
