@@ -17,10 +17,18 @@ import (
 // (archivePieces+1) × the piece size.
 const archivePieces = 4
 
+// unpackWindow is how many chunks of an unpack the agent takes ahead of
+// the unpack (fs.unpack.begin tells the sender): each is answered once it
+// is queued, so the sender keeps that many in flight instead of waiting
+// for every chunk to be unpacked. Memory per unpack is at most about
+// 2 × unpackWindow chunks (the queue, and chunks arriving ahead of a
+// missing one).
+const unpackWindow = 8
+
 // errArchiveAborted ends an unpack whose sender went away.
 var errArchiveAborted = errors.New("the archive upload was aborted")
 
-// archiveJob is one open tar out (pieces) or unpack in (pw).
+// archiveJob is one open tar out (pieces) or unpack in (feed).
 type archiveJob struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the worker goroutine has returned
@@ -29,11 +37,14 @@ type archiveJob struct {
 	// tar out
 	pieces chan []byte
 	// unpack in
-	mu   sync.Mutex // serializes chunks
-	pw   *io.PipeWriter
-	next int64
-	path string
-	res  files.ArchiveResult
+	mu     sync.Mutex       // serializes chunks
+	feed   chan []byte      // chunks in order, read by the unpack; nil for a tar out
+	fed    bool             // feed is closed (commit)
+	next   int64            // offset of the next byte to queue on feed
+	ahead  map[int64][]byte // chunks that came before the ones they follow
+	unread *feedReader
+	path   string
+	res    files.ArchiveResult
 
 	err error // the worker's error, read after done
 
@@ -43,9 +54,6 @@ type archiveJob struct {
 // stop ends the job's worker and waits for it.
 func (j *archiveJob) stop() {
 	j.cancel()
-	if j.pw != nil {
-		j.pw.CloseWithError(errArchiveAborted)
-	}
 	<-j.done
 }
 
@@ -234,52 +242,89 @@ func (as *archives) begin(_ context.Context, req *wire.Request) (any, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	j := &archiveJob{cancel: cancel, done: make(chan struct{}), pw: pw, path: body.Path, tag: handleTag(req.Op, body.Path)}
+	j := &archiveJob{cancel: cancel, done: make(chan struct{}), feed: make(chan []byte, unpackWindow), path: body.Path, tag: handleTag(req.Op, body.Path)}
+	j.unread = &feedReader{ctx: ctx, ch: j.feed}
 	go func() {
 		defer close(j.done)
-		j.res, j.err = as.fs.ExtractArchive(ctx, body.Path, pr, files.DefaultArchiveLimits)
-		if j.err != nil {
-			pr.CloseWithError(j.err)
-		} else {
-			pr.Close()
-		}
+		j.res, j.err = as.fs.ExtractArchive(ctx, body.Path, j.unread, files.DefaultArchiveLimits)
 	}()
 	h, err := as.add(j)
 	if err != nil {
 		return nil, err
 	}
-	return &wire.FsArchiveOpenResult{Handle: h}, nil
+	return &wire.FsArchiveOpenResult{Handle: h, Window: unpackWindow}, nil
 }
 
-// chunk feeds the next bytes of the tar stream to the unpack; it returns
-// once they were taken, or with the unpack's error.
-func (as *archives) chunk(_ context.Context, req *wire.Request) (any, error) {
-	body, err := decode[wire.FsUnpackChunkRequest](req)
+// chunk queues the next bytes of the tar stream for the unpack and returns
+// once they are queued (or with the unpack's error, if it failed). Chunks
+// may come out of order, up to the window: one that comes before the
+// chunks it follows waits in memory for them.
+func (as *archives) chunk(ctx context.Context, req *wire.Request) (any, error) {
+	body := &wire.FsUnpackChunkRequest{}
+	data, err := req.DecodeBodyAliasing("data", body)
 	if err != nil {
+		return nil, err
+	}
+	// The data aliases the request, which nothing reuses: the queue may
+	// keep it until the unpack has read it.
+	body.Data = data
+	if err := body.Validate(); err != nil {
 		return nil, err
 	}
 	j, err := as.get(body.Handle)
 	if err != nil {
 		return nil, err
 	}
-	if j.pw == nil {
+	if j.feed == nil {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is an archive download", body.Handle)
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if body.Offset != j.next {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "unpack chunk at %d, expected %d (chunks go in order)", body.Offset, j.next)
+	if err := j.ended(); err != nil {
+		return nil, err
 	}
-	if _, err := j.pw.Write(body.Data); err != nil {
-		<-j.done
-		if j.err != nil {
-			return nil, j.err
+	if _, dup := j.ahead[body.Offset]; dup || body.Offset < j.next || j.fed {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "unpack chunk at %d was sent already (the stream is at %d)", body.Offset, j.next)
+	}
+	if body.Offset > j.next {
+		if len(j.ahead) >= unpackWindow {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "", "unpack chunk at %d: more than %d chunks ahead of %d, which is missing", body.Offset, unpackWindow, j.next)
 		}
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "data after the archive's end")
+		if j.ahead == nil {
+			j.ahead = map[int64][]byte{}
+		}
+		j.ahead[body.Offset] = body.Data
+		return struct{}{}, nil
 	}
-	j.next += int64(len(body.Data))
-	return struct{}{}, nil
+	for data := body.Data; ; {
+		select {
+		case j.feed <- data:
+		case <-j.done:
+			return nil, j.ended()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		j.next += int64(len(data))
+		var ok bool
+		if data, ok = j.ahead[j.next]; !ok {
+			return struct{}{}, nil
+		}
+		delete(j.ahead, j.next)
+	}
+}
+
+// ended is the error for a chunk that comes after the unpack ended: its
+// error, or data after the archive's end; nil while it runs.
+func (j *archiveJob) ended() error {
+	select {
+	case <-j.done:
+	default:
+		return nil
+	}
+	if j.err != nil {
+		return j.err
+	}
+	return wire.Errorf(wire.CodeInvalidArgument, "", "data after the archive's end")
 }
 
 // commit ends the stream and reports the unpack.
@@ -292,18 +337,70 @@ func (as *archives) commit(_ context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if j.pw == nil {
+	if j.feed == nil {
 		j.stop()
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is an archive download", body.Handle)
 	}
-	j.pw.Close()
+	j.mu.Lock()
+	missing := len(j.ahead) > 0
+	if !missing {
+		j.fed = true
+		close(j.feed)
+	}
+	j.mu.Unlock()
+	if missing {
+		j.stop()
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "unpack committed with the chunk at %d missing", j.next)
+	}
 	<-j.done
 	j.cancel()
 	if j.err != nil {
 		return nil, j.err
 	}
+	if j.unread.left() {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "data after the archive's end")
+	}
 	c, _ := files.Clean(j.path)
 	return &wire.FsUnpackResult{Path: c, Files: j.res.Files, Dirs: j.res.Dirs, Links: j.res.Links, Bytes: j.res.Bytes}, nil
+}
+
+// feedReader reads the chunks queued on ch, in order, until ch is closed
+// (EOF) or ctx is done (the unpack was aborted).
+type feedReader struct {
+	ctx context.Context
+	ch  <-chan []byte
+	cur []byte
+}
+
+func (r *feedReader) Read(p []byte) (int, error) {
+	for len(r.cur) == 0 {
+		select {
+		case b, ok := <-r.ch:
+			if !ok {
+				return 0, io.EOF
+			}
+			r.cur = b
+		case <-r.ctx.Done():
+			return 0, errArchiveAborted
+		}
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// left reports whether bytes were queued that the unpack did not read
+// (data after the archive's end); call it after the unpack returned.
+func (r *feedReader) left() bool {
+	if len(r.cur) > 0 {
+		return true
+	}
+	for b := range r.ch {
+		if len(b) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pieceWriter cuts what is written into pieces of size and sends them.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
@@ -33,30 +32,50 @@ func (s *Server) handleGetArchive(w http.ResponseWriter, r *http.Request, t targ
 	defer x.cleanup(r.Context(), wire.OpFsArchiveClose, open.Handle)
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.WriteHeader(http.StatusOK)
+	// The next piece is asked for while the last one is written to the
+	// client: a writer goroutine takes them, in order, until pieces is
+	// closed (after a write error it only drains them).
+	pieces := make(chan []byte, 2)
+	werr := make(chan error, 1)
+	go func() {
+		var err error
+		for p := range pieces {
+			if err == nil {
+				_, err = w.Write(p)
+			}
+		}
+		werr <- err
+	}()
 	for {
 		var res wire.FsArchiveReadResult
 		err := x.t.Concurrent().Call(r.Context(), wire.OpFsArchiveRead, &wire.FsHandleRequest{Handle: open.Handle}, &res, fileCall())
 		if err == nil && len(res.Data) > 0 {
-			_, err = w.Write(res.Data)
+			pieces <- res.Data // it aliases its reply, which nothing reuses
 		}
-		if err != nil {
+		if err != nil || res.EOF {
+			close(pieces)
+			if werr := <-werr; err == nil {
+				err = werr
+			}
+			if err == nil {
+				return nil
+			}
 			if !errors.Is(err, r.Context().Err()) {
 				s.log.Warn("archive download cut short", "path", path, "err", err)
 			}
 			panic(http.ErrAbortHandler)
-		}
-		if res.EOF {
-			return nil
 		}
 	}
 }
 
 // handlePutArchive serves PUT {target}/fs/archive?path=: the body is a tar
 // stream, unpacked under path (created when missing) with each file
-// written atomically. The body goes to the agent in order, one chunk at a
-// time; the agent validates every entry (confinement, links, limits). On
-// a failure the agent stops at the failing entry: entries before it stay,
-// nothing of it is written. 200 with the counts.
+// written atomically. The body goes to the agent in order, in chunks, up
+// to the window the agent gives at fs.unpack.begin in flight at once (one
+// at a time for agents that give none); the agent validates every entry
+// (confinement, links, limits). On a failure the agent stops at the
+// failing entry: entries before it stay, nothing of it is written. 200
+// with the counts.
 func (s *Server) handlePutArchive(w http.ResponseWriter, r *http.Request, t target) error {
 	path := r.URL.Query().Get("path")
 	if path == "" {
@@ -67,7 +86,7 @@ func (s *Server) handlePutArchive(w http.ResponseWriter, r *http.Request, t targ
 	if err := t.Call(r.Context(), wire.OpFsUnpackBegin, &wire.FsUnpackBeginRequest{Path: path}, &begun, fileCall()); err != nil {
 		return err
 	}
-	res, err := x.sendArchive(r.Context(), begun.Handle, r.Body)
+	res, err := x.sendArchive(r.Context(), begun.Handle, max(1, min(begun.Window, x.window)), r.Body)
 	if err != nil {
 		x.cleanup(r.Context(), wire.OpFsUnpackAbort, begun.Handle)
 		return err
@@ -76,29 +95,20 @@ func (s *Server) handlePutArchive(w http.ResponseWriter, r *http.Request, t targ
 	return nil
 }
 
-// sendArchive sends body to the unpack handle in order, one chunk at a
-// time (the agent unpacks as it receives; its reply paces the sender),
-// and commits it.
-func (x *fileRelay) sendArchive(ctx context.Context, handle string, body io.Reader) (*wire.FsUnpackResult, error) {
-	buf := make([]byte, x.chunk)
-	var off int64
-	for {
-		n, done, err := readChunk(body, buf)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			opts := fileCall()
-			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
-			req := &wire.FsUnpackChunkRequest{Handle: handle, Offset: off, Data: buf[:n]}
-			if err := x.t.Concurrent().Call(ctx, wire.OpFsUnpackChunk, req, nil, opts); err != nil {
-				return nil, err
-			}
-			off += int64(n)
-		}
-		if done {
-			break
-		}
+// sendArchive sends body to the unpack handle in order, up to window
+// chunks in flight (the agent unpacks as it receives; its replies pace
+// the sender), and commits it.
+func (x *fileRelay) sendArchive(ctx context.Context, handle string, window int, body io.Reader) (*wire.FsUnpackResult, error) {
+	first := x.getChunk()
+	n, _, err := readChunk(body, (*first)[wire.Headroom:])
+	if err != nil {
+		x.putChunk(first)
+		return nil, err
+	}
+	send := chunkSend{op: wire.OpFsUnpackChunk, handle: handle, window: window,
+		mk: func(off int64) wire.InPlaceBody { return &wire.FsUnpackChunkRequest{Handle: handle, Offset: off} }}
+	if _, err := x.sendChunks(ctx, send, body, first, n); err != nil {
+		return nil, err
 	}
 	var res wire.FsUnpackResult
 	if err := x.t.Concurrent().Call(ctx, wire.OpFsUnpackCommit, &wire.FsHandleRequest{Handle: handle}, &res, fileCall()); err != nil {

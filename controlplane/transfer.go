@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"io"
 	"strconv"
 	"sync"
@@ -84,9 +85,10 @@ func (x *fileRelay) upload(ctx context.Context, body io.Reader, opts wire.FsWrit
 		x.putChunk(first)
 		return nil, err
 	}
-	size, sum, err := x.sendChunks(ctx, begun.Handle, body, first, n)
+	send := x.uploadChunks(begun.Handle)
+	size, err := x.sendChunks(ctx, send, body, first, n)
 	if err == nil {
-		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: sum}
+		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: hex.EncodeToString(send.hash.Sum(nil))}
 		if err = x.t.Call(ctx, wire.OpFsUploadCommit, commit, &res, fileCall()); err == nil {
 			return &res, nil
 		}
@@ -103,17 +105,35 @@ func (x *fileRelay) cleanup(ctx context.Context, op, handle string) {
 	_ = x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
 }
 
+// chunkSend says where sendChunks sends: op, with the body mk makes for
+// the chunk at off, up to window calls at once; hash, when set, is fed
+// every byte sent, in order.
+type chunkSend struct {
+	op     string
+	handle string
+	window int
+	mk     func(off int64) wire.InPlaceBody
+	hash   hash.Hash
+}
+
+// uploadChunks is the chunkSend of an fs.upload, hashing with SHA-256.
+func (x *fileRelay) uploadChunks(handle string) chunkSend {
+	return chunkSend{op: wire.OpFsUploadChunk, handle: handle, window: x.window, hash: sha256.New(),
+		mk: func(off int64) wire.InPlaceBody { return &wire.FsUploadChunkRequest{Handle: handle, Offset: off} }}
+}
+
 // sendChunks sends first (holding n bytes) and then the rest of body as
-// chunks of handle, up to window at once, and returns the size and hex
-// SHA-256 sent. Each chunk is read straight into a free in-place buffer,
-// where its request is encoded around it (wire.InPlace): its bytes are not
-// copied again before NATS takes them. A buffer stays its chunk's until
-// its call returns.
-func (x *fileRelay) sendChunks(ctx context.Context, handle string, body io.Reader, first *[]byte, n int) (int64, string, error) {
+// chunks of s.handle, up to s.window at once, and returns the size sent.
+// Each chunk is read straight into a free in-place buffer, where its
+// request is encoded around it (wire.InPlace): its bytes are not copied
+// again before NATS takes them. A buffer stays its chunk's until its call
+// returns.
+func (x *fileRelay) sendChunks(ctx context.Context, s chunkSend, body io.Reader, first *[]byte, n int) (int64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	free := make(chan *[]byte, x.window)
-	for range x.window - 1 {
+	handle := s.handle
+	free := make(chan *[]byte, s.window)
+	for range s.window - 1 {
 		free <- x.getChunk()
 	}
 	var wg sync.WaitGroup
@@ -123,21 +143,22 @@ func (x *fileRelay) sendChunks(ctx context.Context, handle string, body io.Reade
 			x.putChunk(<-free)
 		}
 	}()
-	h := sha256.New()
 	var off int64
 	buf, done := first, false
 	for {
-		h.Write((*buf)[wire.Headroom : wire.Headroom+n])
+		if s.hash != nil {
+			s.hash.Write((*buf)[wire.Headroom : wire.Headroom+n])
+		}
 		wg.Add(1)
 		go func(buf *[]byte, n int, off int64) {
 			defer wg.Done()
-			req := &wire.InPlace{Body: &wire.FsUploadChunkRequest{Handle: handle, Offset: off}, Buf: *buf, N: n}
+			req := &wire.InPlace{Body: s.mk(off), Buf: *buf, N: n}
 			// Each chunk is its own mutation: a request's Idempotency-Key
 			// must not make the agent answer every chunk with the first
 			// one's reply.
 			opts := fileCall()
 			opts.IdempotencyKey = handle + "@" + strconv.FormatInt(off, 10)
-			if err := x.t.Concurrent().Call(ctx, wire.OpFsUploadChunk, req, nil, opts); err != nil {
+			if err := x.t.Concurrent().Call(ctx, s.op, req, nil, opts); err != nil {
 				cancel(err)
 			}
 			free <- buf
@@ -149,13 +170,13 @@ func (x *fileRelay) sendChunks(ctx context.Context, handle string, body io.Reade
 		select {
 		case buf = <-free:
 		case <-ctx.Done():
-			return 0, "", context.Cause(ctx)
+			return 0, context.Cause(ctx)
 		}
 		var err error
 		if n, done, err = readChunk(body, (*buf)[wire.Headroom:]); err != nil {
 			free <- buf
 			cancel(err)
-			return 0, "", err
+			return 0, err
 		}
 		if n == 0 && done {
 			free <- buf
@@ -164,9 +185,9 @@ func (x *fileRelay) sendChunks(ctx context.Context, handle string, body io.Reade
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return 0, "", err
+		return 0, err
 	}
-	return off, hex.EncodeToString(h.Sum(nil)), nil
+	return off, nil
 }
 
 // readPiece is one chunk of a download on its way. Its data aliases the

@@ -41,10 +41,15 @@ func (r *FsArchiveOpenRequest) Validate() error {
 	return validLength(r.Chunk)
 }
 
-// FsArchiveOpenResult names the open archive; Entry is the tree's root.
+// FsArchiveOpenResult names the open archive; Entry is the tree's root
+// (fs.archive.open). From fs.unpack.begin, Window is how many chunks the
+// sender may have in flight at once (the agent queues them, and takes
+// them out of order within it); 0, from agents before it, means one at a
+// time.
 type FsArchiveOpenResult struct {
 	Handle string    `msgpack:"h"`
 	Entry  FileEntry `msgpack:"entry"`
+	Window int       `msgpack:"window,omitempty"`
 }
 
 // FsArchiveReadResult is the next piece of the tar stream; EOF is true
@@ -73,6 +78,13 @@ type FsUnpackChunkRequest struct {
 
 // Validate checks the handle, offset and size.
 func (r *FsUnpackChunkRequest) Validate() error { return validChunk(r.Handle, r.Offset, r.Data) }
+
+func (r *FsUnpackChunkRequest) inPlaceFields() ([]mapField, string) {
+	return []mapField{
+		{key: "h", kind: kindString, s: r.Handle},
+		{key: "off", kind: kindInt64, i: r.Offset},
+	}, "data"
+}
 
 func (r *FsUnpackChunkRequest) sizeHint() int { return len(r.Data) + envelopeSlack }
 func (r *FsArchiveReadResult) sizeHint() int  { return len(r.Data) + envelopeSlack }

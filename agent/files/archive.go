@@ -10,8 +10,10 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
-	"slices"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // Archive errors, beyond the package's other kinds.
@@ -105,18 +107,94 @@ type unpack struct {
 	res   ArchiveResult
 	links map[string]bool // symlinks this archive made, lower-cased
 	files map[string]bool // regular files this archive wrote
+	dirs  map[string]*os.Root
+	tmpID string // this unpack's temporary names: TempPrefix+tmpID+seq
+	seq   int
+	buf   []byte // large files' content on its way from the tar to the disk
+	taken int64  // bytes of the files taken so far (the limit's count)
+
+	// Small files are written by workers (see startWorkers): inflight
+	// has the lower-cased names handed to them and not known written,
+	// busy counts them; res, files and failed are under mu.
+	jobs     chan *fileWrite
+	workers  sync.WaitGroup
+	busy     sync.WaitGroup
+	inflight map[string]bool
+	mu       sync.Mutex
+	failed   error
+}
+
+// maxUnpackDirs bounds the directories an unpack keeps open.
+const maxUnpackDirs = 64
+
+// dir returns clean directory c, made when missing, opened as a root of
+// its own: a file's create, chmod and rename in it are then each one call
+// on a name in it, not a walk from the root (os.Root opens and closes
+// every directory on the way). It is opened through the FS's root, so it
+// is confined as every path is; the archive cannot replace a directory it
+// holds (a file, link or symlink entry over a directory is refused), and
+// entries under a symlink the archive made never get here.
+func (u *unpack) dir(c string) (*os.Root, error) {
+	if r, ok := u.dirs[c]; ok {
+		return r, nil
+	}
+	if err := u.f.root.MkdirAll(native(c), dirMode); err != nil {
+		return nil, mapErr("unpack", c, err)
+	}
+	r, err := u.f.root.OpenRoot(native(c))
+	if err != nil {
+		return nil, mapErr("unpack", c, err)
+	}
+	if len(u.dirs) >= maxUnpackDirs {
+		u.barrier() // the workers may hold them; a failure is seen at the next entry
+		u.closeDirs()
+	}
+	u.dirs[c] = r
+	return r, nil
+}
+
+// replaced forgets the open directories at or under clean path c, where
+// the unpack just placed a file or link (over a symlink to a directory,
+// say): later entries under c resolve it anew.
+func (u *unpack) replaced(c string) {
+	waited := false
+	for d, r := range u.dirs {
+		if d == c || strings.HasPrefix(d, c+"/") || c == "." {
+			if !waited {
+				u.barrier() // the workers may hold it; a failure is seen at the next entry
+				waited = true
+			}
+			r.Close()
+			delete(u.dirs, d)
+		}
+	}
+}
+
+// closeDirs closes the directories the unpack holds open.
+func (u *unpack) closeDirs() {
+	for c, r := range u.dirs {
+		r.Close()
+		delete(u.dirs, c)
+	}
 }
 
 // ExtractArchive unpacks the tar stream r into directory p (created when
-// missing). Every regular file is written atomically (as Write does, with
-// overwrite); an entry that is unsafe, unsupported or over the limits ends
-// the unpack with its error, leaving the entries before it in place and
-// nothing of it. Where the platform can (Linux: syncfs), files are not
-// synced one by one but all at once at the end, before it returns: an
-// fsync per file made 20,000 small files take ten times rsync's time. Symlinks are made only when they point inside p; an
-// entry under a symlink the archive made is refused (lower-cased
-// comparison, so it holds on case-insensitive disks too); a hard link must
-// name a file this archive wrote. Data after the end marker is ignored.
+// missing). Every regular file is written atomically (a temporary file
+// renamed over its name, as Write does with overwrite); small files are
+// written several at once, in the stream's order wherever it matters (a
+// name written twice, a link or directory after files, entries under a
+// name just replaced). An entry that is unsafe, unsupported or over the
+// limits ends the unpack with its error, leaving the entries before it in
+// place and nothing of it or after it. A file that cannot be written (a
+// full disk, a directory in its way) ends it too, with the files before
+// it in place; files after it that were being written alongside may land.
+// Where the platform can (Linux: syncfs), files are not synced one by one
+// but all at once at the end, before it returns: an fsync per file made
+// 20,000 small files take ten times rsync's time. Symlinks are made only
+// when they point inside p; an entry under a symlink the archive made is
+// refused (lower-cased comparison, so it holds on case-insensitive disks
+// too); a hard link must name a file this archive wrote. Data after the
+// end marker is ignored.
 func (f *FS) ExtractArchive(ctx context.Context, p string, r io.Reader, lim ArchiveLimits) (ArchiveResult, error) {
 	dest, err := Clean(p)
 	if err != nil {
@@ -128,26 +206,49 @@ func (f *FS) ExtractArchive(ctx context.Context, p string, r io.Reader, lim Arch
 	if err := f.root.MkdirAll(native(dest), dirMode); err != nil {
 		return ArchiveResult{}, mapErr("unpack", dest, err)
 	}
-	u := &unpack{f: f, dest: dest, lim: lim, links: map[string]bool{}, files: map[string]bool{}}
+	u := &unpack{f: f, dest: dest, lim: lim, links: map[string]bool{}, files: map[string]bool{},
+		dirs: map[string]*os.Root{}, tmpID: rand.Text()[:8] + "-", inflight: map[string]bool{}}
+	err = u.run(ctx, r)
+	u.stopWorkers()
+	u.closeDirs()
+	if ferr := u.failure(); ferr != nil {
+		err = ferr
+	}
+	if serr := f.syncAll(dest); err == nil {
+		err = serr
+	}
+	return u.res, err
+}
+
+// run reads the stream and unpacks its entries, up to the first error.
+func (u *unpack) run(ctx context.Context, r io.Reader) error {
 	tr := tar.NewReader(r)
 	for entries := 0; ; entries++ {
 		if err := ctx.Err(); err != nil {
-			return u.res, err
+			return err
 		}
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			io.CopyN(io.Discard, r, maxTrailing)
-			return u.res, f.syncAll(dest)
+			return nil
 		}
 		if err != nil {
-			return u.res, errorf(iofs.ErrInvalid, "unpack %s: reading the tar stream: %v", dest, err)
+			return errorf(iofs.ErrInvalid, "unpack %s: reading the tar stream: %v", u.dest, err)
 		}
-		if entries >= lim.MaxEntries {
-			return u.res, errorf(ErrArchiveTooLarge, "unpack %s: more than %d entries", dest, lim.MaxEntries)
+		if entries >= u.lim.MaxEntries {
+			return errorf(ErrArchiveTooLarge, "unpack %s: more than %d entries", u.dest, u.lim.MaxEntries)
+		}
+		if err := u.failure(); err != nil {
+			return err
+		}
+		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+			// Directories and links wait for the files before them.
+			if err := u.barrier(); err != nil {
+				return err
+			}
 		}
 		if err := u.entry(h, tr); err != nil {
-			f.syncAll(dest)
-			return u.res, err
+			return err
 		}
 	}
 }
@@ -202,32 +303,241 @@ func (u *unpack) underLink(c string) error {
 	return nil
 }
 
-// file writes one regular file atomically.
+// file unpacks one regular file. One of up to maxSmallEntry bytes is read
+// into memory and written by a worker, alongside the next ones; a larger
+// one is written here, once the workers are done, straight from the
+// stream.
 func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 	if c == "." {
 		return errorf(ErrUnsafeEntry, "archive entry %q names the directory itself", h.Name)
 	}
-	if h.Size < 0 || h.Size > u.lim.MaxBytes-u.res.Bytes {
+	if h.Size < 0 || h.Size > u.lim.MaxBytes-u.taken {
 		return errorf(ErrArchiveTooLarge, "archive entry %s: %d bytes would pass the limit of %d", c, h.Size, u.lim.MaxBytes)
 	}
-	up, err := u.f.BeginWrite(full, WriteOptions{Mode: os.FileMode(h.Mode) & os.ModePerm, Overwrite: true, MkdirParents: true, NoSync: canSyncAll})
+	u.taken += h.Size
+	dirC, base := path.Dir(full), path.Base(full)
+	// A file over one being written, or under one (a file replacing a
+	// symlink to a directory), waits for it.
+	if u.inflight[strings.ToLower(c)] || u.underInflight(c) || h.Size > maxSmallEntry {
+		if err := u.barrier(); err != nil {
+			return err
+		}
+	}
+	dir, err := u.dir(dirC)
 	if err != nil {
 		return err
 	}
-	defer up.Abort()
-	if _, err := io.CopyN(up, tr, h.Size); err != nil {
+	mode := os.FileMode(h.Mode) & os.ModePerm
+	u.seq++
+	w := &fileWrite{dir: dir, dirC: dirC, base: base, c: c, full: full, mode: mode, size: h.Size,
+		tmpName: TempPrefix + u.tmpID + strconv.Itoa(u.seq)}
+	// Later entries see the name as the file it is about to be.
+	u.replaced(full)
+	delete(u.links, strings.ToLower(c))
+	if h.Size > maxSmallEntry {
+		return u.done(w, u.write(w, func(f *os.File) error { return u.copyContent(f, tr, h.Size, c) }))
+	}
+	w.data = getEntryBuf(int(h.Size))
+	if _, err := io.ReadFull(tr, w.data); err != nil {
+		putEntryBuf(w.data)
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return errorf(iofs.ErrInvalid, "archive entry %s: the stream ended inside its content", c)
 		}
 		return mapErr("unpack", full, err)
 	}
-	if _, err := up.Commit(); err != nil {
+	if err := u.failure(); err != nil {
+		putEntryBuf(w.data)
 		return err
 	}
-	delete(u.links, strings.ToLower(c))
-	u.files[c] = true
+	u.startWorkers()
+	u.inflight[strings.ToLower(c)] = true
+	u.busy.Add(1)
+	u.jobs <- w
+	return nil
+}
+
+// fileWrite is one regular file to write: its content from data (a
+// worker) or from the stream.
+type fileWrite struct {
+	dir                 *os.Root
+	dirC, base, c, full string
+	tmpName             string
+	mode                os.FileMode
+	size                int64
+	data                []byte
+}
+
+// maxSmallEntry is the largest file an unpack reads into memory and
+// hands to a worker; unpackWorkers write such files at once, at most
+// 2 × unpackWorkers of them queued. Creating a file is most of what a
+// small one costs, and those calls overlap.
+const (
+	maxSmallEntry = 1 << 20
+	unpackWorkers = 4
+)
+
+// startWorkers starts the unpack's workers, once.
+func (u *unpack) startWorkers() {
+	if u.jobs != nil {
+		return
+	}
+	u.jobs = make(chan *fileWrite, 2*unpackWorkers)
+	for range unpackWorkers {
+		u.workers.Go(func() {
+			for w := range u.jobs {
+				err := u.write(w, func(f *os.File) error { _, err := f.Write(w.data); return err })
+				putEntryBuf(w.data)
+				u.done(w, err)
+				u.busy.Done()
+			}
+		})
+	}
+}
+
+// stopWorkers waits for the files being written and ends the workers.
+func (u *unpack) stopWorkers() {
+	if u.jobs != nil {
+		close(u.jobs)
+		u.workers.Wait()
+		u.jobs = nil
+	}
+}
+
+// barrier waits until every file handed to the workers is written, and
+// returns the first failure.
+func (u *unpack) barrier() error {
+	u.busy.Wait()
+	clear(u.inflight)
+	return u.failure()
+}
+
+// failure is the first error a worker met.
+func (u *unpack) failure() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.failed
+}
+
+// underInflight reports whether a parent of c is a file being written.
+func (u *unpack) underInflight(c string) bool {
+	if len(u.inflight) == 0 {
+		return false
+	}
+	l := strings.ToLower(c)
+	for d := path.Dir(l); d != "."; d = path.Dir(d) {
+		if u.inflight[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// done records a file written (err nil) or the first failure.
+func (u *unpack) done(w *fileWrite, err error) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		if u.failed == nil {
+			u.failed = err
+		}
+		return err
+	}
+	u.files[w.c] = true
 	u.res.Files++
-	u.res.Bytes += h.Size
+	u.res.Bytes += w.size
+	return nil
+}
+
+// write writes one regular file atomically: a new temporary file beside
+// it, its content (fill), its mode, then a rename over the name (as Write
+// does with Overwrite, without the hash). A directory in the way is an
+// error; a mode of 0 keeps the old file's, else DefaultFileMode.
+func (u *unpack) write(w *fileWrite, fill func(*os.File) error) error {
+	switch fi, err := w.dir.Lstat(w.base); {
+	case err == nil && fi.IsDir():
+		return errorf(iofs.ErrInvalid, "write %s: is a directory", w.full)
+	case err == nil && w.mode == 0 && fi.Mode().IsRegular():
+		w.mode = fi.Mode().Perm()
+	case w.mode == 0:
+		w.mode = DefaultFileMode
+	}
+	tmp := join(w.dirC, w.tmpName)
+	u.f.recordTemp(tmp)
+	defer u.f.forgetTemp(tmp)
+	file, err := w.dir.OpenFile(w.tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return mapErr("unpack", w.full, err)
+	}
+	err = fill(file)
+	if err == nil {
+		err = file.Chmod(w.mode)
+	}
+	if err == nil && !canSyncAll {
+		err = file.Sync()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = w.dir.Rename(w.tmpName, w.base)
+	}
+	if err != nil {
+		w.dir.Remove(w.tmpName)
+		return mapErr("unpack", w.full, err)
+	}
+	return nil
+}
+
+// entryBufs hold small files' content between the stream and a worker, by
+// size class (powers of two from 4 KiB).
+var entryBufs [9]sync.Pool
+
+func entryClass(n int) int {
+	c := 0
+	for size := 4 << 10; size < n && c < len(entryBufs)-1; size <<= 1 {
+		c++
+	}
+	return c
+}
+
+func getEntryBuf(n int) []byte {
+	c := entryClass(n)
+	if b, ok := entryBufs[c].Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]byte, n, max(n, (4<<10)<<c))
+}
+
+func putEntryBuf(b []byte) {
+	if cap(b) < 4<<10 || cap(b) > maxSmallEntry {
+		return
+	}
+	c := entryClass(cap(b))
+	if (4<<10)<<c != cap(b) {
+		return
+	}
+	entryBufs[c].Put(&b)
+}
+
+// copyContent copies an entry's size bytes from tr to file through the
+// unpack's buffer.
+func (u *unpack) copyContent(file *os.File, tr io.Reader, size int64, c string) error {
+	if u.buf == nil {
+		u.buf = make([]byte, 256<<10)
+	}
+	for size > 0 {
+		n, err := io.ReadFull(tr, u.buf[:min(int64(len(u.buf)), size)])
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return errorf(iofs.ErrInvalid, "archive entry %s: the stream ended inside its content", c)
+			}
+			return err
+		}
+		if _, err := file.Write(u.buf[:n]); err != nil {
+			return err
+		}
+		size -= int64(n)
+	}
 	return nil
 }
 
@@ -286,6 +596,7 @@ func (u *unpack) place(full string, mk func(tmp string) error) error {
 		u.f.root.Remove(native(tmp))
 		return mapErr("unpack", full, err)
 	}
+	u.replaced(full)
 	return nil
 }
 
@@ -293,6 +604,8 @@ func (u *unpack) place(full string, mk func(tmp string) error) error {
 // to p (a file gives one entry, its base name). Symlinks are stored as
 // links, never followed; other special files and the agent's temporary
 // files are left out; entries that vanish during the walk are skipped.
+// Each directory is opened once (an os.Root of it) and its entries are
+// opened by name in it, not walked to from the root.
 func (f *FS) WriteArchive(ctx context.Context, p string, w io.Writer) error {
 	c, err := Clean(p)
 	if err != nil {
@@ -302,43 +615,55 @@ func (f *FS) WriteArchive(ctx context.Context, p string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tw := tar.NewWriter(w)
+	a := &archiver{f: f, tw: tar.NewWriter(w), buf: make([]byte, 256<<10)}
 	if e.Type != TypeDir {
-		if err := f.tarEntry(tw, c, path.Base(c)); err != nil {
+		parent, err := f.root.OpenRoot(native(path.Dir(c)))
+		if err != nil {
+			return mapErr("archive", c, err)
+		}
+		defer parent.Close()
+		if err := a.entry(parent, c, path.Base(c), path.Base(c), false); err != nil {
 			return err
 		}
-	} else if err := f.tarDir(ctx, tw, c, ""); err != nil {
+	} else if err := a.dir(ctx, c, ""); err != nil {
 		return err
 	}
-	return tw.Close()
+	return a.tw.Close()
 }
 
-// tarDir writes the entries of directory c, named under prefix.
-func (f *FS) tarDir(ctx context.Context, tw *tar.Writer, c, prefix string) error {
-	d, err := f.root.Open(native(c))
+// archiver is the state of one WriteArchive.
+type archiver struct {
+	f   *FS
+	tw  *tar.Writer
+	buf []byte // file content on its way to the tar
+}
+
+// dir writes the entries of directory c, named under prefix.
+func (a *archiver) dir(ctx context.Context, c, prefix string) error {
+	d, err := a.f.root.OpenRoot(native(c))
 	if err != nil {
 		return mapErr("archive", c, err)
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	defer d.Close()
+	es, err := readDir(d)
 	if err != nil {
 		return mapErr("archive", c, err)
 	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, e := range es {
+		n := e.Name()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if strings.HasPrefix(n, TempPrefix) || f.hidden(join(c, n)) {
+		if strings.HasPrefix(n, TempPrefix) || a.f.hidden(join(c, n)) {
 			continue
 		}
 		sub, name := join(c, n), join(prefix, n)
 		if prefix == "" {
 			name = n
 		}
-		err := f.tarEntry(tw, sub, name)
+		err := a.entry(d, sub, n, name, e.Type().IsRegular())
 		if errors.Is(err, errIsDir) {
-			err = f.tarDir(ctx, tw, sub, name)
+			err = a.dir(ctx, sub, name)
 		}
 		if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 			return err
@@ -347,31 +672,25 @@ func (f *FS) tarDir(ctx context.Context, tw *tar.Writer, c, prefix string) error
 	return nil
 }
 
-// errIsDir tells tarDir to descend: tarEntry wrote a directory's header.
+// errIsDir tells dir to descend: entry wrote a directory's header.
 var errIsDir = errors.New("directory")
 
-// tarEntry writes c's header (and content, for a file) as name.
-func (f *FS) tarEntry(tw *tar.Writer, c, name string) error {
-	e, err := f.lstatEntry("archive", c)
-	if err != nil {
-		return err
-	}
-	h := &tar.Header{Name: name, Mode: int64(e.Mode), ModTime: e.ModTime, Format: tar.FormatPAX}
-	switch e.Type {
-	case TypeDir:
-		h.Typeflag, h.Name = tar.TypeDir, name+"/"
-		if err := tw.WriteHeader(h); err != nil {
-			return fmt.Errorf("archive %s: %w", c, err)
+// entry writes the header (and content, for a file) of base, in directory
+// d, whose clean path is c, as name. A file the directory listing said is
+// regular is opened straight away (its header comes from the open file).
+func (a *archiver) entry(d *os.Root, c, base, name string, regular bool) error {
+	h := &tar.Header{Name: name, Format: tar.FormatPAX}
+	if !regular {
+		fi, err := d.Lstat(base)
+		if err != nil {
+			return mapErr("archive", c, err)
 		}
-		return errIsDir
-	case TypeSymlink:
-		h.Typeflag, h.Linkname = tar.TypeSymlink, e.LinkTarget
-		return tw.WriteHeader(h)
-	case TypeFile:
-	default:
-		return nil
+		h.Mode, h.ModTime = int64(fi.Mode().Perm()), fi.ModTime()
+		if !fi.Mode().IsRegular() {
+			return a.special(d, c, base, h, fi.Mode())
+		}
 	}
-	file, err := f.root.OpenFile(native(c), readFlags, 0)
+	file, err := d.OpenFile(base, readFlags, 0)
 	if err != nil {
 		return mapErr("archive", c, err)
 	}
@@ -380,26 +699,51 @@ func (f *FS) tarEntry(tw *tar.Writer, c, name string) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return mapErr("archive", c, err)
 	}
-	h.Typeflag, h.Size = tar.TypeReg, fi.Size()
-	if err := tw.WriteHeader(h); err != nil {
-		return fmt.Errorf("archive %s: %w", c, err)
-	}
-	// A file that shrinks meanwhile is padded with zeros, one that grows
-	// is cut at its size: the header's size is what the stream carries.
-	n, err := io.CopyN(tw, file, h.Size)
-	if errors.Is(err, io.EOF) {
-		_, err = io.CopyN(tw, zeros{}, h.Size-n)
-	}
-	if err != nil {
-		return fmt.Errorf("archive %s: %w", c, err)
+	return a.fileContent(file, fi, c, h)
+}
+
+// special writes the header of a directory (errIsDir then tells dir to
+// descend) or a symlink; other types are left out.
+func (a *archiver) special(d *os.Root, c, base string, h *tar.Header, m iofs.FileMode) error {
+	switch {
+	case m.IsDir():
+		h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
+		if err := a.tw.WriteHeader(h); err != nil {
+			return fmt.Errorf("archive %s: %w", c, err)
+		}
+		return errIsDir
+	case m&iofs.ModeSymlink != 0:
+		link, err := d.Readlink(base)
+		if err != nil {
+			return mapErr("archive", c, err)
+		}
+		h.Typeflag, h.Linkname = tar.TypeSymlink, filepath.ToSlash(link)
+		return a.tw.WriteHeader(h)
 	}
 	return nil
 }
 
-// zeros reads as an endless run of zero bytes.
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
+// fileContent writes file's header h and content.
+func (a *archiver) fileContent(file *os.File, fi iofs.FileInfo, c string, h *tar.Header) error {
+	h.Typeflag, h.Size, h.Mode, h.ModTime = tar.TypeReg, fi.Size(), int64(fi.Mode().Perm()), fi.ModTime()
+	if err := a.tw.WriteHeader(h); err != nil {
+		return fmt.Errorf("archive %s: %w", c, err)
+	}
+	// A file that shrinks meanwhile is padded with zeros, one that grows
+	// is cut at its size: the header's size is what the stream carries.
+	for left := h.Size; left > 0; {
+		n, err := io.ReadFull(file, a.buf[:min(int64(len(a.buf)), left)])
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			clear(a.buf[n:min(int64(len(a.buf)), left)])
+			n, err = int(min(int64(len(a.buf)), left)), nil
+		}
+		if err == nil {
+			_, err = a.tw.Write(a.buf[:n])
+		}
+		if err != nil {
+			return fmt.Errorf("archive %s: %w", c, err)
+		}
+		left -= int64(n)
+	}
+	return nil
 }

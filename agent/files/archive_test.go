@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -225,4 +227,98 @@ func FuzzCheckEntryName(f *testing.F) {
 		}
 		_ = errors.Is
 	})
+}
+
+// TestExtractArchiveReplacedDirectory: the unpack keeps directories open,
+// but an entry that replaces a path (a file over a symlink to a
+// directory) makes later entries under it resolve anew: "lnk/b" after the
+// file "lnk" fails as it would on a fresh walk, and nothing lands in the
+// directory the symlink pointed to. Modes come from the headers.
+func TestExtractArchiveReplacedDirectory(t *testing.T) {
+	fx := newFixture(t)
+	if err := os.MkdirAll(filepath.Join(fx.root, "dest", "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, "real", filepath.Join(fx.root, "dest", "lnk"))
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, e := range []struct {
+		name string
+		mode int64
+	}{{"lnk/a", 0o600}, {"lnk", 0o751}, {"lnk/b", 0o644}} {
+		tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Mode: e.mode, Size: 1})
+		tw.Write([]byte("x"))
+	}
+	tw.Close()
+	res, err := fx.fs.ExtractArchive(context.Background(), "dest", &b, DefaultArchiveLimits)
+	if err == nil {
+		t.Fatalf("lnk/b after the file lnk was unpacked: %+v", res)
+	}
+	if res.Files != 2 {
+		t.Errorf("files written %d, want 2 (lnk/a, lnk)", res.Files)
+	}
+	if fi, err := os.Stat(filepath.Join(fx.root, "dest", "real", "a")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("real/a: %v, %v", fi, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(fx.root, "dest", "lnk")); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o751 {
+		t.Errorf("lnk: %v, %v", fi, err)
+	}
+	if _, err := os.Lstat(filepath.Join(fx.root, "dest", "real", "b")); err == nil {
+		t.Errorf("lnk/b was written into the directory the replaced symlink pointed to")
+	}
+	if tf := tempFiles(t, filepath.Join(fx.root, "dest")); len(tf) > 0 {
+		t.Errorf("temporary files left: %v", tf)
+	}
+}
+
+// TestExtractArchiveWorkersKeepOrder: small files are written several at
+// once, yet the stream's order decides: a name written twice keeps the
+// later content, a hard link to a file just written finds it, a file over
+// a symlink to a directory is placed before entries under its name are
+// looked at, and a file that cannot be written (a directory in its way)
+// fails the unpack with every file before it in place and no temporary
+// file left.
+func TestExtractArchiveWorkersKeepOrder(t *testing.T) {
+	fx := newFixture(t)
+	var es, once []tarEntry
+	for i := range 300 {
+		first := tarEntry{name: fmt.Sprintf("d%d/f%03d", i%3, i), body: fmt.Sprintf("first %d", i)}
+		es = append(es, first, tarEntry{name: first.name, body: fmt.Sprintf("second %d", i)})
+		once = append(once, first)
+	}
+	es = append(es, tarEntry{name: "hl", typ: tar.TypeLink, link: "d2/f299"})
+	res, err := fx.fs.ExtractArchive(context.Background(), "dest", bytes.NewReader(makeTar(t, es...)), DefaultArchiveLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != 600 || res.Links != 1 {
+		t.Errorf("result %+v", res)
+	}
+	for i := range 300 {
+		if got := readFile(t, filepath.Join(fx.root, "dest", fmt.Sprintf("d%d/f%03d", i%3, i))); got != fmt.Sprintf("second %d", i) {
+			t.Fatalf("file %d = %q, want the later entry's content", i, got)
+		}
+	}
+	if got := readFile(t, filepath.Join(fx.root, "dest", "hl")); got != "second 299" {
+		t.Errorf("hard link = %q", got)
+	}
+
+	// A directory in the way of entry 150.
+	if err := os.MkdirAll(filepath.Join(fx.root, "dest2", "d0", "f150"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = fx.fs.ExtractArchive(context.Background(), "dest2", bytes.NewReader(makeTar(t, once...)), DefaultArchiveLimits)
+	if !errors.Is(err, iofs.ErrInvalid) {
+		t.Fatalf("unpack over a directory: %v", err)
+	}
+	for i := range 150 {
+		if got := readFile(t, filepath.Join(fx.root, "dest2", fmt.Sprintf("d%d/f%03d", i%3, i))); got != fmt.Sprintf("first %d", i) {
+			t.Fatalf("file %d before the failure = %q", i, got)
+		}
+	}
+	for _, d := range []string{"d0", "d1", "d2"} {
+		if tf := tempFiles(t, filepath.Join(fx.root, "dest2", d)); len(tf) > 0 {
+			t.Errorf("temporary files left in %s: %v", d, tf)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	iofs "io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -127,3 +128,17 @@ func join(dir, name string) string {
 	}
 	return path.Join(dir, name)
 }
+
+// rootDirent is an entry of a directory open as root, its type from the
+// listing: Info is lstat in root (never a path from the working
+// directory, as a plain File's entries would do).
+type rootDirent struct {
+	root *os.Root
+	name string
+	typ  iofs.FileMode
+}
+
+func (e rootDirent) Name() string                 { return e.name }
+func (e rootDirent) IsDir() bool                  { return e.typ.IsDir() }
+func (e rootDirent) Type() iofs.FileMode          { return e.typ }
+func (e rootDirent) Info() (iofs.FileInfo, error) { return e.root.Lstat(e.name) }

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"io"
 	iofs "io/fs"
+	"os"
 	"path"
 	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -78,21 +80,27 @@ func (f *FS) Search(ctx context.Context, opts SearchOptions) ([]Match, bool, err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &searcher{f: f, lit: []byte(opts.Query), re: re, max: opts.MaxResults, cancel: cancel}
-	paths := make(chan string, 256)
+	paths := make(chan searchFile, 256)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			buf := make([]byte, 0, 64<<10)
-			for p := range paths {
-				buf = s.file(p, buf)
+			for sf := range paths {
+				buf = s.file(sf, buf)
 			}
 		})
 	}
-	werr := f.walk(ctx, c, true, func(p string, e iofs.DirEntry) error {
+	werr := f.walkIn(ctx, c, true, func(p string, e iofs.DirEntry, dir *openDir) error {
 		if e.Type().IsRegular() && (glob == nil || glob.match(p, c)) {
+			if dir != nil {
+				dir.ref()
+			}
 			select {
-			case paths <- p:
+			case paths <- searchFile{p, e.Name(), dir}:
 			case <-ctx.Done():
+				if dir != nil {
+					dir.unref()
+				}
 				return ctx.Err()
 			}
 		}
@@ -127,9 +135,24 @@ type searcher struct {
 	truncated bool
 }
 
-// file searches clean path p, reusing buf; it returns buf for reuse.
-func (s *searcher) file(p string, buf []byte) []byte {
-	file, err := s.f.root.OpenFile(native(p), readFlags, 0)
+// searchFile is a file to search: clean path p, named name in dir (a
+// reference the search gives back; nil: open p from the root).
+type searchFile struct {
+	p, name string
+	dir     *openDir
+}
+
+// file searches sf, reusing buf; it returns buf for reuse.
+func (s *searcher) file(sf searchFile, buf []byte) []byte {
+	p := sf.p
+	var file *os.File
+	var err error
+	if sf.dir != nil {
+		file, err = sf.dir.root.OpenFile(sf.name, readFlags, 0)
+		sf.dir.unref()
+	} else {
+		file, err = s.f.root.OpenFile(native(p), readFlags, 0)
+	}
 	if err != nil {
 		return buf
 	}
@@ -258,35 +281,64 @@ func (f *FS) Find(ctx context.Context, p, glob string, max int) ([]Entry, bool, 
 // skipping the agent's temporary files and, with gitignore, what
 // .gitignore files exclude.
 func (f *FS) walk(ctx context.Context, c string, gitignore bool, fn func(p string, e iofs.DirEntry) error) error {
+	return f.walkIn(ctx, c, gitignore, func(p string, e iofs.DirEntry, _ *openDir) error { return fn(p, e) })
+}
+
+// openDir is a directory a walk holds open, shared by whoever reads the
+// entries in it: each holder takes a reference (ref) and gives it back
+// (unref); the last one closes it. Opening an entry by name in it is one
+// call, where a path from the FS's root is a walk through every
+// directory on the way (os.Root opens and closes each).
+type openDir struct {
+	root *os.Root
+	refs atomic.Int32
+}
+
+func (d *openDir) ref() { d.refs.Add(1) }
+
+func (d *openDir) unref() {
+	if d.refs.Add(-1) == 0 {
+		d.root.Close()
+	}
+}
+
+// walkIn is walk whose fn is also given the open directory the entry is
+// in (nil when c is a file); fn takes a reference to keep it past its
+// return.
+func (f *FS) walkIn(ctx context.Context, c string, gitignore bool, fn func(p string, e iofs.DirEntry, dir *openDir) error) error {
 	fi, err := f.root.Lstat(native(c))
 	if err != nil {
 		return mapErr("walk", c, err)
 	}
 	if !fi.IsDir() {
-		return fn(c, iofs.FileInfoToDirEntry(fi))
+		return fn(c, iofs.FileInfoToDirEntry(fi), nil)
 	}
 	var ig *ignorer
 	if gitignore {
 		ig = f.ancestorIgnores(c)
 	}
-	return f.walkDir(ctx, c, ig, fn)
+	r, err := f.root.OpenRoot(native(c))
+	if err != nil {
+		return mapErr("walk", c, err)
+	}
+	return f.walkDir(ctx, c, r, ig, fn)
 }
 
-func (f *FS) walkDir(ctx context.Context, c string, ig *ignorer, fn func(p string, e iofs.DirEntry) error) error {
+// walkDir walks directory c, open as r (which it closes once every
+// holder is done with it).
+func (f *FS) walkDir(ctx context.Context, c string, r *os.Root, ig *ignorer, fn func(p string, e iofs.DirEntry, dir *openDir) error) error {
+	dir := &openDir{root: r}
+	dir.ref()
+	defer dir.unref()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if ig != nil {
-		ig = ig.load(f, c)
+		ig = ig.loadFrom(r, c)
 	}
-	d, err := f.root.Open(native(c))
+	es, err := readDir(r)
 	if err != nil {
 		return nil // vanished or unreadable: skipped
-	}
-	es, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil {
-		return nil
 	}
 	for _, e := range es {
 		n := e.Name()
@@ -297,11 +349,15 @@ func (f *FS) walkDir(ctx context.Context, c string, ig *ignorer, fn func(p strin
 		if f.hidden(p) || ig != nil && ig.ignored(p, e.IsDir()) {
 			continue
 		}
-		if err := fn(p, e); err != nil {
+		if err := fn(p, e, dir); err != nil {
 			return err
 		}
 		if e.IsDir() {
-			if err := f.walkDir(ctx, p, ig, fn); err != nil {
+			sub, err := r.OpenRoot(n)
+			if err != nil {
+				continue // vanished or unreadable: skipped
+			}
+			if err := f.walkDir(ctx, p, sub, ig, fn); err != nil {
 				return err
 			}
 		}
@@ -340,6 +396,17 @@ func (f *FS) ancestorIgnores(c string) *ignorer {
 // load returns ig with dir/.gitignore's rules added, if it has one.
 func (ig *ignorer) load(f *FS, dir string) *ignorer {
 	b, err := f.root.ReadFile(native(join(dir, ".gitignore")))
+	return ig.add(dir, b, err)
+}
+
+// loadFrom is load for directory dir open as r.
+func (ig *ignorer) loadFrom(r *os.Root, dir string) *ignorer {
+	b, err := r.ReadFile(".gitignore")
+	return ig.add(dir, b, err)
+}
+
+// add returns ig with the rules of dir's .gitignore b (read with err).
+func (ig *ignorer) add(dir string, b []byte, err error) *ignorer {
 	if err != nil || len(b) > 1<<20 {
 		return ig
 	}
