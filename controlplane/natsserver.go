@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,11 +231,18 @@ func (s *Server) connectNATS() error {
 	conns := make([]*nats.Conn, 4)
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
+	urls := []string{url, url, url, url}
+	if s.ns != nil {
+		// The pipes' connection is in process, without TLS even when
+		// the native port asks it (a tls:// URL would make nats.go run
+		// TLS over the memory pipe, against no CA it trusts).
+		urls[3] = "nats://" + strings.TrimPrefix(strings.TrimPrefix(url, "tls://"), "nats://")
+	}
 	for i, opts := range [][]nats.Option{svc, agents, sys, pipes} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conns[i], errs[i] = s.connectBusy(url, opts...)
+			conns[i], errs[i] = s.connectBusy(urls[i], opts...)
 		}()
 	}
 	wg.Wait()
