@@ -177,6 +177,7 @@ type Server struct {
 	tls      *serverTLS     // nil: plaintext
 	natsWS   string         // the embedded server's WebSocket listener, host:port
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
+	bulk     bulkHub        // tickets of bulk connections (bulk.go)
 
 	attachTickets attachTickets   // of the processes attach WebSocket
 	limits        limiter         // device login's guessing limits
@@ -615,6 +616,7 @@ func (s *Server) routes() http.Handler {
 	s.routeGit(mux)
 	s.routePorts(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
+	mux.HandleFunc("GET "+bulkPath, s.handleBulk)
 	// The web console: GET /, GET /device and GET /console/...; a client
 	// of the routes above only.
 	console.Register(mux)

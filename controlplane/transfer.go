@@ -32,6 +32,9 @@ type fileRelay struct {
 	t      target
 	chunk  int
 	window int
+	bulk   *bulkSide // nil: only NATS (withBulk)
+	ws     string    // the target's workspace, with bulk
+	size   int64     // the upload's Content-Length, -1 when unknown
 }
 
 // newRelay sizes chunks to a quarter of the connection's max payload, at
@@ -84,7 +87,12 @@ func (x *fileRelay) upload(ctx context.Context, body io.Reader, opts wire.FsWrit
 		x.putChunk(first)
 		return nil, err
 	}
-	size, sum, err := x.sendChunks(ctx, begun.Handle, body, first, n)
+	size, sum, started, err := x.bulkUpload(ctx, begun.Handle, body, (*first)[wire.Headroom:wire.Headroom+n])
+	if !started {
+		size, sum, err = x.sendChunks(ctx, begun.Handle, body, first, n)
+	} else {
+		x.putChunk(first)
+	}
 	if err == nil {
 		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: sum}
 		if err = x.t.Call(ctx, wire.OpFsUploadCommit, commit, &res, fileCall()); err == nil {
@@ -183,6 +191,16 @@ type readPiece struct {
 // window chunks ahead. A chunk that comes back short (the agent's view of
 // the file changed) is an error.
 func (x *fileRelay) download(ctx context.Context, w io.Writer, handle string, from, to int64) error {
+	if to-from >= bulkMin {
+		n, fallback, err := x.bulkDownload(ctx, w, handle, from, to)
+		if err == nil || !fallback {
+			return err
+		}
+		from += n
+		if from == to {
+			return nil
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
