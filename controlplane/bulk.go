@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nkeys"
@@ -53,8 +54,9 @@ func (x *fileRelay) withBulk(s *Server, r *http.Request) *fileRelay {
 
 // bulkHub holds the tickets of bulk connections not yet claimed.
 type bulkHub struct {
-	mu    sync.Mutex
-	waits map[string]*bulkWait
+	mu      sync.Mutex
+	waits   map[string]*bulkWait
+	claimed atomic.Int64 // connections taken, for tests and logs
 }
 
 // bulkWait is one ticket: the agent that may claim it, by its bound public
@@ -130,6 +132,7 @@ func (h *bulkHub) claim(auth wire.BulkAuth) (*bulkWait, error) {
 		return nil, wire.Errorf(wire.CodeUnauthenticated, "", "no such bulk ticket (used, withdrawn or never issued)")
 	}
 	delete(h.waits, auth.Ticket)
+	h.claimed.Add(1)
 	return w, nil
 }
 

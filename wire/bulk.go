@@ -121,7 +121,7 @@ const maxSignatureLen = 128
 // request.
 func ParseBulkAuth(ticket, signature string) (BulkAuth, error) {
 	if err := ValidTicket(ticket); err != nil {
-		return BulkAuth{}, err
+		return BulkAuth{}, Errorf(CodeUnauthenticated, "", "%s: %s", BulkTicketHeader, AsError(err).Message)
 	}
 	if signature == "" || len(signature) > maxSignatureLen {
 		return BulkAuth{}, Errorf(CodeUnauthenticated, "", "%s must be 1 to %d characters", BulkSignatureHeader, maxSignatureLen)
