@@ -105,6 +105,17 @@ func (ts *transfers) get(h string) (*openTransfer, error) {
 func (ts *transfers) setBulk(h string, t *openTransfer, j *bulkJob) bool {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	if !ts.bulkFreeLocked(h, t) {
+		return false
+	}
+	if j != nil {
+		t.bulk = j
+	}
+	return true
+}
+
+// bulkFreeLocked: t is still h's transfer and has no bulk job at work.
+func (ts *transfers) bulkFreeLocked(h string, t *openTransfer) bool {
 	if ts.open[h] != t {
 		return false
 	}
@@ -115,7 +126,6 @@ func (ts *transfers) setBulk(h string, t *openTransfer, j *bulkJob) bool {
 			return false
 		}
 	}
-	t.bulk = j
 	return true
 }
 
@@ -344,6 +354,11 @@ func (fo *fileOps) uploadCommit(ctx context.Context, req *wire.Request) (any, er
 			t.end()
 			return nil, wire.Errorf(wire.CodeUnavailable, "", "upload %s: bulk connection: %v", body.Handle, j.err)
 		}
+	}
+	if body.CRC32C != nil && (t.bulk == nil || t.bulk.crc != *body.CRC32C || t.bulk.n != body.Size) {
+		t.end()
+		return nil, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonChecksumMismatch,
+			"upload %s: what came on the bulk connection is not what the control plane sent (CRC-32C or size)", body.Handle)
 	}
 	res, err := t.upload.CommitVerified(body.Size, body.SHA256)
 	if err != nil {

@@ -87,14 +87,15 @@ func (x *fileRelay) upload(ctx context.Context, body io.Reader, opts wire.FsWrit
 		x.putChunk(first)
 		return nil, err
 	}
-	size, sum, started, err := x.bulkUpload(ctx, begun.Handle, body, (*first)[wire.Headroom:wire.Headroom+n])
-	if !started {
-		size, sum, err = x.sendChunks(ctx, begun.Handle, body, first, n)
-	} else {
+	commit := &wire.FsUploadCommitRequest{Handle: begun.Handle}
+	size, crc, started, err := x.bulkUpload(ctx, begun.Handle, body, (*first)[wire.Headroom:wire.Headroom+n])
+	if started {
 		x.putChunk(first)
+		commit.Size, commit.CRC32C = size, &crc
+	} else {
+		commit.Size, commit.SHA256, err = x.sendChunks(ctx, begun.Handle, body, first, n)
 	}
 	if err == nil {
-		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: sum}
 		if err = x.t.Call(ctx, wire.OpFsUploadCommit, commit, &res, fileCall()); err == nil {
 			return &res, nil
 		}
