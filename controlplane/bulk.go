@@ -10,8 +10,8 @@ package controlplane
 import (
 	"context"
 	"crypto/rand"
-	"hash/crc32"
 	"errors"
+	"hash/crc32"
 	"io"
 	"net"
 	"net/http"
