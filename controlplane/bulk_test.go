@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 	"github.com/outposthq/outpost/agent/agenttest"
 	"github.com/outposthq/outpost/controlplane/client"
@@ -271,5 +272,62 @@ func TestBulkDownloadCutResumesOverNATS(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestBulkDownloadRidesOutAgentReconnect: the agent's NATS connection drops
+// and comes back in the middle of a large download; the download goes on,
+// on its bulk connection, and arrives whole.
+func TestBulkDownloadRidesOutAgentReconnect(t *testing.T) {
+	e := newFilesEnv(t)
+	ctx := context.Background()
+	data := pseudoRandom(bulkSize, 11)
+	if _, err := e.tgt.Put(ctx, "big.bin", bytes.NewReader(data), int64(len(data)), client.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.tgt.Get(ctx, "big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Body.Close()
+	// The client reads slowly, so that the rest waits on the agent.
+	head := make([]byte, bulkMin)
+	if _, err := io.ReadFull(f.Body, head); err != nil {
+		t.Fatal(err)
+	}
+	agentConn := func() (cids []uint64) {
+		connz, err := e.s.ns.Connz(&server.ConnzOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range connz.Conns {
+			if strings.HasPrefix(c.Name, "outpost-agent ") {
+				cids = append(cids, c.Cid)
+			}
+		}
+		return cids
+	}
+	old := agentConn()
+	if len(old) != 1 {
+		t.Fatalf("%d agent connections, want 1", len(old))
+	}
+	if err := e.s.ns.DisconnectClientByID(old[0]); err != nil {
+		t.Fatal(err)
+	}
+	// The agent notices and reconnects, and says hello again.
+	waitFor(t, waitLong, "the agent's new connection", func() bool {
+		now := agentConn()
+		return len(now) == 1 && now[0] != old[0]
+	})
+	waitFor(t, waitLong, "the agent online", func() bool {
+		ag, err := adminClient(e.s).GetAgent(ctx, "w1", "a1")
+		return err == nil && ag.Status == "online"
+	})
+	rest, err := io.ReadAll(f.Body)
+	if err != nil {
+		t.Fatalf("download cut after %d bytes: %v", len(head)+len(rest), err)
+	}
+	if got := append(head, rest...); !bytes.Equal(got, data) {
+		t.Fatalf("downloaded %d bytes, not the file's %d", len(got), len(data))
 	}
 }
