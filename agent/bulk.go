@@ -54,12 +54,12 @@ type bulkDialer struct {
 
 // newBulkDialer returns nil (no bulk connections: every transfer goes over
 // NATS) when the identity names no http(s) control plane URL.
-func newBulkDialer(id *enroll.Config) *bulkDialer {
+func newBulkDialer(id *enroll.Config, pick proxy.Func) *bulkDialer {
 	u, err := url.Parse(id.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil
 	}
-	d := &bulkDialer{id: id, base: u, proxy: &proxy.Dialer{Scheme: u.Scheme, Timeout: bulkDialTimeout}}
+	d := &bulkDialer{id: id, base: u, proxy: &proxy.Dialer{Proxy: pick, Scheme: u.Scheme, Timeout: bulkDialTimeout}}
 	if u.Scheme == "https" {
 		if d.tls, err = id.TLSConfig(); err != nil {
 			return nil

@@ -74,7 +74,7 @@ func bulkOps(t *testing.T, root, url string) (*fileOps, string) {
 		t.Fatal(err)
 	}
 	fo := &fileOps{fs: f, transfers: newTransfers(time.Minute),
-		bulk: newBulkDialer(&enroll.Config{URL: url, Workspace: "w1", Agent: "a1", Seed: string(seed)})}
+		bulk: newBulkDialer(&enroll.Config{URL: url, Workspace: "w1", Agent: "a1", Seed: string(seed)}, nil)}
 	t.Cleanup(func() { fo.transfers.close(); f.Close() })
 	return fo, pub
 }

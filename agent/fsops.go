@@ -34,7 +34,7 @@ func (a *Agent) registerFiles() error {
 		return err
 	}
 	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes}, transfers: newTransfers(DefaultTransferIdle),
-		bulk: newBulkDialer(a.cfg.Identity)}
+		bulk: newBulkDialer(a.cfg.Identity, a.cfg.Proxy)}
 	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
 	fo.gitVer, _ = fo.git.Version(ctx)
 	cancel()
