@@ -133,6 +133,11 @@ func (c *cachedKV) WatchFiltered(ctx context.Context, keys []string, opts ...jet
 	return c.kv.WatchFiltered(ctx, keys, opts...)
 }
 
+// Status is the bucket's own.
+func (c *cachedKV) Status(ctx context.Context) (jetstream.KeyValueStatus, error) {
+	return c.kv.Status(ctx)
+}
+
 // Get answers from memory when it can, else from the bucket.
 func (c *cachedKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
 	c.mu.RLock()

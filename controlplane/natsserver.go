@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -80,11 +79,6 @@ func (s *Server) startEmbeddedNATS() error {
 		NoSigs:       true,
 		DontListen:   true, // until listenNATS
 	}
-	if s.tls != nil {
-		// Agents come in over WebSocket on the API's port, passed to a
-		// listener only loopback can reach (TLS ends at the API).
-		opts.Websocket = server.WebsocketOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoTLS: true}
-	}
 	if s.nativeTLS() {
 		// A native port other machines can reach serves TLS with the API's
 		// certificate; on loopback it stays plain (our own connections).
@@ -127,13 +121,6 @@ func (s *Server) listenNATS() error {
 	scheme := "nats://"
 	if s.nativeTLS() {
 		scheme = "tls://"
-	}
-	if s.tls != nil {
-		ports := s.ns.PortsInfo(natsReadyWait)
-		if ports == nil || len(ports.WebSocket) == 0 {
-			return errors.New("embedded nats: no WebSocket listener")
-		}
-		s.natsWS = strings.TrimPrefix(ports.WebSocket[0], "ws://")
 	}
 	s.natsURL = scheme + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 	return nil

@@ -175,7 +175,6 @@ type Server struct {
 	seen     *seenWriter
 	keyUses  keyUses
 	tls      *serverTLS     // nil: plaintext
-	natsWS   string         // the embedded server's WebSocket listener, host:port
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 	bulk     bulkHub        // tickets of bulk connections (bulk.go)
 
@@ -400,7 +399,7 @@ func (s *Server) NATSURLs() []string {
 	if len(s.cfg.PublicNATSURLs) > 0 {
 		return append([]string(nil), s.cfg.PublicNATSURLs...)
 	}
-	if s.tls != nil && s.natsWS != "" {
+	if s.tls != nil && s.ns != nil {
 		if u, err := url.Parse(s.PublicURL()); err == nil && u.Host != "" {
 			return []string{"wss://" + u.Host + NATSPath}
 		}

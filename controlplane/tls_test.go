@@ -69,9 +69,25 @@ func (r *relay) accept() {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			splice(&tap{Conn: c, r: r}, up)
+			relayBoth(&tap{Conn: c, r: r}, up)
 		}()
 	}
+}
+
+// relayBoth copies a to b and b to a until either side ends, then closes
+// both.
+func relayBoth(a, b net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(a, b)
+		a.Close()
+		b.Close()
+	}()
+	_, _ = io.Copy(b, a)
+	a.Close()
+	b.Close()
+	<-done
 }
 
 // tap records what is read from and written to a connection.

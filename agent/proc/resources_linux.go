@@ -113,7 +113,7 @@ func (c *cgroup1) close() {
 	}
 }
 
-func (c *cgroup1) prepare(_ *exec.Cmd, r Resources) (box, error) {
+func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
 	n := c.seq.Add(1)
 	b := &cgroupBox{}
 	set := func(ctl string, files map[string]string) error {
@@ -149,15 +149,25 @@ func (c *cgroup1) prepare(_ *exec.Cmd, r Resources) (box, error) {
 		b.release()
 		return nil, fmt.Errorf("proc: cgroup: %w", err)
 	}
+	if len(b.dirs) > 0 {
+		// The command joins them itself, before it execs: placed from
+		// here after the start, a leader could fork before it is in
+		// them (seen: a fork bomb under load escaped pids.max).
+		self, err := selfBinary()
+		if err != nil {
+			b.release()
+			return nil, fmt.Errorf("proc: cgroup: the agent's own binary: %w", err)
+		}
+		throughShim(cmd, self, cgroupsEnv, strings.Join(b.dirs, "\n"))
+	}
 	return b, nil
 }
 
 // cgroupBox is one tree's cgroups, one per controller.
 type cgroupBox struct{ dirs []string }
 
-// place moves the leader into each cgroup. It runs right after the start:
-// what the leader forked before it (within microseconds of exec) stays
-// outside, but in the process group, which is killed as a whole.
+// place makes sure the leader is in each cgroup; it joined them itself
+// before its exec (the start shim), so this only checks it is there.
 func (b *cgroupBox) place(pid int) error {
 	for _, d := range b.dirs {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
@@ -206,7 +216,46 @@ type rlimits struct{}
 
 func (rlimits) mechanism() string { return LimitsByRlimit }
 
-func (rlimits) prepare(_ *exec.Cmd, r Resources) (box, error) { return rlimitBox(r), nil }
+func (rlimits) prepare(cmd *exec.Cmd, r Resources) (box, error) {
+	var lims []string
+	if r.MemoryBytes > 0 {
+		lims = append(lims, "as="+strconv.FormatInt(r.MemoryBytes, 10))
+	}
+	if r.Processes > 0 {
+		lims = append(lims, "nproc="+strconv.Itoa(r.Processes))
+	}
+	if len(lims) > 0 {
+		// Taken by the command itself before its exec, so nothing it
+		// starts escapes them (see cgroup1.prepare).
+		self, err := selfBinary()
+		if err != nil {
+			return nil, fmt.Errorf("proc: rlimit: the agent's own binary: %w", err)
+		}
+		throughShim(cmd, self, rlimitsEnv, strings.Join(lims, ","))
+	}
+	return rlimitBox(r), nil
+}
+
+// setRlimits takes the rlimits of spec ("as=N,nproc=N"), the start
+// shim's rlimitsEnv, for this process and what it execs.
+func setRlimits(spec string) error {
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("rlimit %q: %w", kv, err)
+		}
+		res := map[string]int{"as": unix.RLIMIT_AS, "nproc": unix.RLIMIT_NPROC}
+		r, ok := res[k]
+		if !ok {
+			return fmt.Errorf("rlimit %q: unknown", kv)
+		}
+		if err := unix.Setrlimit(r, &unix.Rlimit{Cur: n, Max: n}); err != nil {
+			return fmt.Errorf("rlimit %s: %w", k, err)
+		}
+	}
+	return nil
+}
 
 type rlimitBox Resources
 

@@ -5,10 +5,13 @@
 package kvjson
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -21,6 +24,7 @@ type KV interface {
 	Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error)
 	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
 	WatchFiltered(ctx context.Context, keys []string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error)
+	Status(ctx context.Context) (jetstream.KeyValueStatus, error)
 }
 
 // Get decodes the value of key into v and returns its revision. An absent
@@ -83,27 +87,110 @@ func write(kv KV, key string, v any, verb string, store func([]byte) (uint64, er
 }
 
 // List calls fn with the key, revision and value of every entry whose key
-// matches filter (a KV key pattern, e.g. "ws1.*"; ">" for all), as a watch
-// of the bucket delivers the current values.
+// matches filter (a KV key pattern, e.g. "ws1.*"; ">" for all), oldest
+// revision first.
+//
+// It reads a watch of the newest message of every key until it has read
+// the stream's last message as of after the watch's initial values: then
+// every key's newest message as of that moment has been read (messages
+// come in stream order, and a newer one of a key comes after it). The
+// watch's own end-of-initial-values marker alone is no such moment: it
+// comes once as many messages arrived as were pending at the start, new
+// writes counted, so a key rewritten while the list was read could be
+// left out altogether (seen: a key's lastUsed written during a listing
+// of keys). The watch covers the whole bucket, whatever filter, for the
+// stream's last message to be among what it delivers.
 func List[T any](ctx context.Context, kv KV, filter string, fn func(key string, rev uint64, v *T)) error {
-	w, err := kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+	w, err := kv.WatchFiltered(ctx, []string{">"})
 	if err != nil {
 		return fmt.Errorf("list %s: %w", kv.Bucket(), err)
 	}
 	defer w.Stop()
+	latest := map[string]jetstream.KeyValueEntry{}
+	var read, until uint64 // the newest revision read; the one to read up to
+	initial := true
 	for {
 		select {
 		case e, ok := <-w.Updates():
-			if !ok || e == nil {
-				return nil // nil marks the end of the current values
+			if !ok {
+				return fmt.Errorf("list %s: the watch ended", kv.Bucket())
 			}
-			var v T
-			if err := json.Unmarshal(e.Value(), &v); err != nil {
-				return fmt.Errorf("decode %s %q: %w", kv.Bucket(), e.Key(), err)
+			if e != nil {
+				read = max(read, e.Revision())
+				if e.Operation() == jetstream.KeyValuePut && keyMatches(filter, e.Key()) {
+					latest[e.Key()] = e
+				} else {
+					delete(latest, e.Key())
+				}
+			} else {
+				initial = false
 			}
-			fn(e.Key(), e.Revision(), &v)
+			if initial || read < until {
+				continue
+			}
+			// Read up to the stream's last message, as of now.
+			if until, err = lastRevision(ctx, kv); err != nil {
+				return err
+			}
+			if read >= until {
+				return emit(kv, latest, fn)
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// lastRevision is the sequence of the last message in kv's stream.
+func lastRevision(ctx context.Context, kv KV) (uint64, error) {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("list %s: status: %w", kv.Bucket(), err)
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return 0, fmt.Errorf("list %s: status of type %T has no stream state", kv.Bucket(), st)
+	}
+	if st := bs.StreamInfo().State; st.Msgs > 0 {
+		return st.LastSeq, nil
+	}
+	return 0, nil // all removed (aged out): nothing more to read
+}
+
+// keyMatches reports whether key matches filter, a KV key pattern whose
+// tokens are separated by dots, "*" matching one token and a final ">"
+// the rest.
+func keyMatches(filter, key string) bool {
+	for {
+		f, frest, fmore := strings.Cut(filter, ".")
+		k, krest, kmore := strings.Cut(key, ".")
+		switch {
+		case f == ">" && !fmore:
+			return true
+		case f != "*" && f != k:
+			return false
+		case fmore != kmore:
+			return false
+		case !fmore:
+			return true
+		}
+		filter, key = frest, krest
+	}
+}
+
+// emit decodes entries and calls fn with each, oldest revision first.
+func emit[T any](kv KV, entries map[string]jetstream.KeyValueEntry, fn func(key string, rev uint64, v *T)) error {
+	sorted := make([]jetstream.KeyValueEntry, 0, len(entries))
+	for _, e := range entries {
+		sorted = append(sorted, e)
+	}
+	slices.SortFunc(sorted, func(a, b jetstream.KeyValueEntry) int { return cmp.Compare(a.Revision(), b.Revision()) })
+	for _, e := range sorted {
+		var v T
+		if err := json.Unmarshal(e.Value(), &v); err != nil {
+			return fmt.Errorf("decode %s %q: %w", kv.Bucket(), e.Key(), err)
+		}
+		fn(e.Key(), e.Revision(), &v)
+	}
+	return nil
 }

@@ -298,3 +298,10 @@ func (c *Conn) Close() error { return c.CloseWith(CloseNormal, "", 0) }
 func (c *Conn) shutdown() {
 	c.closeOnce.Do(func() { _ = c.rwc.Close() })
 }
+
+// NetConn is the network connection under c, nil when it runs over
+// something else.
+func (c *Conn) NetConn() net.Conn {
+	nc, _ := c.rwc.(net.Conn)
+	return nc
+}

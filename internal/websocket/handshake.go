@@ -53,6 +53,18 @@ func (e *HandshakeError) Error() string { return "websocket: " + e.Msg }
 // no valid handshake gets an error status (426 or 400) and a
 // *HandshakeError. The caller checks the origin and authorization first.
 func Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
+	return accept(w, r, 32<<10)
+}
+
+// AcceptRelay is Accept for a connection that will be Relay's: it reads
+// through a small buffer (the HTTP server's own, when it has one), as
+// thousands of mostly idle relays are held at once.
+func AcceptRelay(w http.ResponseWriter, r *http.Request) (*Conn, error) {
+	return accept(w, r, relaySmall)
+}
+
+// accept is Accept, reading through a buffer of at least readBuf bytes.
+func accept(w http.ResponseWriter, r *http.Request, readBuf int) (*Conn, error) {
 	key := r.Header.Get("Sec-WebSocket-Key")
 	switch {
 	case r.Method != http.MethodGet:
@@ -77,8 +89,10 @@ func Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 		return nil, fmt.Errorf("websocket: handshake: %w", err)
 	}
 	var br *bufio.Reader
-	if brw != nil && brw.Reader.Buffered() > 0 {
+	if brw != nil && (brw.Reader.Buffered() > 0 || brw.Reader.Size() >= readBuf) {
 		br = brw.Reader
+	} else {
+		br = bufio.NewReaderSize(conn, readBuf)
 	}
 	return newConn(conn, br, false), nil
 }

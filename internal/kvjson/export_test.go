@@ -1,0 +1,4 @@
+package kvjson
+
+// KeyMatches is keyMatches, for the tests.
+var KeyMatches = keyMatches
