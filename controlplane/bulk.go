@@ -357,3 +357,17 @@ func closeWrite(c net.Conn) error {
 
 // bulkPath is where agents make bulk connections.
 const bulkPath = wire.BulkPath
+
+// writeGathered writes p to dst, gathering its TLS records on g if any.
+func writeGathered(dst net.Conn, p []byte, g *gatherConn) error {
+	if g == nil {
+		_, err := dst.Write(p)
+		return err
+	}
+	done := g.Gather()
+	_, err := dst.Write(p)
+	if ferr := done(); err == nil {
+		err = ferr
+	}
+	return err
+}
