@@ -160,6 +160,9 @@ type Agent struct {
 	procs    *proc.Manager
 	ownProcs bool
 	files    *fileOps
+	// gitConfigs are the user's git configuration paths under the root
+	// (programguard.go).
+	gitConfigs []string
 
 	mu       sync.Mutex
 	handlers map[string]opFunc
@@ -177,6 +180,11 @@ type Agent struct {
 	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
 	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
 	pipes   *pipes                    // forwarded TCP connections (pipes.go)
+	// inflight are the requests being served, which a pause or a policy
+	// reload may end (live.go); policyInForce is the policy applyPolicy
+	// last put in force.
+	inflight      inflight
+	policyInForce atomic.Pointer[policy.Policy]
 	// connected is signalled on every reconnect: the heartbeat loop then
 	// beats soon (firstBeat) instead of up to a whole interval later.
 	connected chan struct{}

@@ -36,6 +36,8 @@ type archiveJob struct {
 	res  files.ArchiveResult
 
 	err error // the worker's error, read after done
+
+	tag liveTag // the op that opened it, on which path
 }
 
 // stop ends the job's worker and waits for it.
@@ -55,6 +57,7 @@ type archives struct {
 	mu     sync.Mutex
 	closed bool
 	open   map[string]*archiveJob
+	gone   gone // why jobs were ended by the owner's switches
 }
 
 func (as *archives) add(j *archiveJob) (string, error) {
@@ -79,7 +82,7 @@ func (as *archives) get(h string) (*archiveJob, error) {
 	defer as.mu.Unlock()
 	j, ok := as.open[h]
 	if !ok {
-		return nil, wire.Errorf(wire.CodeNotFound, "", "no open archive %q (finished, or idle for over %s)", h, DefaultTransferIdle)
+		return nil, as.missing(h)
 	}
 	j.timer.Reset(DefaultTransferIdle)
 	return j, nil
@@ -90,11 +93,40 @@ func (as *archives) take(h string) (*archiveJob, error) {
 	defer as.mu.Unlock()
 	j, ok := as.open[h]
 	if !ok {
-		return nil, wire.Errorf(wire.CodeNotFound, "", "no open archive %q (finished, or idle for over %s)", h, DefaultTransferIdle)
+		return nil, as.missing(h)
 	}
 	j.timer.Stop()
 	delete(as.open, h)
 	return j, nil
+}
+
+// missing is the error for a handle that is not open: why the owner's
+// switches ended it, or not found.
+func (as *archives) missing(h string) error {
+	if err := as.gone.why(h); err != nil {
+		return err
+	}
+	return wire.Errorf(wire.CodeNotFound, "", "no open archive %q (finished, or idle for over %s)", h, DefaultTransferIdle)
+}
+
+// endWhere stops the jobs v refuses (an unpack's partial tree is removed
+// as on an abort), remembering why, and returns how many.
+func (as *archives) endWhere(v verdict) int {
+	as.mu.Lock()
+	var cut []*archiveJob
+	for h, j := range as.open {
+		if err := v(j.tag); err != nil {
+			delete(as.open, h)
+			as.gone.note(h, err)
+			cut = append(cut, j)
+		}
+	}
+	as.mu.Unlock()
+	for _, j := range cut {
+		j.timer.Stop()
+		j.stop()
+	}
+	return len(cut)
 }
 
 // close stops every job; later adds fail.
@@ -132,7 +164,7 @@ func (as *archives) openArchive(_ context.Context, req *wire.Request) (any, erro
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &archiveJob{cancel: cancel, done: make(chan struct{}), pieces: make(chan []byte, archivePieces)}
+	j := &archiveJob{cancel: cancel, done: make(chan struct{}), pieces: make(chan []byte, archivePieces), tag: handleTag(req.Op, body.Path)}
 	go func() {
 		defer close(j.done)
 		defer close(j.pieces)
@@ -203,7 +235,7 @@ func (as *archives) begin(_ context.Context, req *wire.Request) (any, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	j := &archiveJob{cancel: cancel, done: make(chan struct{}), pw: pw, path: body.Path}
+	j := &archiveJob{cancel: cancel, done: make(chan struct{}), pw: pw, path: body.Path, tag: handleTag(req.Op, body.Path)}
 	go func() {
 		defer close(j.done)
 		j.res, j.err = as.fs.ExtractArchive(ctx, body.Path, pr, files.DefaultArchiveLimits)

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/wire"
 )
 
 // DriveLinks replaces the agent's link watcher (call it before Run) with
@@ -42,4 +44,28 @@ func (a *Agent) DriveLinks() func(slept time.Duration, removed, added []string) 
 func (a *Agent) JudgePaths(routeEvery time.Duration, gone func() string) {
 	a.links.routeEvery = routeEvery
 	a.links.pathGone = func(*nats.Conn, linkEvent) string { return gone() }
+}
+
+// CheckThenHandle runs op with body the way dispatch does — the owner's
+// policy checked, then the handler — with gap called in between: what a
+// concurrent change (a link swapped) between the two does.
+func (a *Agent) CheckThenHandle(op string, body any, gap func()) error {
+	req, err := wire.NewRequest(op, body, time.Now().Add(10*time.Second))
+	if err != nil {
+		return err
+	}
+	call := a.inspect(req)
+	if err := a.checkPolicy(req, call); err != nil {
+		return wireError(err)
+	}
+	gap()
+	h := a.handler(op)
+	_, release, err := h(context.Background(), req)
+	if release != nil {
+		release()
+	}
+	if err != nil {
+		return wireError(err)
+	}
+	return nil
 }

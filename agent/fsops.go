@@ -19,6 +19,8 @@ type fileOps struct {
 	bulk      *bulkDialer // nil: transfers only over NATS
 	archives  *archives
 	watches   *watches
+	// opened, when set, checks a file once open (Agent.checkOpened).
+	opened func(f *os.File, given string) error
 }
 
 // registerFiles opens the root and serves the file and git ops. The
@@ -33,7 +35,7 @@ func (a *Agent) registerFiles() error {
 		root.Close()
 		return err
 	}
-	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes}, transfers: newTransfers(DefaultTransferIdle),
+	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes, Overrides: a.gitOverrides}, transfers: newTransfers(DefaultTransferIdle),
 		bulk: newBulkDialer(a.cfg.Identity, a.cfg.Proxy)}
 	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
 	fo.gitVer, _ = fo.git.Version(ctx)
@@ -44,6 +46,8 @@ func (a *Agent) registerFiles() error {
 	}
 	a.cfg.Capabilities = caps
 	a.files = fo
+	fo.opened = a.checkOpened
+	a.gitConfigs = userGitConfigs(real)
 	for op, h := range map[string]Handler{
 		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,
 		wire.OpFsOpen: fo.open, wire.OpFsClose: fo.closeHandle,

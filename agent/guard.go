@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/agent/git"
 	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/wire"
 )
@@ -29,6 +30,13 @@ type callFields struct {
 	TTY     bool              `msgpack:"tty"`
 	// Patch is git.apply's patch, whose file names are checked too.
 	Patch []byte `msgpack:"patch"`
+	// URL is git.clone's source, a path under the root when local.
+	URL string `msgpack:"url"`
+
+	// undecodable is set for a body that does not decode into these
+	// fields: under a policy it is refused, since what its handler would
+	// make of it was not checked.
+	undecodable bool
 }
 
 // archiveReads are ops that read the machine but count as mutations for
@@ -47,18 +55,27 @@ var commandOps = map[string]bool{wire.OpExec: true, wire.OpProcStart: true}
 // with symbolic links resolved. Walks below those paths leave denied
 // paths out (files.FS.SetHidden, applied in applyPolicy).
 func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
-	p := a.cfg.Policy.Current()
+	return a.checkCall(a.cfg.Policy.Current(), req.Op, f)
+}
+
+// checkCall is checkPolicy under policy p for op with fields f: for a
+// request at dispatch, and again for the work under way when p was just
+// put in force (live.go).
+func (a *Agent) checkCall(p *policy.Policy, op string, f *callFields) error {
 	if p == nil {
 		return nil
 	}
-	if err := p.Op(req.Op, writes(req.Op)); err != nil {
+	if err := p.Op(op, writes(op)); err != nil {
 		return err
 	}
-	area, _, _ := strings.Cut(req.Op, ".")
+	area, _, _ := strings.Cut(op, ".")
 	if f == nil {
 		return nil
 	}
-	if commandOps[req.Op] {
+	if f.undecodable {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "the request body of %s does not decode, so the machine owner's policy cannot check it", op)
+	}
+	if commandOps[op] {
 		if f.TTY {
 			if err := p.Terminal(); err != nil {
 				return err
@@ -67,16 +84,25 @@ func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 		if err := p.Command(f.Argv, f.Command, f.Env); err != nil {
 			return err
 		}
+		if err := a.checkSearchPath(p); err != nil {
+			return err
+		}
 	}
-	if len(p.DenyPaths) == 0 {
+	write := writes(op)
+	if len(p.DenyPaths) == 0 && !(write && p.ProgramsRestricted() != "") {
 		return nil
 	}
 	names := f.paths(area == "git")
-	if req.Op == wire.OpGitApply {
+	if op == wire.OpGitApply {
 		names = append(names, patchPaths(f.Path, f.Patch)...)
 	}
+	if op == wire.OpGitClone {
+		if kind, local, err := git.ClassifyURL(f.URL); err == nil && kind == git.URLLocal {
+			names = append(names, local) // a clone reads the repository there
+		}
+	}
 	for _, rel := range names {
-		if err := a.checkPath(p, rel); err != nil {
+		if err := a.checkPath(p, rel, write); err != nil {
 			return err
 		}
 	}
@@ -84,8 +110,9 @@ func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 }
 
 // inspect decodes the fields the policy and the audit log look at, for
-// ops that name paths or commands; nil for the others and for a body
-// that does not decode (its handler refuses it).
+// ops that name paths or commands; nil for the others. A body that does
+// not decode gives fields marked undecodable: the policy refuses it rather
+// than let its handler read what was not checked.
 func (a *Agent) inspect(req *wire.Request) *callFields {
 	if a.cfg.Policy == nil && a.cfg.Audit == nil {
 		return nil // nobody looks
@@ -96,7 +123,7 @@ func (a *Agent) inspect(req *wire.Request) *callFields {
 	}
 	var f callFields
 	if err := req.DecodeBody(&f); err != nil {
-		return nil
+		return &callFields{undecodable: true}
 	}
 	return &f
 }
@@ -117,20 +144,30 @@ func (f *callFields) paths(git bool) []string {
 // checkPath checks one path as given (cleaned: ".." is resolved) and with
 // the symbolic links of its existing part resolved inside the root. A path
 // that leaves the root is left to the handler, which refuses it
-// (outside_root).
-func (a *Agent) checkPath(p *policy.Policy, rel string) error {
+// (outside_root). For a call that writes, git's own files are checked too
+// (checkGitWrite).
+func (a *Agent) checkPath(p *policy.Policy, rel string, write bool) error {
 	c, err := files.Clean(rel)
 	if err != nil || c == "." {
 		return nil
 	}
-	if err := p.Path(c); err != nil {
+	check := func(c string) error {
+		if err := p.Path(c); err != nil {
+			return err
+		}
+		if write {
+			return a.checkGitWrite(p, c)
+		}
+		return nil
+	}
+	if err := check(c); err != nil {
 		return err
 	}
 	if r, ok := a.resolve(c); ok && r != c {
-		if err := p.Path(r); err != nil {
+		if err := check(r); err != nil {
 			var d *policy.Denial
 			if errors.As(err, &d) {
-				d.Detail = c + " resolves to " + r + ", a denied path"
+				d.Detail = c + " resolves to " + r + ": " + d.Detail
 			}
 			return err
 		}
@@ -185,8 +222,19 @@ func (a *Agent) resolveLinked(head, rest string) (string, bool) {
 	return a.resolve(path.Join(r, rest))
 }
 
-// applyPolicy puts p in force for walks: the file ops hide its denied paths.
+// applyPolicy puts p in force for walks and for what archives and
+// snapshot restores write: the file ops hide its denied paths, and refuse
+// git's own files while programs are restricted. Work under way that p
+// refuses then ends (endForPolicy).
 func (a *Agent) applyPolicy(p *policy.Policy) {
+	if old := a.policyInForce.Swap(p); old != nil && old != p {
+		defer a.endForPolicy(old, p)
+	}
+	if p == nil || p.ProgramsRestricted() == "" {
+		a.files.fs.SetWriteCheck(nil)
+	} else {
+		a.files.fs.SetWriteCheck(func(c string) error { return a.checkGitWrite(p, c) })
+	}
 	if p == nil || len(p.DenyPaths) == 0 {
 		a.files.fs.SetHidden(nil)
 		return

@@ -49,6 +49,20 @@ func (m *idempotency) do(key string, run func() []byte) []byte {
 	return e.reply
 }
 
+// forget drops key's finished reply, so that the next call with it runs.
+func (m *idempotency) forget(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.byKey[key]; ok {
+		select {
+		case <-el.Value.(*idemEntry).done:
+			m.order.Remove(el)
+			delete(m.byKey, key)
+		default:
+		}
+	}
+}
+
 // expireLocked forgets finished entries past the TTL or the bound.
 func (m *idempotency) expireLocked(now time.Time) {
 	for el := m.order.Front(); el != nil; {

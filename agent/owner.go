@@ -25,7 +25,9 @@ func (a *Agent) Audit(ctx context.Context, w io.Writer, follow bool) error {
 }
 
 // Pause makes the agent answer every call 503 agent_paused until Resume;
-// it stays connected and says "paused" in its heartbeats.
+// it stays connected and says "paused" in its heartbeats. What was under
+// way ends at once (endForPause): requests in flight, open handles, port
+// pipes.
 func (a *Agent) Pause() { a.setPaused(true) }
 
 // Resume ends a Pause.
@@ -37,6 +39,9 @@ func (a *Agent) Paused() bool { return a.paused.Load() }
 func (a *Agent) setPaused(on bool) {
 	if a.paused.Swap(on) != on {
 		a.log.Info("agent paused by its owner", "paused", on)
+		if on {
+			a.endForPause()
+		}
 		a.beatNow()
 	}
 }

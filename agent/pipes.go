@@ -140,6 +140,7 @@ type agentPipe struct {
 	tcp     net.Conn
 	session string
 	epoch   uint64
+	port    int // the local port it reaches
 
 	moveOnce sync.Once
 	moved    chan struct{} // closed when its session moved on
@@ -180,7 +181,7 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 		return nil, err
 	}
 	fl := ps.flightOf(body.Owner)
-	p := &agentPipe{subj: subj, tcp: tcp, session: req.Session, epoch: req.Epoch, moved: make(chan struct{})}
+	p := &agentPipe{subj: subj, tcp: tcp, session: req.Session, epoch: req.Epoch, port: body.Port, moved: make(chan struct{})}
 	p.conn = pipe.New(pipe.Config{
 		ID: body.Pipe,
 		Send: func(b []byte) error {
@@ -321,6 +322,24 @@ func (ps *pipes) fence(session string, epoch uint64) {
 			p.tcp.Close() // upstream ends, and sends EOF; downstream drains
 		})
 	}
+}
+
+// endWhere resets the pipes whose port v refuses and returns how many.
+func (ps *pipes) endWhere(v func(port int) error) int {
+	ps.mu.Lock()
+	var cut []*agentPipe
+	var why []error
+	for _, p := range ps.open {
+		if err := v(p.port); err != nil {
+			cut, why = append(cut, p), append(why, err)
+		}
+	}
+	ps.mu.Unlock()
+	for i, p := range cut {
+		p.conn.Reset(why[i])
+		p.tcp.Close()
+	}
+	return len(cut)
 }
 
 // resetAll resets every open pipe: the connection to NATS dropped (frames

@@ -184,8 +184,9 @@ func (a *Agent) dispatch(base context.Context, req *wire.Request, call *callFiel
 		we := wireError(err)
 		return wire.EncodeError(req.ID, we), nil, outcome{err: we}
 	}
+	gen := a.inflight.gen.Load() // a pause or reload after this re-checks (run)
 	if a.paused.Load() && req.Op != wire.OpProbe {
-		return fail(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentPaused, "the machine's owner paused this agent (outpost agent resume)"))
+		return fail(pausedErr())
 	}
 	if err := delivery.Admit(req, time.Now(), &a.fence); err != nil {
 		return fail(err)
@@ -201,10 +202,29 @@ func (a *Agent) dispatch(base context.Context, req *wire.Request, call *callFiel
 		return fail(err)
 	}
 	run := func() ([]byte, func(), outcome) {
-		ctx, cancel := context.WithDeadline(base, req.DeadlineTime())
+		// The handler's context ends with the request's deadline, with the
+		// agent, or when a pause or a policy reload ends it (live.go).
+		live, end := context.WithCancelCause(base)
+		defer end(nil)
+		ctx, cancel := context.WithDeadline(live, req.DeadlineTime())
 		defer cancel()
+		defer a.inflight.add(liveTag{op: req.Op, call: call}, end)()
+		if a.inflight.gen.Load() != gen {
+			// A pause or reload began since the checks above and may have
+			// missed this request: check again.
+			if a.paused.Load() && req.Op != wire.OpProbe {
+				return fail(pausedErr())
+			}
+			if err := a.checkPolicy(req, call); err != nil {
+				return fail(err)
+			}
+		}
 		res, release, err := h(ctx, req)
 		if err != nil {
+			var cut *ended
+			if errors.As(context.Cause(live), &cut) {
+				return fail(cut.err)
+			}
 			return fail(err)
 		}
 		res = a.filterResult(call, res)
@@ -231,6 +251,10 @@ func (a *Agent) dispatch(base context.Context, req *wire.Request, call *callFiel
 		}), req.ID)
 		if resp, err := wire.DecodeResponse(b); err == nil && resp.Error != nil {
 			out.err = resp.Error
+			if resp.Error.Reason == wire.ReasonAgentPaused {
+				// Cut by a pause: a retry after the resume runs it again.
+				a.idem.forget(req.Op + "\x00" + req.IdempotencyKey)
+			}
 		}
 		return b, nil, out
 	}

@@ -55,7 +55,7 @@ func (fo *fileOps) snapScan(ctx context.Context, req *wire.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	h, err := fo.transfers.add(&openTransfer{scan: s})
+	h, err := fo.transfers.add(&openTransfer{scan: s, tag: handleTag(req.Op, body.Path)})
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (fo *fileOps) restoreBegin(_ context.Context, req *wire.Request) (any, erro
 	if _, err := files.Clean(body.Path); err != nil {
 		return nil, err
 	}
-	h, err := fo.transfers.add(&openTransfer{restore: &restoreJob{path: body.Path, opts: files.RestoreOptions{Delete: body.Delete}}})
+	h, err := fo.transfers.add(&openTransfer{restore: &restoreJob{path: body.Path, opts: files.RestoreOptions{Delete: body.Delete}}, tag: handleTag(req.Op, body.Path)})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ type openTransfer struct {
 	restore *restoreJob
 	bulk    *bulkJob // a bulk connection at work, if any
 	timer   *time.Timer
+	tag     liveTag // the op that opened it, on which path
 }
 
 // end stops a bulk job, then closes the file or aborts the upload.
@@ -60,6 +61,7 @@ type transfers struct {
 	mu     sync.Mutex
 	closed bool
 	open   map[string]*openTransfer
+	gone   gone // why handles were ended by the owner's switches
 }
 
 func newTransfers(idle time.Duration) *transfers {
@@ -93,7 +95,7 @@ func (ts *transfers) get(h string) (*openTransfer, error) {
 	defer ts.mu.Unlock()
 	t, ok := ts.open[h]
 	if !ok {
-		return nil, wire.Errorf(wire.CodeNotFound, "", "no open transfer %q (finished, or idle for over %s)", h, ts.idle)
+		return nil, ts.missing(h)
 	}
 	t.timer.Reset(ts.idle)
 	return t, nil
@@ -135,11 +137,40 @@ func (ts *transfers) take(h string) (*openTransfer, error) {
 	defer ts.mu.Unlock()
 	t, ok := ts.open[h]
 	if !ok {
-		return nil, wire.Errorf(wire.CodeNotFound, "", "no open transfer %q (finished, or idle for over %s)", h, ts.idle)
+		return nil, ts.missing(h)
 	}
 	t.timer.Stop()
 	delete(ts.open, h)
 	return t, nil
+}
+
+// missing is the error for a handle that is not open: why the owner's
+// switches ended it, or not found.
+func (ts *transfers) missing(h string) error {
+	if err := ts.gone.why(h); err != nil {
+		return err
+	}
+	return wire.Errorf(wire.CodeNotFound, "", "no open transfer %q (finished, or idle for over %s)", h, ts.idle)
+}
+
+// endWhere ends the transfers v refuses, remembering why, and returns
+// how many.
+func (ts *transfers) endWhere(v verdict) int {
+	ts.mu.Lock()
+	var cut []*openTransfer
+	for h, t := range ts.open {
+		if err := v(t.tag); err != nil {
+			delete(ts.open, h)
+			ts.gone.note(h, err)
+			cut = append(cut, t)
+		}
+	}
+	ts.mu.Unlock()
+	for _, t := range cut {
+		t.timer.Stop()
+		t.end()
+	}
+	return len(cut)
 }
 
 // expire ends t if it is still h's transfer.
@@ -185,6 +216,12 @@ func (fo *fileOps) open(_ context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fo.opened != nil {
+		if err := fo.opened(file, body.Path); err != nil {
+			file.Close()
+			return nil, err
+		}
+	}
 	data, err := readAt(file, 0, min(body.Length, e.Size), e.Path)
 	if err != nil {
 		file.Close()
@@ -195,7 +232,7 @@ func (fo *fileOps) open(_ context.Context, req *wire.Request) (any, error) {
 		file.Close()
 		return res, nil
 	}
-	res.Handle, err = fo.transfers.add(&openTransfer{file: file, size: e.Size})
+	res.Handle, err = fo.transfers.add(&openTransfer{file: file, size: e.Size, tag: handleTag(req.Op, body.Path)})
 	return res, err
 }
 
@@ -282,7 +319,7 @@ func (fo *fileOps) uploadBegin(_ context.Context, req *wire.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	h, err := fo.transfers.add(&openTransfer{upload: u})
+	h, err := fo.transfers.add(&openTransfer{upload: u, tag: handleTag(req.Op, body.Path)})
 	if err != nil {
 		return nil, err
 	}

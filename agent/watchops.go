@@ -23,6 +23,7 @@ const (
 // watch is one directory watched for every client of it.
 type watch struct {
 	key, handle string
+	path        string // clean, as watched
 	cancel      context.CancelFunc
 	done        chan struct{}
 	timer       *time.Timer
@@ -87,6 +88,7 @@ type watches struct {
 	closed   bool
 	byKey    map[string]*watch
 	byHandle map[string]*watch
+	gone     gone // why watches were ended by the owner's switches
 }
 
 func newWatches(root *files.FS) *watches {
@@ -124,7 +126,7 @@ func (ws *watches) start(_ context.Context, req *wire.Request) (any, error) {
 	// Seqs start at the clock's milliseconds × 1000, so a client's
 	// Last-Event-ID from an earlier watch of the path is outside the new
 	// one's window (a reset), never mistaken for one of its events.
-	w := &watch{key: key, handle: "w" + rand.Text(), cancel: cancel, done: make(chan struct{}),
+	w := &watch{key: key, handle: "w" + rand.Text(), path: c, cancel: cancel, done: make(chan struct{}),
 		next: uint64(time.Now().UnixMilli()) * 1000, changed: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
@@ -168,6 +170,9 @@ func (ws *watches) poll(ctx context.Context, req *wire.Request) (any, error) {
 	}
 	ws.mu.Unlock()
 	if !ok {
+		if err := ws.gone.why(body.Handle); err != nil {
+			return nil, err
+		}
 		return nil, wire.Errorf(wire.CodeNotFound, "", "no watch %q (idle for over %s)", body.Handle, ws.grace)
 	}
 	timeout := time.NewTimer(wait)
@@ -184,6 +189,9 @@ func (ws *watches) poll(ctx context.Context, req *wire.Request) (any, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-w.done:
+			if err := ws.gone.why(body.Handle); err != nil {
+				return nil, err
+			}
 			if w.err != nil {
 				return nil, w.err
 			}
@@ -204,6 +212,28 @@ func (ws *watches) expire(w *watch) {
 	ws.mu.Unlock()
 	w.cancel()
 	<-w.done
+}
+
+// endWhere ends the watches v refuses, remembering why, and returns how
+// many; a poll waiting on one answers v's error.
+func (ws *watches) endWhere(v verdict) int {
+	ws.mu.Lock()
+	var cut []*watch
+	for h, w := range ws.byHandle {
+		if err := v(handleTag(wire.OpFsWatchStart, w.path)); err != nil {
+			delete(ws.byHandle, h)
+			delete(ws.byKey, w.key)
+			ws.gone.note(h, err)
+			cut = append(cut, w)
+		}
+	}
+	ws.mu.Unlock()
+	for _, w := range cut {
+		w.timer.Stop()
+		w.cancel()
+		<-w.done
+	}
+	return len(cut)
 }
 
 // len is the number of live watches.

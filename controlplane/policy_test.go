@@ -37,6 +37,14 @@ func policyAgent(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, s
 // policyAgentAudited is policyAgent with an audit log, whose path it returns.
 func policyAgentAudited(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, string, string) {
 	t.Helper()
+	a, prefix, auditFile, _ := policyAgentFile(t, s, id, root, pol)
+	return a, prefix, auditFile
+}
+
+// policyAgentFile is policyAgentAudited that also returns the policy file
+// the agent holds, for a test to reload.
+func policyAgentFile(t testing.TB, s *Server, id, root, pol string) (*agent.Agent, string, string, *policy.File) {
+	t.Helper()
 	if _, err := adminClient(s).CreateWorkspace(context.Background(), "ws1"); err != nil && !errors.Is(err, wire.ErrConflict) {
 		t.Fatal(err)
 	}
@@ -72,7 +80,7 @@ func policyAgentAudited(t testing.TB, s *Server, id, root, pol string) (*agent.A
 		}
 	})
 	waitFor(t, waitLong, "agent online", func() bool { return s.presence.Get(ident.AgentID()).Status == "online" })
-	return a, "/v1/workspaces/ws1/agents/" + id, auditFile
+	return a, "/v1/workspaces/ws1/agents/" + id, auditFile, pf
 }
 
 // policyCase is one call and what the owner's policy makes of it: denied

@@ -7,6 +7,7 @@ import (
 
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/routing"
+	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -20,6 +21,7 @@ func (s *Server) startSessions() error {
 		Presence: s.presence,
 		Agents:   agentDirectory{s: s},
 		RPC:      s.rpc,
+		Dial:     servedOnly(routing.RPCDialer(s.rpc, routing.DefaultReadyTimeout), s),
 		Logger:   s.log.With("component", "routing"),
 		// A claimed pool agent is replaced only past presence's window.
 		ReconnectWindow: s.cfg.PresenceWindow,
@@ -29,6 +31,26 @@ func (s *Server) startSessions() error {
 	}
 	s.sessions = r
 	return nil
+}
+
+// servedOnly wraps dial's backends so that a session refuses calls to an
+// agent whose protocol this control plane does not serve, as the agent
+// target does (501 agent_too_old).
+func servedOnly(dial routing.Dialer, s *Server) routing.Dialer {
+	return func(ag subjects.Agent) routing.Backend { return servedBackend{Backend: dial(ag), s: s} }
+}
+
+// servedBackend checks the agent's last hello before each call.
+type servedBackend struct {
+	routing.Backend
+	s *Server
+}
+
+func (b servedBackend) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
+	if err := tooOld(b.Agent(), b.s.presence.Get(b.Agent()).Hello); err != nil {
+		return err
+	}
+	return b.Backend.Call(ctx, op, body, out, opts)
 }
 
 // agentDirectory is routing's view of the enrolled agents.

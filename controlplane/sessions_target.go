@@ -66,6 +66,13 @@ func (s *Server) resolveSession(r *http.Request) (target, error) {
 		return nil, err
 	}
 	ag, _ := st.Agent(st.Active)
+	if ag.ID != "" {
+		// Streams (attach, ports) go to this agent without routing's
+		// calls, which check each agent they reach (servedOnly).
+		if err := tooOld(ag, s.presence.Get(ag).Hello); err != nil {
+			return nil, err
+		}
+	}
 	return &sessionTarget{sess: sess, route: routing.Route{Backend: st.Active, Agent: ag.ID, Epoch: st.Epoch}}, nil
 }
 

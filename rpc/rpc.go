@@ -47,6 +47,11 @@ type Config struct {
 	// the control plane and the agent agree within a second or so, as the
 	// deadline does.
 	StartWindow time.Duration
+	// Protocol and OldestProtocol are the protocols this client speaks and
+	// serves (wire.Version and wire.OldestVersion when Protocol is 0). A
+	// request goes in the agent's protocol when it is older and served
+	// (wire.SendVersion). Tests set them to play a newer control plane.
+	Protocol, OldestProtocol int
 }
 
 // Client calls agents. It is safe for concurrent use.
@@ -62,6 +67,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Protocol <= 0 {
+		cfg.Protocol, cfg.OldestProtocol = wire.Version, wire.OldestVersion
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 100 * time.Millisecond
@@ -111,6 +119,11 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 		return wire.Errorf(wire.CodeInvalidArgument, "", "%v", err)
 	}
 	req.Session, req.Epoch, req.IdempotencyKey = opts.Session, opts.Epoch, opts.IdempotencyKey
+	req.Version = c.cfg.Protocol
+	if h := c.cfg.Presence.Get(ag).Hello; h != nil {
+		// An agent one protocol behind is spoken to in its own.
+		req.Version = wire.SendVersion(h.Protocol, c.cfg.Protocol, c.cfg.OldestProtocol)
+	}
 	startBy := delivery.StartBy(time.Now(), deadline, c.cfg.StartWindow)
 	req.StartBy = startBy.UnixMilli()
 	data, err := wire.EncodeRequest(req, body)

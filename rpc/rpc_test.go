@@ -316,3 +316,44 @@ func mustRPC(t *testing.T, a subjects.Agent) string {
 	}
 	return s
 }
+
+// A control plane one protocol ahead of an agent speaks to it in the
+// agent's protocol (its hello says which), so that the agent, which
+// refuses protocols it does not speak, serves it. Here the client plays a
+// control plane of protocol wire.Version+1 serving down to wire.Version,
+// and the agent is of this build (wire.DecodeRequest's check).
+func TestCallSpeaksTheAgentsProtocol(t *testing.T) {
+	f := setup(t)
+	c, err := rpc.New(rpc.Config{Conn: f.nc, Presence: f.pr, Protocol: wire.Version + 1, OldestProtocol: wire.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	hello := func(protocol int) {
+		t.Helper()
+		b, _ := wire.Marshal(&wire.Hello{Workspace: ag.Workspace, Agent: ag.ID, Instance: "i1", Protocol: protocol, HeartbeatMs: 60000})
+		if err := f.pr.Observe(ag, subjects.KindHello, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan int, 1)
+	f.respond(t, func(r *wire.Request) []byte {
+		got <- r.Version
+		b, _ := wire.EncodeResult(r.ID, &wire.PingResult{Instance: "i1"})
+		return b
+	})
+
+	hello(wire.Version) // one behind the client: older, served
+	if err := c.Call(ctx(t), ag, wire.OpPing, nil, nil, rpc.CallOptions{Timeout: 5 * time.Second}); err != nil {
+		t.Fatalf("a call to an agent one protocol behind: %v", err)
+	}
+	if v := <-got; v != wire.Version {
+		t.Fatalf("request in protocol %d, want the agent's %d", v, wire.Version)
+	}
+
+	// An agent of the client's own protocol gets it (this build's agent
+	// refuses it: what matters is what was sent).
+	hello(wire.Version + 1)
+	err = c.Call(ctx(t), ag, wire.OpPing, nil, nil, rpc.CallOptions{Timeout: 5 * time.Second})
+	wantErr(t, err, wire.CodeInvalidArgument, wire.ReasonVersion, false)
+}

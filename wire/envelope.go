@@ -30,6 +30,22 @@ func Speaks(v int) bool { return speaks(v, Version, OldestVersion) }
 
 func speaks(v, version, oldest int) bool { return v >= oldest && v <= version }
 
+// VersionFor is the protocol to send a request in to a peer whose hello
+// said protocol peer: the older of the two when this build serves it, so
+// that an agent one version behind understands the control plane. A peer
+// this build does not serve, or one that said nothing (0), gets Version
+// (it is refused before anything is sent, or taken as current).
+func VersionFor(peer int) int { return SendVersion(peer, Version, OldestVersion) }
+
+// SendVersion is VersionFor for a build of protocol version that serves
+// peers down to oldest.
+func SendVersion(peer, version, oldest int) int {
+	if speaks(peer, version, oldest) {
+		return min(peer, version)
+	}
+	return version
+}
+
 // Request is the envelope of every request to an agent.
 type Request struct {
 	Version int    `msgpack:"v"`

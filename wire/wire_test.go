@@ -272,3 +272,23 @@ func TestSpeaks(t *testing.T) {
 		t.Fatalf("Version %d, OldestVersion %d: a build must serve its own and at most one older", Version, OldestVersion)
 	}
 }
+
+// A request goes in the older of the two protocols when the peer's is
+// served, else in the sender's own.
+func TestSendVersion(t *testing.T) {
+	for _, tc := range []struct{ peer, version, oldest, want int }{
+		{1, 1, 1, 1},
+		{1, 2, 1, 1}, // one behind: its own
+		{2, 2, 1, 2},
+		{0, 2, 1, 2}, // said nothing: taken as current
+		{3, 2, 1, 2}, // newer: refused before sending; never above ours
+		{1, 3, 2, 3}, // two behind: not served
+	} {
+		if got := SendVersion(tc.peer, tc.version, tc.oldest); got != tc.want {
+			t.Errorf("SendVersion(%d) at version %d, oldest %d = %d, want %d", tc.peer, tc.version, tc.oldest, got, tc.want)
+		}
+	}
+	if VersionFor(Version) != Version || VersionFor(OldestVersion) != OldestVersion {
+		t.Fatal("VersionFor of a served peer is not its own protocol")
+	}
+}

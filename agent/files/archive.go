@@ -168,6 +168,9 @@ func (u *unpack) entry(h *tar.Header, tr io.Reader) error {
 	if u.f.hidden(full) {
 		return errorf(ErrDenied, "archive entry %s: %s is a path the machine owner's policy denies", c, full)
 	}
+	if err := u.f.writeCheck(full); err != nil {
+		return fmt.Errorf("archive entry %s: %w", c, err)
+	}
 	switch h.Typeflag {
 	case tar.TypeDir:
 		if c == "." {

@@ -43,7 +43,8 @@ type FS struct {
 	journal *journal    // nil until OpenJournal
 	chunks  *chunkCache // nil until the first snapshot or restore
 
-	hide atomic.Pointer[func(c string) bool] // SetHidden
+	hide   atomic.Pointer[func(c string) bool]  // SetHidden
+	wcheck atomic.Pointer[func(c string) error] // SetWriteCheck
 }
 
 // SetHidden makes walks (List, Search, Find, Watch, WriteArchive) leave out
@@ -58,6 +59,27 @@ func (f *FS) SetHidden(fn func(c string) bool) {
 		return
 	}
 	f.hide.Store(&fn)
+}
+
+// SetWriteCheck makes ExtractArchive and snapshot restores ask fn about
+// every clean path they would write (the paths the agent checks itself
+// are the ones a call names; these are the ones inside an archive or a
+// manifest) and refuse the whole operation with fn's error, wrapped, when
+// it returns one. fn is called concurrently; nil checks nothing.
+func (f *FS) SetWriteCheck(fn func(c string) error) {
+	if fn == nil {
+		f.wcheck.Store(nil)
+		return
+	}
+	f.wcheck.Store(&fn)
+}
+
+// writeCheck is SetWriteCheck's verdict on clean path c.
+func (f *FS) writeCheck(c string) error {
+	if fn := f.wcheck.Load(); fn != nil {
+		return (*fn)(c)
+	}
+	return nil
 }
 
 // hidden reports whether clean path c is hidden by SetHidden's function.

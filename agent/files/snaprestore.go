@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
 	iofs "io/fs"
 	"os"
 	"slices"
@@ -81,8 +82,12 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 		return nil, err
 	}
 	for i := range entries {
-		if full := join(base, entries[i].Path); f.hidden(full) {
+		full := join(base, entries[i].Path)
+		if f.hidden(full) {
 			return nil, errorf(ErrDenied, "snapshot entry %s: %s is a path the machine owner's policy denies", entries[i].Path, full)
+		}
+		if err := f.writeCheck(full); err != nil {
+			return nil, fmt.Errorf("snapshot entry %s: %w", entries[i].Path, err)
 		}
 	}
 	if err := f.root.MkdirAll(native(base), dirMode); err != nil {

@@ -38,6 +38,10 @@ type Git struct {
 	// host directory top: Add (paths and all) and Commit's All and
 	// IncludeUntracked never take those files in. The agent's denied paths.
 	Exclude func(top string) []string
+	// Overrides, when set, is asked before every command for settings
+	// ("key=value") given with -c, over every configuration file: the
+	// agent turns off what would run programs a repository names.
+	Overrides func() []string
 }
 
 // MaxOutput bounds what one git command may print; a command that prints more
@@ -114,7 +118,13 @@ func (g *Git) run(ctx context.Context, c call) (result, error) {
 	if bin == "" {
 		bin = "git"
 	}
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--no-pager"}, c.args...)...)
+	args := []string{"--no-pager"}
+	if g.Overrides != nil {
+		for _, kv := range g.Overrides() {
+			args = append(args, "-c", kv)
+		}
+	}
+	cmd := exec.CommandContext(ctx, bin, append(args, c.args...)...)
 	cmd.Dir = c.dir
 	cmd.Env = g.env(c.env)
 	cmd.WaitDelay = waitDelay

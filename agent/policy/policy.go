@@ -50,6 +50,14 @@ func (p *Policy) LimitsOrZero() Limits {
 	return p.Limits
 }
 
+// DenyPathsOrNil is p's denyPaths; none for a nil Policy.
+func (p *Policy) DenyPathsOrNil() []string {
+	if p == nil {
+		return nil
+	}
+	return p.DenyPaths
+}
+
 // IsZero reports whether no limit is set.
 func (l Limits) IsZero() bool { return l == Limits{} }
 
@@ -201,6 +209,32 @@ func (p *Policy) Op(op string, mutates bool) error {
 		}
 	}
 	return nil
+}
+
+// ProgramsRestricted names the rule that keeps callers from running
+// programs of their choosing: "commands" with an allow-list, "exec" when
+// both exec and processes are off; "" when programs run freely. While it
+// is set, the agent keeps the API from writing the files through which git
+// would run programs (hooks, config).
+func (p *Policy) ProgramsRestricted() string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Commands != nil:
+		return "commands"
+	case !allowed(p.Exec) && !allowed(p.Processes):
+		return "exec"
+	}
+	return ""
+}
+
+// RestrictedBecause says why writes are refused under rule (from
+// ProgramsRestricted), for a Denial's detail.
+func RestrictedBecause(rule string) string {
+	if rule == "commands" {
+		return "commands are restricted on this machine"
+	}
+	return "exec and processes are switched off on this machine"
 }
 
 // Terminal checks a request for a terminal (rule "tty").

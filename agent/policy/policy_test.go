@@ -263,3 +263,25 @@ func TestWatchReloadsOnSignalAndChange(t *testing.T) {
 		t.Fatal("SIGHUP did not reload")
 	}
 }
+
+func TestProgramsRestricted(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{`{}`, ""},
+		{`{"exec": false}`, ""},      // processes still start anything
+		{`{"processes": false}`, ""}, // exec still runs anything
+		{`{"exec": false, "processes": false}`, "exec"},
+		{`{"commands": []}`, "commands"},
+		{`{"commands": ["git"], "exec": false, "processes": false}`, "commands"},
+	} {
+		p, err := Parse([]byte(tc.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.ProgramsRestricted(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.text, got, tc.want)
+		}
+	}
+	if (*Policy)(nil).ProgramsRestricted() != "" {
+		t.Error("no policy restricts programs")
+	}
+}

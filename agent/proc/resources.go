@@ -20,6 +20,7 @@ func (r Resources) IsZero() bool { return r == Resources{} }
 
 // Mechanisms that apply Resources, as LimitsBy reports them.
 const (
+	LimitsByCgroup2 = "cgroup2"
 	LimitsByCgroup1 = "cgroup1"
 	LimitsByRlimit  = "rlimit"
 	LimitsByNone    = "none"
@@ -41,9 +42,10 @@ type box interface {
 	release()
 }
 
-// LimitsBy is how this Manager applies Resources: "cgroup1" where it may
-// make cgroups (v1 pids, memory and cpu hierarchies), "rlimit" otherwise on
-// Linux, "none" elsewhere.
+// LimitsBy is how this Manager applies Resources: "cgroup2" where it may
+// make a sub-cgroup of its own with the memory and pids controllers,
+// "cgroup1" where it may make cgroups in the v1 pids, memory and cpu
+// hierarchies, "rlimit" otherwise on Linux and on darwin, "none" elsewhere.
 func (m *Manager) LimitsBy() string { return m.confine.mechanism() }
 
 // boxFor prepares the box of cmd under the Resources in force, or nil.

@@ -16,8 +16,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newConfiner picks cgroups v1 where the agent may make them, else rlimits.
+// newConfiner picks cgroup v2 where the agent may make a sub-cgroup with
+// the memory and pids controllers, else cgroups v1 where it may make them,
+// else rlimits.
 func newConfiner() confiner {
+	if c, err := newCgroup2(); err == nil {
+		return c
+	}
 	if c, err := newCgroup1(); err == nil {
 		return c
 	}
@@ -28,8 +33,11 @@ func newConfiner() confiner {
 // and cpu hierarchies, under the agent's own: DIR/outpost-<agent pid>/<n>.
 type cgroup1 struct {
 	dirs map[string]string // controller → the agent's directory of boxes
-	seq  atomic.Uint64
 }
+
+// boxSeq names the boxes of every Manager of this process, which share
+// the directory outpost-<pid> (two agents of one process both made box 1).
+var boxSeq atomic.Uint64
 
 // cgroup1Controllers are the controllers a box uses.
 var cgroup1Controllers = []string{"pids", "memory", "cpu"}
@@ -114,7 +122,7 @@ func (c *cgroup1) close() {
 }
 
 func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
-	n := c.seq.Add(1)
+	n := boxSeq.Add(1)
 	b := &cgroupBox{}
 	set := func(ctl string, files map[string]string) error {
 		base := c.dirs[ctl]
@@ -234,27 +242,6 @@ func (rlimits) prepare(cmd *exec.Cmd, r Resources) (box, error) {
 		throughShim(cmd, self, rlimitsEnv, strings.Join(lims, ","))
 	}
 	return rlimitBox(r), nil
-}
-
-// setRlimits takes the rlimits of spec ("as=N,nproc=N"), the start
-// shim's rlimitsEnv, for this process and what it execs.
-func setRlimits(spec string) error {
-	for _, kv := range strings.Split(spec, ",") {
-		k, v, _ := strings.Cut(kv, "=")
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("rlimit %q: %w", kv, err)
-		}
-		res := map[string]int{"as": unix.RLIMIT_AS, "nproc": unix.RLIMIT_NPROC}
-		r, ok := res[k]
-		if !ok {
-			return fmt.Errorf("rlimit %q: unknown", kv)
-		}
-		if err := unix.Setrlimit(r, &unix.Rlimit{Cur: n, Max: n}); err != nil {
-			return fmt.Errorf("rlimit %s: %w", k, err)
-		}
-	}
-	return nil
 }
 
 type rlimitBox Resources

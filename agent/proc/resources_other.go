@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package proc
 
@@ -7,8 +7,7 @@ import (
 	"os/exec"
 )
 
-// newConfiner: no mechanism here yet (darwin would need a launchd or
-// sandbox wrapper, windows a job object).
+// newConfiner: no mechanism here yet (windows would need a job object).
 func newConfiner() confiner { return noConfiner{} }
 
 type noConfiner struct{}

@@ -8,7 +8,9 @@ import (
 // SystemdUnit renders s as a systemd user unit. Restart=always brings the
 // agent back after a crash, a kill or a self-update's exit; KillMode=mixed
 // sends SIGTERM to the agent alone (it stops its own process groups), then
-// SIGKILL to whatever is left after TimeoutStopSec.
+// SIGKILL to whatever is left after TimeoutStopSec. Delegate=yes hands the
+// service its cgroup subtree, where the agent makes a cgroup v2 per
+// process tree for the owner's limits (proc's cgroup2 mechanism).
 func SystemdUnit(s *Spec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by outpost agent install; remove with outpost agent uninstall.\n")
@@ -22,7 +24,7 @@ func SystemdUnit(s *Spec) string {
 	for _, k := range s.envKeys() {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote(k+"="+s.Env[k]))
 	}
-	fmt.Fprintf(&b, "Restart=always\nRestartSec=2\nKillMode=mixed\nTimeoutStopSec=30\n\n")
+	fmt.Fprintf(&b, "Restart=always\nRestartSec=2\nKillMode=mixed\nTimeoutStopSec=30\nDelegate=yes\n\n")
 	fmt.Fprintf(&b, "[Install]\nWantedBy=default.target\n")
 	return b.String()
 }

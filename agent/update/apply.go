@@ -47,32 +47,36 @@ type Handoff struct {
 	Log    *slog.Logger
 }
 
-// Apply keeps the running binary as "<exe>.previous", renames the staged
-// one over exe (atomic: a process starting exe gets the old or the new
-// one, never a part), and runs it as a trial with the agent's arguments.
-// The running agent must have stopped serving. When the trial comes online
-// within the window, Apply stops it and returns nil: the caller then starts
-// exe again (exec on unix, so the service's process stays the same). When
-// it exits or stays offline, Apply kills it, puts the previous binary back
-// and returns ErrRolledBack.
+// Apply tries the staged binary, then puts it in place. The trial runs
+// the staged file (next to exe) with the agent's arguments; the running
+// agent must have stopped serving. When the trial comes online within the
+// window, Apply stops it, keeps the running binary as "<exe>.previous" and
+// renames the staged one over exe (atomic: a process starting exe gets the
+// old or the new one, never a part), and returns nil: the caller then
+// starts exe again (exec on unix, so the service's process stays the
+// same). When the trial exits or stays offline, Apply kills it, deletes
+// the staged file and returns ErrRolledBack: exe was never touched. So an
+// agent killed at any point of a trial leaves exe the version it was,
+// which its service manager starts next.
 func (h *Handoff) Apply(ctx context.Context, st *Staged) error {
+	h.Log.Info("trying the new version", "version", st.Version, "window", h.window())
+	if err := h.trial(ctx, st.Path); err != nil {
+		os.Remove(st.Path)
+		return fmt.Errorf("%w to the previous binary (%s did not: %v)", ErrRolledBack, st.Version, err)
+	}
 	prev := h.Exe + ".previous"
 	if err := keepPrevious(h.Exe, prev); err != nil {
 		os.Remove(st.Path)
 		return fmt.Errorf("update: keep the running binary: %w", err)
 	}
 	if err := os.Rename(st.Path, h.Exe); err != nil {
-		restore(h.Exe, prev)
 		os.Remove(st.Path)
+		if rerr := restore(h.Exe, prev); rerr != nil {
+			return fmt.Errorf("update: replace %s: %w; and putting the previous binary back failed: %v", h.Exe, err, rerr)
+		}
 		return fmt.Errorf("update: replace %s: %w", h.Exe, err)
 	}
-	h.Log.Info("binary replaced; trying the new version", "version", st.Version, "window", h.window())
-	if err := h.trial(ctx); err != nil {
-		if rerr := restore(h.Exe, prev); rerr != nil {
-			return fmt.Errorf("%w: %v; and the rollback failed: %v", ErrRolledBack, err, rerr)
-		}
-		return fmt.Errorf("%w to the previous binary (%s did not: %v)", ErrRolledBack, st.Version, err)
-	}
+	h.Log.Info("binary replaced", "version", st.Version, "previous", prev)
 	return nil
 }
 
@@ -83,17 +87,27 @@ func (h *Handoff) window() time.Duration {
 	return DefaultHealthWindow
 }
 
-// trial runs the new binary until it reports online, then stops it.
-func (h *Handoff) trial(ctx context.Context) error {
+// trial runs the binary at path until it reports online, then stops it.
+func (h *Handoff) trial(ctx context.Context, path string) error {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	marker := filepath.Join(h.Dir, ".update-trial-"+hex.EncodeToString(b[:]))
 	defer os.Remove(marker + ".online")
 	defer os.Remove(marker + ".stop")
-	cmd := exec.Command(h.Exe, h.Args...)
+	cmd := exec.Command(path, h.Args...)
 	cmd.Env = append(os.Environ(), TrialEnv+"="+marker)
 	cmd.Stdout, cmd.Stderr = h.Output, h.Output
+	started, release, err := dieWithParent(cmd)
+	if err != nil {
+		return err
+	}
+	defer release() // after every path below has waited for the trial
 	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := started(); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		return err
 	}
 	exited := make(chan error, 1)
@@ -154,7 +168,10 @@ func restore(exe, prev string) error {
 }
 
 // Trial is the new binary's side of a trial run.
-type Trial struct{ marker string }
+type Trial struct {
+	marker string
+	parent int // the old agent's pid, which waits for this trial
+}
 
 // TrialFromEnv is the trial this process runs in, nil when none.
 func TrialFromEnv() *Trial {
@@ -163,18 +180,24 @@ func TrialFromEnv() *Trial {
 		return nil
 	}
 	os.Unsetenv(TrialEnv) // not for the agent's commands
-	return &Trial{marker: m}
+	return &Trial{marker: m, parent: os.Getppid()}
 }
 
 // Online reports that the agent serves.
 func (t *Trial) Online() error { return os.WriteFile(t.marker+".online", nil, 0o600) }
 
-// WaitStop returns when the old binary says the trial is over, or ctx ends.
+// WaitStop returns when the old binary says the trial is over, when the
+// old binary has died (on unix the trial is then reparented; a trial
+// outliving it would serve beside what the service manager starts next),
+// or when ctx ends.
 func (t *Trial) WaitStop(ctx context.Context) {
 	tick := time.NewTicker(trialPoll)
 	defer tick.Stop()
 	for {
 		if _, err := os.Stat(t.marker + ".stop"); err == nil {
+			return
+		}
+		if runtime.GOOS != "windows" && os.Getppid() != t.parent {
 			return
 		}
 		select {

@@ -184,9 +184,11 @@ func serveOnce(ctx context.Context, cfg *enroll.Config, root, config, policyFile
 		return nil, err
 	}
 	oc.watch()
-	up, err := newSelfUpdate(uf, cfg, config, log)
-	if err != nil {
-		return nil, err
+	var up *selfUpdate
+	if trial == nil { // a trial never updates itself: it is the update
+		if up, err = newSelfUpdate(uf, cfg, config, log); err != nil {
+			return nil, err
+		}
 	}
 	if up != nil {
 		helpers.Go(func() { up.watch(runCtx, a, cancel) })

@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"golang.org/x/term"
 
@@ -23,11 +24,12 @@ import (
 var proxyEnv = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"}
 
 func runAgentInstall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent install", "--config FILE --root DIR [--policy FILE] [--dry-run]", stderr)
+	fs := newFlags("agent install", "--config FILE --root DIR [--policy FILE] [--no-update] [--update-check D] [--dry-run]", stderr)
 	config := fs.String("config", "", "the agent config (default ~/.outpost/agent.json)")
 	root := fs.String("root", "", "the directory the agent serves (required)")
 	policy := fs.String("policy", "", "the owner's policy file, passed to 'agent run --policy'")
 	noUpdate := fs.Bool("no-update", false, "pass --no-update to 'agent run': never update itself")
+	updateCheck := fs.Duration("update-check", 0, "pass --update-check to 'agent run': how often to look for a newer release (default 1h)")
 	dryRun := fs.Bool("dry-run", false, "print the service definition and where it would go; change nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -39,7 +41,10 @@ func runAgentInstall(ctx context.Context, args []string, stdout, stderr io.Write
 		fs.Usage()
 		return fmt.Errorf("--root is required")
 	}
-	spec, err := serviceSpec(*config, *root, *policy, *noUpdate)
+	if *updateCheck < 0 || (*noUpdate && *updateCheck != 0) {
+		return fmt.Errorf("--update-check: a positive duration, without --no-update")
+	}
+	spec, err := serviceSpec(*config, *root, *policy, *noUpdate, *updateCheck)
 	if err != nil {
 		return err
 	}
@@ -64,7 +69,7 @@ func runAgentInstall(ctx context.Context, args []string, stdout, stderr io.Write
 
 // serviceSpec is the service of the agent whose config is at config,
 // serving root.
-func serviceSpec(config, root, policy string, noUpdate bool) (*service.Spec, error) {
+func serviceSpec(config, root, policy string, noUpdate bool, updateCheck time.Duration) (*service.Spec, error) {
 	if config == "" {
 		c, err := defaultAgentConfig()
 		if err != nil {
@@ -104,6 +109,9 @@ func serviceSpec(config, root, policy string, noUpdate bool) (*service.Spec, err
 	}
 	if noUpdate {
 		args = append(args, "--no-update")
+	}
+	if updateCheck > 0 {
+		args = append(args, "--update-check", updateCheck.String())
 	}
 	spec := &service.Spec{
 		Name:        service.NameFor(cfg.Workspace, cfg.Agent),

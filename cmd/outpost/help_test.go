@@ -20,6 +20,7 @@ func TestHelpPrintsNoSecret(t *testing.T) {
 		{"exec"}, {"agents"}, {"agents", "ls"}, {"agents", "rm"},
 		{"token"}, {"token", "create"}, {"token", "ls"}, {"token", "rm"},
 		{"key"}, {"key", "create"}, {"key", "ls"}, {"key", "rm"},
+		{"workspace"}, {"workspace", "show"}, {"workspace", "set"},
 		{"fs", "ls"}, {"fs", "stat"}, {"fs", "get"}, {"fs", "put"}, {"fs", "mkdir"}, {"fs", "mv"}, {"fs", "rm"},
 		{"git", "status"}, {"git", "diff"}, {"git", "log"}, {"git", "commit"}, {"git", "apply"},
 		{"version"}, {"login"}, {"logout"}, {"context"}, {"context", "ls"}, {"context", "use"}, {"completion"},

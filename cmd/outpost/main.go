@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"agents":       {"agents [ls] | rm: the workspace's agents, revocation", runAgents},
 		"token":        {"token create | ls | rm: enrollment tokens", runToken},
 		"key":          {"key create | ls | rm: workspace keys (admin)", runKey},
+		"workspace":    {"workspace [show] | set --agent-updates on|off: the workspace's settings", runWorkspace},
 		"fs":           {"fs ls | stat | get | put | mkdir | mv | rm: files on an agent or session", runFs},
 		"git":          {"git status | diff | log | commit | apply: a repository on an agent or session", runGit},
 		"session":      {"session create | show | swap | delete | ls", runSession},

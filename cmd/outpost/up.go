@@ -31,11 +31,12 @@ const (
 )
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("up", "[--dir DIR] [--listen ADDR] [--nats-listen ADDR] [--state-dir DIR] [-v]", stderr)
+	fs := newFlags("up", "[--dir DIR] [--listen ADDR] [--nats-listen ADDR] [--state-dir DIR] [--policy FILE] [-v]", stderr)
 	dir := fs.String("dir", ".", "directory the local agent serves")
 	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address (when the default is taken, a free port)")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address (when the default is taken, a free port)")
 	stateDir := fs.String("state-dir", defaultStateDir(), "where the control plane and the agents keep their state (the pool agent serves its cloud/ directory)")
+	policyFile := fs.String("policy", "", "the machine owner's policy file for the local agent (JSON; must not be writable by others); reloaded on SIGHUP or change")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,17 +92,17 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("create workspace %s: %w", upWorkspace, err)
 	}
 	agents := []upAgent{
-		{id: upAgentID, root: root, config: filepath.Join(*stateDir, "agent.json")},
+		{id: upAgentID, root: root, config: filepath.Join(*stateDir, "agent.json"), policy: *policyFile},
 		{id: upPoolAgentID, pool: upPool, root: filepath.Join(*stateDir, upPool), config: filepath.Join(*stateDir, "cloud-agent.json")},
 	}
 	g := newAgentGroup(ctx)
 	defer g.wait()
 	for _, ua := range agents {
-		a, err := ua.prepare(ctx, cl, srv.NATSURLs(), logger)
+		a, oc, err := ua.prepare(ctx, cl, srv.NATSURLs(), logger)
 		if err != nil {
 			return err
 		}
-		g.run(a)
+		g.run(a, oc)
 	}
 	for _, ua := range agents {
 		if err := waitOnline(ctx, cl, upWorkspace, ua.id); err != nil {

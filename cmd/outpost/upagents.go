@@ -9,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/control"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 )
@@ -21,24 +23,45 @@ type upAgent struct {
 	id   string
 	pool string // "" for the local machine
 	root string // the directory it serves, made if missing
-	// config is where its enrollment is kept between runs.
+	// config is where its enrollment is kept between runs; the owner's
+	// commands (outpost agent status|pause|resume|audit) take it as --config.
 	config string
+	// policy is the owner's policy file for it ("" for none).
+	policy string
 }
 
 // prepare enrolls the agent (or reuses its enrollment from an earlier run
 // while the control plane still knows it) and returns it ready to run,
 // connecting to natsURLs: this run's embedded server, whose address may
-// differ from the last run's.
-func (ua upAgent) prepare(ctx context.Context, cl *client.Client, natsURLs []string, logger *slog.Logger) (*agent.Agent, error) {
+// differ from the last run's. Like agent run, the agent gets the owner's
+// controls beside its config file: the audit log (CONFIG.audit.jsonl), the
+// control socket (CONFIG.sock) and, with ua.policy, the policy file,
+// reloaded on SIGHUP or a change. The controls are the caller's to stop
+// once the agent has stopped.
+func (ua upAgent) prepare(ctx context.Context, cl *client.Client, natsURLs []string, logger *slog.Logger) (*agent.Agent, *ownerControls, error) {
 	if err := os.MkdirAll(ua.root, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ident, err := ua.identity(ctx, cl)
 	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", ua.id, err)
+		return nil, nil, fmt.Errorf("agent %s: %w", ua.id, err)
 	}
 	ident.URL, ident.NATSURLs = cl.BaseURL, natsURLs
-	return agent.New(agent.Config{Identity: ident, Root: ua.root, Version: version, Logger: logger.With("agent", ua.id), Journal: ua.config + ".writes"})
+	log := logger.With("agent", ua.id)
+	oc, err := openOwnerControls(ua.config, ua.policy, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %s: %w", ua.id, err)
+	}
+	a, err := agent.New(agent.Config{
+		Identity: ident, Root: ua.root, Version: version, Logger: log, Journal: ua.config + ".writes",
+		Policy: oc.policy, Audit: oc.audit, ControlSocket: control.SocketPath(ua.config),
+	})
+	if err != nil {
+		oc.stop()
+		return nil, nil, err
+	}
+	oc.watch()
+	return a, oc, nil
 }
 
 // identity loads the agent's config, or enrolls it with a token that names
@@ -73,6 +96,8 @@ type agentGroup struct {
 	// exited receives the result of each agent's Run.
 	exited chan error
 	errs   []error
+	// controls are the agents' owner controls, stopped once all agents are.
+	controls []*ownerControls
 }
 
 func newAgentGroup(ctx context.Context) *agentGroup {
@@ -80,8 +105,10 @@ func newAgentGroup(ctx context.Context) *agentGroup {
 	return &agentGroup{ctx: ctx, cancel: cancel, exited: make(chan error, 8)}
 }
 
-// run starts a; at most cap(exited) agents.
-func (g *agentGroup) run(a *agent.Agent) {
+// run starts a, whose owner controls oc are stopped after it; at most
+// cap(exited) agents.
+func (g *agentGroup) run(a *agent.Agent, oc *ownerControls) {
+	g.controls = append(g.controls, oc)
 	g.n++
 	go func() { g.exited <- a.Run(g.ctx) }()
 }
@@ -95,6 +122,10 @@ func (g *agentGroup) wait() error {
 			g.errs = append(g.errs, err)
 		}
 	}
+	for _, oc := range g.controls {
+		oc.stop()
+	}
+	g.controls = nil
 	return errors.Join(g.errs...)
 }
 
@@ -124,5 +155,20 @@ func printWelcome(w io.Writer, url, token string, agents []upAgent, newSession b
 	fmt.Fprintf(w, "  curl -si -H \"Authorization: Bearer $OUTPOST_TOKEN\" $OUTPOST_URL/v1/workspaces/%s/sessions/%s/exec -d '{\"argv\":[\"pwd\"]}'\n", upWorkspace, upSession)
 	fmt.Fprintf(w, "  %s session swap %s laptop\n", op, upSession)
 	fmt.Fprintf(w, "  %s session show %s\n", op, upSession)
+	fmt.Fprintf(w, "\nYou own this machine: see its agent's state and everything it did (agent pause|resume\nwith the same --config stops and restarts every call):\n\n")
+	fmt.Fprintf(w, "  %s agent status --config %s\n", op, shellQuote(agents[0].config))
+	fmt.Fprintf(w, "  %s agent audit --config %s\n", op, shellQuote(agents[0].config))
 	fmt.Fprintf(w, "\nCtrl-C stops everything.\n")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain
+// path characters.
+func shellQuote(s string) string {
+	plain := strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@,=", r))
+	}) < 0
+	if plain && s != "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -373,6 +373,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		{"--help"}, {"exec", "--help"}, {"fs", "ls", "--help"}, {"token", "create", "-h"}, {"up", "--help"},
 		{"serve", "--help"}, {"login", "--help"}, {"fs", "put", "--bogus"}, {"agents", "--nope"},
 		{"git", "log", "--token"}, {"session", "ls", "--bad"},
+		{"workspace", "--help"}, {"workspace", "set", "--help"}, {"workspace", "set", "--agent-updates"},
 	} {
 		out, errOut, _ := runIn(t, env, nil, args...)
 		if strings.Contains(out+errOut, "E2ESECRET") {

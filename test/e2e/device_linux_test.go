@@ -89,11 +89,11 @@ func TestDeviceLoginAcrossALink(t *testing.T) {
 	}
 }
 
-// deviceLogin runs `outpost agent login` in l's namespace with HOME home,
+// deviceLogin runs `bin agent login` in l's namespace with HOME home,
 // approves its code as agent id, and waits for it to write its config.
-func deviceLogin(t *testing.T, l *netLink, cp *controlPlane, home, id string) string {
+func deviceLogin(t *testing.T, l *netLink, cp *controlPlane, bin, home, id string) string {
 	t.Helper()
-	login := startCommand(t, []string{"HOME=" + home}, l.command(outpostBin, "agent", "login", "--url", cp.url))
+	login := startCommand(t, []string{"HOME=" + home}, l.command(bin, "agent", "login", "--url", cp.url))
 	var code string
 	waitFor(t, startTimeout, "the user code", func() error {
 		m := userCodeLine.FindStringSubmatch(login.output())

@@ -24,6 +24,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	defer func() {
+		if buildsDir != "" {
+			os.RemoveAll(buildsDir)
+		}
+	}()
 	outpostBin = filepath.Join(dir, "outpost")
 	build := exec.Command("go", "build", "-o", outpostBin, "../../cmd/outpost")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

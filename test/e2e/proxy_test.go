@@ -86,7 +86,22 @@ func mustRunWithEnv(t *testing.T, env []string, args ...string) string {
 // runWithEnv runs the binary with env added to an environment free of proxy
 // variables.
 func runWithEnv(env []string, args ...string) (string, error) {
-	cmd := exec.Command(outpostBin, args...)
+	return runCommand(env, outpostBin, args...)
+}
+
+// mustRunCommand is mustRunWithEnv of another binary (an agent build).
+func mustRunCommand(t *testing.T, env []string, bin string, args ...string) string {
+	t.Helper()
+	out, err := runCommand(env, bin, args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// runCommand runs bin as runWithEnv runs the outpost binary.
+func runCommand(env []string, bin string, args ...string) (string, error) {
+	cmd := exec.Command(bin, args...)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch strings.ToUpper(k) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,9 +21,37 @@ import (
 
 var (
 	buildsMu  sync.Mutex
-	buildsDir string
+	buildsDir string                // removed by runMain
 	builds    = map[string]string{} // "version key" → binary
+	sharedKey [2]string             // the release key file and public key most tests build with
 )
+
+// buildDir is the directory builds and the shared release key live in, made
+// once per test binary run. Call with buildsMu held.
+func buildDir(t *testing.T) string {
+	t.Helper()
+	if buildsDir == "" {
+		d, err := os.MkdirTemp("", "outpost-e2e-builds")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildsDir = d
+	}
+	return buildsDir
+}
+
+// sharedReleaseKey is one release key pair for the whole run, so that the
+// builds with it (agentBuild) are made once and reused by every test.
+func sharedReleaseKey(t *testing.T) (string, string) {
+	t.Helper()
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	if sharedKey[0] == "" {
+		key := filepath.Join(buildDir(t), "release.key")
+		sharedKey = [2]string{key, keygen(t, key)}
+	}
+	return sharedKey[0], sharedKey[1]
+}
 
 // agentBuild is `go build -tags agent` of the agent at version with
 // releaseKey built in, made once per test binary run.
@@ -33,14 +62,7 @@ func agentBuild(t *testing.T, version, releaseKey string) string {
 	if b, ok := builds[version+" "+releaseKey]; ok {
 		return b
 	}
-	if buildsDir == "" {
-		d, err := os.MkdirTemp("", "outpost-e2e-builds")
-		if err != nil {
-			t.Fatal(err)
-		}
-		buildsDir = d // removed with the process's temp files; small
-	}
-	out := filepath.Join(buildsDir, fmt.Sprintf("outpost-%s-%d", version, len(builds)))
+	out := filepath.Join(buildDir(t), fmt.Sprintf("outpost-%s-%d", version, len(builds)))
 	cmd := exec.Command("go", "build", "-tags", "agent", "-o", out,
 		"-ldflags", "-X main.version="+version+" -X main.releaseKey="+releaseKey, "../../cmd/outpost")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -55,13 +77,19 @@ func agentBuild(t *testing.T, version, releaseKey string) string {
 func releaseKey(t *testing.T) (string, string) {
 	t.Helper()
 	key := filepath.Join(privateDir(t), "release.key")
+	return key, keygen(t, key)
+}
+
+// keygen makes a release key pair in file key and returns its public key.
+func keygen(t *testing.T, key string) string {
+	t.Helper()
 	out := mustRunWithEnv(t, nil, "release", "keygen", "--key", key)
 	_, pub, _ := strings.Cut(out, "public key: ")
 	pub, _, _ = strings.Cut(pub, "\n")
 	if pub == "" {
 		t.Fatalf("no public key in:\n%s", out)
 	}
-	return key, pub
+	return pub
 }
 
 // updateEnv is a control plane serving a releases directory, and an agent
@@ -79,7 +107,7 @@ type updateEnv struct {
 func newUpdateEnv(t *testing.T, extra ...string) *updateEnv {
 	t.Helper()
 	e := &updateEnv{releases: t.TempDir()}
-	e.key, e.pub = releaseKey(t)
+	e.key, e.pub = sharedReleaseKey(t)
 	v1 := agentBuild(t, "1.0.0", e.pub)
 	e.v2Path = agentBuild(t, "1.1.0", e.pub)
 	e.v1, e.v2 = readFile(t, v1), readFile(t, e.v2Path)
@@ -140,6 +168,15 @@ func (e *updateEnv) waitVersion(t *testing.T, v string) {
 	})
 }
 
+// waitUpdated waits for the update's handoff to end (the trial, running
+// the staged binary, serves at the new version for a moment before) and
+// the agent to be online at version v.
+func (e *updateEnv) waitUpdated(t *testing.T, v string) {
+	t.Helper()
+	e.waitLog(t, "updated; restarting as the new version")
+	e.waitVersion(t, v)
+}
+
 // waitLog waits for the agent's log to say s.
 func (e *updateEnv) waitLog(t *testing.T, s string) {
 	t.Helper()
@@ -162,7 +199,7 @@ func TestSelfUpdate(t *testing.T) {
 	e := newUpdateEnv(t)
 	pid := e.agent.cmd.Process.Pid
 	e.publish(t, e.key, "1.1.0", e.v2Path)
-	e.waitVersion(t, "1.1.0")
+	e.waitUpdated(t, "1.1.0")
 	e.binaryIs(t, e.v2, "the new build")
 	if !bytes.Equal(readFile(t, e.exe+".previous"), e.v1) {
 		t.Fatal("the previous build was not kept")
@@ -224,8 +261,11 @@ func TestSelfUpdateRollsBackABinaryThatExitsAtStart(t *testing.T) {
 	e := newUpdateEnv(t)
 	e.publish(t, e.key, "1.1.0", "/bin/false")
 	e.waitLog(t, "did not come online; rolled back")
-	e.binaryIs(t, e.v1, "the old build, put back")
+	e.binaryIs(t, e.v1, "the old build, kept")
 	e.waitVersion(t, "1.0.0")
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(e.exe), ".outpost-update-*")); len(left) != 0 {
+		t.Fatalf("the rolled-back download was left behind: %v", left)
+	}
 	if got := strings.TrimSpace(string(readFile(t, e.config+".update-failed"))); got != "1.1.0" {
 		t.Fatalf("failed version recorded: %q", got)
 	}
@@ -236,7 +276,7 @@ func TestSelfUpdateRollsBackABinaryThatExitsAtStart(t *testing.T) {
 	}
 	// A fixed release of a newer version goes through.
 	e.publish(t, e.key, "1.1.1", e.v2Path)
-	e.waitVersion(t, "1.1.0") // the build says 1.1.0; it is what runs now
+	e.waitUpdated(t, "1.1.0") // the build says 1.1.0; it is what runs now
 	e.binaryIs(t, e.v2, "the new build")
 }
 
@@ -255,7 +295,7 @@ func TestSelfUpdateWaitsForARunningProcess(t *testing.T) {
 	if _, err := target.Terminate(ctx(t), p.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.waitVersion(t, "1.1.0")
+	e.waitUpdated(t, "1.1.0")
 	e.binaryIs(t, e.v2, "the new build")
 }
 
@@ -268,15 +308,21 @@ func TestSelfUpdateTurnedOff(t *testing.T) {
 	})
 	t.Run("workspace setting", func(t *testing.T) {
 		e := newUpdateEnv(t)
-		off := false
-		if _, err := e.cp.cl.PatchWorkspace(ctx(t), "default", client.WorkspacePatch{AgentUpdates: &off}); err != nil {
-			t.Fatal(err)
+		env := []string{"OUTPOST_URL=" + e.cp.url, "OUTPOST_TOKEN=" + adminToken}
+		if out := mustRunWithEnv(t, env, "workspace"); !strings.Contains(out, "workspace default\n") || !strings.Contains(out, "agent updates:  on\n") {
+			t.Fatalf("outpost workspace:\n%s", out)
+		}
+		if out := mustRunWithEnv(t, env, "workspace", "set", "--agent-updates", "off"); !strings.Contains(out, "agent updates:  off\n") {
+			t.Fatalf("outpost workspace set --agent-updates off:\n%s", out)
+		}
+		if w, err := e.cp.cl.GetWorkspace(ctx(t), "default"); err != nil || w.AgentUpdates {
+			t.Fatalf("after set --agent-updates off the API says %+v, %v", w, err)
 		}
 		e.publish(t, e.key, "1.1.0", e.v2Path)
 		e.checkStays(t)
-		on := true
-		if _, err := e.cp.cl.PatchWorkspace(ctx(t), "default", client.WorkspacePatch{AgentUpdates: &on}); err != nil {
-			t.Fatal(err)
+		var w client.Workspace
+		if err := json.Unmarshal([]byte(mustRunWithEnv(t, env, "workspace", "set", "--agent-updates", "on", "--json")), &w); err != nil || w.ID != "default" || !w.AgentUpdates {
+			t.Fatalf("outpost workspace set --agent-updates on --json: %+v, %v", w, err)
 		}
 		e.waitVersion(t, "1.1.0")
 	})
