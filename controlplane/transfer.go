@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -100,16 +101,22 @@ func (x *fileRelay) upload(ctx context.Context, body io.Reader, opts wire.FsWrit
 			return &res, nil
 		}
 	}
-	x.cleanup(ctx, wire.OpFsUploadAbort, begun.Handle)
+	aerr := x.cleanup(ctx, wire.OpFsUploadAbort, begun.Handle)
+	if started && aerr != nil && wire.AsError(aerr).Code != wire.CodeNotFound && !rpc.MaybeDelivered(aerr) {
+		// The agent ended the upload itself (its owner's policy, a pause):
+		// its reason, not the broken bulk connection it left, is the error.
+		return nil, aerr
+	}
 	return nil, err
 }
 
 // cleanup sends a best-effort abort or close for handle, even when ctx is
-// done; the agent's idle timeout covers it when this fails too.
-func (x *fileRelay) cleanup(ctx context.Context, op, handle string) {
+// done, and returns its error; the agent's idle timeout covers it when this
+// fails too.
+func (x *fileRelay) cleanup(ctx context.Context, op, handle string) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_ = x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
+	return x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
 }
 
 // sendChunks sends first (holding n bytes) and then the rest of body as
