@@ -13,6 +13,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/internal/bulkconn"
+	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -110,31 +111,54 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 	}
 }
 
-// bulkWSS is the option that runs the TLS of wss:// connections in the
-// dialer, over a bulkconn: a flush of megabytes (a file chunk, a process's
-// output) goes out in writes of 256 KiB, and reads take many records a
-// syscall, instead of a syscall per 16 KiB record each way. It wraps the
-// dialer the other options chose (a proxy's tunnel, or TCP) and takes
-// their TLS configuration; it changes nothing unless every server is
-// wss://.
+// bulkWSS is the option that runs wss:// connections in the dialer:
+// TLS over a bulkconn (a flush of megabytes goes out in writes of 256 KiB,
+// and reads take many records a syscall, instead of a syscall per 16 KiB
+// record each way), and the WebSocket too (wsStreamDialer), so that
+// nats.go speaks plain NATS over it. It wraps the dialer the other options
+// chose (a proxy's tunnel, or TCP) and takes their TLS configuration; it
+// changes nothing unless every server is wss://.
 //
-// nats.go (v1.55) leaves a connection without its writer when a dialer
-// says it did the TLS itself (SkipTLSHandshake), so nats.go is given the
-// servers as ws:// with its own TLS off: the dialer's connections are TLS
-// all the same, verified against the same configuration.
+// nats.go's own WebSocket client masks every byte it sends, one at a
+// time: the largest cost of an upload left (16% of the CPU of a
+// port-forward over TLS). The control plane agrees to unmasked frames
+// inside its TLS (websocket.UnmaskedHeader); a server that does not gets
+// masked ones. nats.go (v1.55) also leaves a connection without its writer
+// when a dialer says it did the TLS itself, which this avoids as well.
 func bulkWSS() nats.Option {
 	return func(o *nats.Options) error {
 		if len(o.Servers) == 0 || o.TLSCertCB != nil || o.RootCAsCB != nil || o.TLSHandshakeFirst {
 			return nil
 		}
-		servers := make([]string, len(o.Servers))
+		urls := make([]*url.URL, len(o.Servers))
+		stream := true // every server is a control plane's NATS port
 		for i, s := range o.Servers {
 			u, err := url.Parse(s)
 			if err != nil || u.Scheme != "wss" {
 				return nil
 			}
-			u.Scheme = "ws"
-			servers[i] = u.String()
+			urls[i], stream = u, stream && u.Path == wire.NATSPath
+		}
+		servers := make([]string, len(urls))
+		var paths map[string]string
+		for i, u := range urls {
+			if !stream {
+				// A cluster's own WebSocket listener, which may ask
+				// for TLS in its INFO: nats.go speaks WebSocket itself,
+				// as ws:// with its TLS off, over this dialer's TLS.
+				u.Scheme = "ws"
+				servers[i] = u.String()
+				continue
+			}
+			hostport := u.Host
+			if u.Port() == "" {
+				hostport = net.JoinHostPort(u.Hostname(), "443")
+			}
+			if paths == nil {
+				paths = map[string]string{}
+			}
+			paths[hostport] = u.RequestURI()
+			servers[i] = (&url.URL{Scheme: "nats", Host: hostport, User: u.User}).String()
 		}
 		var inner nats.CustomDialer = o.CustomDialer
 		if inner == nil {
@@ -148,13 +172,48 @@ func bulkWSS() nats.Option {
 		if cfg == nil {
 			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
 		}
-		o.CustomDialer = &bulkconn.Dialer{Inner: inner, Config: cfg, Timeout: o.Timeout}
+		tlsDialer := &bulkconn.Dialer{Inner: inner, Config: cfg, Timeout: o.Timeout}
+		o.CustomDialer = tlsDialer
+		if paths != nil {
+			o.CustomDialer = &wsStreamDialer{tls: tlsDialer, paths: paths, timeout: o.Timeout}
+		}
 		o.Servers, o.Secure, o.TLSConfig = servers, false, nil
 		// The dialer is given the URL's host, not its addresses: TLS
 		// verifies the name.
 		o.SkipHostLookup = true
 		return nil
 	}
+}
+
+// wsStreamDialer dials a server of bulkWSS: TLS, then the WebSocket
+// handshake on the server's path, and hands nats.go the byte stream.
+type wsStreamDialer struct {
+	tls     *bulkconn.Dialer
+	paths   map[string]string // host:port → path (and query) of its wss:// URL
+	timeout time.Duration     // bounds the WebSocket handshake
+}
+
+// Dial dials address (host:port of a wss:// server).
+func (d *wsStreamDialer) Dial(network, address string) (net.Conn, error) {
+	path, ok := d.paths[address]
+	if !ok {
+		return nil, fmt.Errorf("agent: %s is none of the wss:// servers", address)
+	}
+	c, err := d.tls.Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if d.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.timeout)
+		defer cancel()
+	}
+	host := address
+	if h, port, err := net.SplitHostPort(address); err == nil && port == "443" {
+		host = h
+	}
+	return websocket.DialStream(ctx, c, host, path, nil)
 }
 
 func isAuthError(err error) bool {

@@ -35,7 +35,7 @@ func (a *Agent) registerFiles() error {
 		root.Close()
 		return err
 	}
-	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes, Overrides: a.gitOverrides}, transfers: newTransfers(DefaultTransferIdle),
+	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes, Guard: a.gitGuard, Overrides: a.gitOverrides}, transfers: newTransfers(DefaultTransferIdle),
 		bulk: newBulkDialer(a.cfg.Identity, a.cfg.Proxy)}
 	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
 	fo.gitVer, _ = fo.git.Version(ctx)

@@ -4,12 +4,14 @@
 package agent
 
 import (
+	"errors"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 
+	"github.com/outposthq/outpost/agent/policy"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -132,4 +134,33 @@ func (a *Agent) gitExcludes(top string) []string {
 		out = append(out, magic+g, magic+g+"/**")
 	}
 	return out
+}
+
+// gitGuard is the check of the paths a checkout, pull or clone would
+// change in the work tree whose top is the host directory top
+// (git.Git.Guard): each is a write of that path under the root, denied
+// when denyPaths denies it as named or with the links along it resolved.
+// Nil when no path is denied.
+func (a *Agent) gitGuard(top string) func(paths []string) error {
+	p := a.cfg.Policy.Current()
+	if p == nil || len(p.DenyPaths) == 0 {
+		return nil
+	}
+	rel, err := filepath.Rel(a.files.realRoot, top)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil // git's ceiling keeps work trees under the root
+	}
+	rel = filepath.ToSlash(rel)
+	return func(paths []string) error {
+		for _, name := range paths {
+			if err := a.checkPath(p, path.Join(rel, name), false); err != nil {
+				var d *policy.Denial
+				if errors.As(err, &d) {
+					d.Detail += " (the git operation would change it)"
+				}
+				return err
+			}
+		}
+		return nil
+	}
 }

@@ -46,6 +46,10 @@ var archiveReads = map[string]bool{wire.OpFsArchiveOpen: true, wire.OpFsArchiveR
 // writes reports whether op changes the machine, as the fs and git rules see it.
 func writes(op string) bool { return wire.Mutates(op) && !archiveReads[op] }
 
+// workTreeWrites are the git ops that write a work tree's files: to the
+// fs rule they write (policy.Policy.WorkTree).
+var workTreeWrites = map[string]bool{wire.OpGitApply: true, wire.OpGitCheckout: true, wire.OpGitPull: true, wire.OpGitClone: true}
+
 // commandOps start a command: the commands and tty rules apply.
 var commandOps = map[string]bool{wire.OpExec: true, wire.OpProcStart: true}
 
@@ -53,7 +57,9 @@ var commandOps = map[string]bool{wire.OpExec: true, wire.OpProcStart: true}
 // request, before its handler runs: the op's area (exec, processes, fs,
 // git), the command it would start, and every path it names, as given and
 // with symbolic links resolved. Walks below those paths leave denied
-// paths out (files.FS.SetHidden, applied in applyPolicy).
+// paths out (files.FS.SetHidden, applied in applyPolicy); the files a git
+// checkout or pull would change are only known from the repository, so
+// git asks gitGuard (gitguard.go) for them before it writes any.
 func (a *Agent) checkPolicy(req *wire.Request, f *callFields) error {
 	return a.checkCall(a.cfg.Policy.Current(), req.Op, f)
 }
@@ -67,6 +73,11 @@ func (a *Agent) checkCall(p *policy.Policy, op string, f *callFields) error {
 	}
 	if err := p.Op(op, writes(op)); err != nil {
 		return err
+	}
+	if workTreeWrites[op] {
+		if err := p.WorkTree(op); err != nil {
+			return err
+		}
 	}
 	area, _, _ := strings.Cut(op, ".")
 	if f == nil {

@@ -28,63 +28,19 @@ type pipes struct {
 	mu     sync.Mutex
 	closed bool
 	open   map[string]*agentPipe
-	wg     sync.WaitGroup     // each pipe's two copy goroutines, and sweep
-	stop   chan struct{}      // ends sweep
-	flight map[string]*flight // by owner: data sent, not yet acknowledged
-}
-
-// flight paces an agent's data frames to one control-plane connection:
-// at most wire.PipeFlight bytes not yet acknowledged by its FrameAcks, so
-// megabytes of forwarded data never queue ahead of the heartbeats and
-// replies on the agent's one connection. An acknowledgement lost (a
-// reconnect) only slows a sender down for flightWait.
-type flight struct {
-	mu      sync.Mutex
-	bytes   int
-	changed chan struct{}
-}
-
-// flightWait bounds how long a frame waits for acknowledgements.
-const flightWait = time.Second
-
-func (f *flight) take(n int) {
-	deadline := time.Now().Add(flightWait)
-	f.mu.Lock()
-	for f.bytes > 0 && f.bytes+n > wire.PipeFlight {
-		ch := f.changed
-		f.mu.Unlock()
-		left := time.Until(deadline)
-		if left <= 0 {
-			f.mu.Lock()
-			break
-		}
-		t := time.NewTimer(left)
-		select {
-		case <-ch:
-		case <-t.C:
-		}
-		t.Stop()
-		f.mu.Lock()
-	}
-	f.bytes += n
-	f.mu.Unlock()
-}
-
-func (f *flight) ack(n int) {
-	f.mu.Lock()
-	f.bytes = max(0, f.bytes-n)
-	close(f.changed)
-	f.changed = make(chan struct{})
-	f.mu.Unlock()
+	wg     sync.WaitGroup          // each pipe's two copy goroutines, and sweep
+	stop   chan struct{}           // ends sweep
+	flight map[string]*pipe.Flight // by owner: data sent, not yet acknowledged
+	recvd  map[string]int          // by owner: data received, not yet acknowledged
 }
 
 // flightOf is the pacing of owner's connection.
-func (ps *pipes) flightOf(owner string) *flight {
+func (ps *pipes) flightOf(owner string) *pipe.Flight {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	f := ps.flight[owner]
 	if f == nil {
-		f = &flight{changed: make(chan struct{})}
+		f = pipe.NewFlight()
 		ps.flight[owner] = f
 	}
 	return f
@@ -137,6 +93,7 @@ func (ps *pipes) sweep() {
 type agentPipe struct {
 	conn    *pipe.Conn
 	subj    string // where its frames go
+	owner   string // the control-plane connection
 	tcp     net.Conn
 	session string
 	epoch   uint64
@@ -150,7 +107,7 @@ type agentPipe struct {
 const maxPipes = 1024
 
 func newPipes(a *Agent) *pipes {
-	return &pipes{a: a, open: map[string]*agentPipe{}, stop: make(chan struct{}), flight: map[string]*flight{}}
+	return &pipes{a: a, open: map[string]*agentPipe{}, stop: make(chan struct{}), flight: map[string]*pipe.Flight{}, recvd: map[string]int{}}
 }
 
 // start starts the sweep; close ends it.
@@ -181,17 +138,24 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 		return nil, err
 	}
 	fl := ps.flightOf(body.Owner)
-	p := &agentPipe{subj: subj, tcp: tcp, session: req.Session, epoch: req.Epoch, port: body.Port, moved: make(chan struct{})}
+	// The agent grants the window it was granted: a control plane sizes
+	// both (before 4 MiB windows, it checked the agent granted the 1 MiB
+	// it did).
+	win := body.Window
+	if win == 0 {
+		win = wire.PipeWindow
+	}
+	p := &agentPipe{subj: subj, owner: body.Owner, tcp: tcp, session: req.Session, epoch: req.Epoch, port: body.Port, moved: make(chan struct{})}
 	p.conn = pipe.New(pipe.Config{
 		ID: body.Pipe,
 		Send: func(b []byte) error {
 			if wire.FrameKind(b[0]) == wire.FrameData {
-				fl.take(len(b))
+				fl.Take(len(b))
 			}
 			return ps.publish(subj, b)
 		},
-		Window:     wire.PipeWindow,
-		PeerWindow: body.Window,
+		Window:     win,
+		PeerWindow: win,
 		OnClose:    func() { ps.remove(body.Pipe, p) },
 		Local:      tcp.RemoteAddr(),
 		Remote:     pipe.Addr{Net: "pipe", Str: body.Owner},
@@ -217,7 +181,7 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	ps.mu.Unlock()
 	go func() { defer ps.wg.Done(); ps.upstream(p) }()
 	go func() { defer ps.wg.Done(); ps.downstream(p) }()
-	return &wire.PortOpenResult{Window: wire.PipeWindow}, nil
+	return &wire.PortOpenResult{Window: win, Acks: true}, nil
 }
 
 // publish sends one frame of a pipe on the serving connection.
@@ -293,12 +257,24 @@ func (ps *pipes) deliver(data []byte) {
 		return
 	}
 	if f.Kind == wire.FrameAck {
-		ps.flightOf(f.Pipe).ack(int(min(f.Off, wire.PipeFlight)))
+		ps.flightOf(f.Pipe).Ack(int(min(f.Off, wire.PipeFlightMax)))
 		return
 	}
 	ps.mu.Lock()
 	p := ps.open[f.Pipe]
+	ack := 0
+	if p != nil && f.Kind == wire.FrameData {
+		// The control plane paces its data frames to this agent by
+		// these acknowledgements (PortOpenResult.Acks).
+		ps.recvd[p.owner] += len(data)
+		if ps.recvd[p.owner] >= wire.PipeAckEvery {
+			ack, ps.recvd[p.owner] = ps.recvd[p.owner], 0
+		}
+	}
 	ps.mu.Unlock()
+	if ack > 0 {
+		_ = ps.publish(p.subj, wire.AppendFrame(nil, wire.Frame{Kind: wire.FrameAck, Off: uint64(ack)}, false))
+	}
 	if p != nil {
 		p.conn.Deliver(f)
 	}

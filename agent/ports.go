@@ -2,11 +2,9 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"net"
 	"sort"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/outposthq/outpost/wire"
@@ -69,11 +67,11 @@ func (a *Agent) dialPort(ctx context.Context, port int) (net.Conn, error) {
 		if firstErr == nil {
 			firstErr = err
 		}
-		if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.EADDRNOTAVAIL) && !errors.Is(err, syscall.ENETUNREACH) {
+		if !dialTryNext(err) {
 			break
 		}
 	}
-	if errors.Is(firstErr, syscall.ECONNREFUSED) {
+	if dialRefused(firstErr) {
 		return nil, wire.Errorf(wire.CodeBadGateway, wire.ReasonConnectionRefused, "nothing listens on port %d of the agent's machine", port)
 	}
 	return nil, wire.Errorf(wire.CodeBadGateway, "", "connect to port %d: %v", port, firstErr)

@@ -37,13 +37,14 @@ func (j *restoreJob) abort() {
 func (fo *fileOps) registerSnapshots(a *Agent) {
 	for op, h := range map[string]Handler{
 		wire.OpSnapScan: fo.snapScan, wire.OpSnapManifest: fo.snapManifest,
-		wire.OpSnapRead: fo.snapRead, wire.OpSnapClose: fo.closeHandle,
+		wire.OpSnapClose:        fo.closeHandle,
 		wire.OpSnapRestoreBegin: fo.restoreBegin, wire.OpSnapRestoreManifest: fo.restoreManifest,
 		wire.OpSnapRestoreLack: fo.restoreLack, wire.OpSnapRestoreChunks: fo.restoreChunks,
 		wire.OpSnapRestoreCommit: fo.restoreCommit, wire.OpSnapRestoreAbort: fo.closeHandle,
 	} {
 		a.Register(op, h)
 	}
+	a.register(wire.OpSnapRead, fo.snapRead)
 }
 
 func (fo *fileOps) snapScan(ctx context.Context, req *wire.Request) (any, error) {
@@ -94,24 +95,33 @@ func (fo *fileOps) snapManifest(_ context.Context, req *wire.Request) (any, erro
 	return out, nil
 }
 
-func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, error) {
+// snapRead reads chunks into a pooled buffer and encodes the reply
+// around them (wire.InPlace); release gives the buffer back once the
+// reply was sent.
+func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, func(), error) {
 	body, err := decode[wire.SnapReadRequest](req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s, err := fo.scanOf(body.Handle)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sums := make([]files.Sum, 0, len(body.Sums)/wire.SumSize)
 	for i := 0; i < len(body.Sums); i += wire.SumSize {
 		sums = append(sums, files.Sum(body.Sums[i:i+wire.SumSize]))
 	}
-	data, err := s.ReadChunks(sums, wire.MaxChunk)
-	if err != nil {
-		return nil, err
+	buf := readReplyBufs.Get().(*[]byte)
+	if len(*buf) < wire.Headroom+wire.MaxChunk {
+		*buf = wire.NewInPlaceBuf(wire.MaxChunk)
 	}
-	return &wire.SnapReadResult{Data: data}, nil
+	release := func() { readReplyBufs.Put(buf) }
+	data, err := s.ReadChunks((*buf)[wire.Headroom:wire.Headroom], sums, wire.MaxChunk)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return &wire.InPlace{Body: &wire.SnapReadResult{}, Buf: *buf, N: len(data)}, release, nil
 }
 
 func (fo *fileOps) restoreBegin(_ context.Context, req *wire.Request) (any, error) {

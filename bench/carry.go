@@ -54,12 +54,12 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	defer e.cl.DeleteSession(context.WithoutCancel(ctx), e.ws, id)
 	label := fmt.Sprintf("%d files, %d MiB", len(files), size>>20)
 
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	s, err := e.cl.Swap(ctx, e.ws, id, client.SwapRequest{To: "cloud", Carry: true})
 	if err != nil {
 		return nil, fmt.Errorf("first carry: %w", err)
 	}
-	first := time.Since(start)
+	first, firstCPU := time.Since(start), processCPU()-cpu0
 	firstSent := s.LastCarry.TransferredBytes
 
 	// Rounds of 1% of the files rewritten on the active side, carried to
@@ -95,6 +95,8 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 			Ratio: fmt.Sprintf("%.2fx", float64(sent)/float64(max(changed, 1))), Goal: "≤ 1.2×", Met: yesNo(float64(sent) <= 1.2*float64(changed))},
 		{Name: fmt.Sprintf("carry, 1%% changed: swap with carry p50 of %d", carryRounds), Outpost: msT(lat.pct(50))},
 		{Name: "carry, first: bytes sent vs tree size", Outpost: fmt.Sprintf("%d", firstSent), Baseline: fmt.Sprintf("%d", size)},
+		{Name: "carry, first: CPU time of the bench process (control plane and both agents) during it", Outpost: msT(firstCPU),
+			Ratio: fmt.Sprintf("%.2f cores", firstCPU.Seconds()/first.Seconds())},
 		{Name: "carry suite: load average after (2 shared cores)", Outpost: loadAvg()},
 	}
 	if rsErr != nil {

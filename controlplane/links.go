@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,11 +53,15 @@ const (
 
 // linkRecord is one preview link.
 type linkRecord struct {
-	ID        string    `json:"id"`
-	Workspace string    `json:"workspace"`
-	Kind      string    `json:"kind"` // "agent" or "session"
-	Target    string    `json:"target"`
-	Port      int       `json:"port"`
+	ID        string `json:"id"`
+	Workspace string `json:"workspace"`
+	Kind      string `json:"kind"` // "agent" or "session"
+	Target    string `json:"target"`
+	Port      int    `json:"port"`
+	// UID is the session's incarnation (routing.State.UID) for a link to
+	// a session: the link dies with the session, and a session created
+	// again under the same id does not revive it.
+	UID       string    `json:"uid,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	ExpiresAt time.Time `json:"expiresAt"`
 }
@@ -130,6 +135,13 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, t targ
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	rec := &linkRecord{ID: strings.ToLower(rand.Text()), Workspace: r.PathValue("ws"), Kind: kind, Target: id,
 		Port: port, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	if kind == "session" {
+		st, err := s.sessions.Session(rec.Workspace, id).State(r.Context())
+		if err != nil {
+			return err
+		}
+		rec.UID = st.UID
+	}
 	if _, err := kvjson.Create(r.Context(), s.st.links, rec.ID, rec); err != nil {
 		return err
 	}
@@ -191,6 +203,27 @@ func (s *Server) handleDeleteLink(w http.ResponseWriter, r *http.Request, _ targ
 	return wire.Errorf(wire.CodeNotFound, "", "no link %q on port %d of this target", r.PathValue("id"), port)
 }
 
+// deleteSessionLinks deletes the preview links of session id of ws: they
+// end with it (a link of a deleted session is 403 link_invalid even when
+// this fails, by its UID).
+func (s *Server) deleteSessionLinks(ctx context.Context, ws, id string) error {
+	var ids []string
+	err := kvjson.List(ctx, s.st.links, ">", func(_ string, _ uint64, rec *linkRecord) {
+		if rec.Workspace == ws && rec.Kind == "session" && rec.Target == id {
+			ids = append(ids, rec.ID)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, lid := range ids {
+		if err := s.st.links.Delete(ctx, lid); err != nil {
+			return fmt.Errorf("delete preview link %s: %w", lid, err)
+		}
+	}
+	return nil
+}
+
 // checkLink returns the record of token: 403 link_invalid for a token that
 // is malformed, unknown (deleted) or whose signature does not match, 403
 // link_expired after its expiry.
@@ -231,7 +264,14 @@ func (s *Server) linkTarget(ctx context.Context, rec *linkRecord) (target, error
 	}
 	sess := s.sessions.Session(rec.Workspace, rec.Target)
 	st, err := sess.State(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, wire.ErrNotFound) || err == nil && rec.UID != "" && st.UID != rec.UID:
+		// The session was deleted (and maybe made again): its links
+		// went with it. The record is gone too unless the delete failed
+		// to remove it.
+		_ = s.st.links.Delete(ctx, rec.ID)
+		return nil, wire.Errorf(wire.CodePermissionDenied, wire.ReasonLinkInvalid, "this preview link is not valid (its session was deleted)")
+	case err != nil:
 		return nil, err
 	}
 	ag, _ := st.Agent(st.Active)

@@ -154,9 +154,11 @@ func (s *Server) connectNATS() error {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { s.log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted()) }),
 	}
+	// The pipes' connection, in process, takes no TLS (below).
+	inProcess := common
 	if s.nativeTLS() {
 		// The native port requires TLS of every client, ours too.
-		common = append(common, nats.Secure(s.tls.clientConfig()))
+		common = append(common[:len(common):len(common)], nats.Secure(s.tls.clientConfig()))
 	}
 	svcCreds, err := s.serviceCreds()
 	if err != nil {
@@ -202,6 +204,19 @@ func (s *Server) connectNATS() error {
 		nats.ReconnectBufSize(-1),
 		agentOpt,
 	}, common...)
+	if s.ns != nil {
+		// With the embedded server, in process: every forwarded byte
+		// crosses this connection, and a loopback socket would cost two
+		// syscalls and two copies more per read than a memory pipe. No
+		// TLS inside the process (the server does not ask it of
+		// in-process clients; Secure would wrap the pipe in TLS anyway).
+		pipes = append([]nats.Option{
+			nats.Name("outpost-controlplane-pipes"),
+			nats.ReconnectBufSize(-1),
+			agentOpt,
+			nats.InProcessServer(s.ns),
+		}, inProcess...)
+	}
 
 	url := s.cfg.NATSURL
 	if s.ns != nil {

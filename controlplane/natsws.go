@@ -9,7 +9,7 @@ import (
 
 // NATSPath is where agents reach NATS over WebSocket on the control plane's
 // own port: one port (443) carries the API and every agent connection.
-const NATSPath = "/v1/nats"
+const NATSPath = wire.NATSPath
 
 // handleNATS serves an agent's NATS over WebSocket on NATSPath: TLS and the
 // WebSocket end here, and the NATS protocol inside goes to the embedded

@@ -2,20 +2,23 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/routing"
+	"github.com/outposthq/outpost/wire"
 )
 
 // Background snapshots of sessions with snapshotEveryMs: a tick looks at
 // every session; one whose last snapshot is older than its interval and
 // whose active backend is online gets a snapshot of its root, and its
 // periodic snapshots beyond the newest keepPeriodic are deleted (their
-// chunks collected). Every control-plane replica runs this loop; with
-// several, a session may get a snapshot from each.
+// chunks collected). Every control-plane replica runs this loop; the
+// session's turn is claimed in KV (periodic.<ws>.<uid>, snaplease.go), so
+// one replica takes each snapshot.
 const (
 	periodicTick = time.Second
 	keepPeriodic = 3
@@ -85,7 +88,65 @@ func (s *Server) periodicRound(ctx context.Context) {
 	}
 }
 
-// periodicSnapshot takes one session's snapshot and prunes the old ones.
+// periodicTurn is the value of periodic.<ws>.<uid>; times are Unix
+// milliseconds.
+type periodicTurn struct {
+	Holder string `json:"holder,omitempty"` // the replica taking it now
+	Until  int64  `json:"until,omitempty"`  // its lease's end
+	Last   int64  `json:"last"`             // when the last one began
+}
+
+func periodicKey(ws, uid string) string { return "periodic." + ws + "." + uid }
+
+// claimTurn claims the session's periodic snapshot for this replica when
+// it is due and no replica is taking one; release ends the claim. When it
+// is not this replica's turn it returns when the last one began.
+func (st *snapStore) claimTurn(ctx context.Context, ws, uid string, every time.Duration) (release func(), last time.Time, err error) {
+	me, key := newHolder(), periodicKey(ws, uid)
+	var mine bool
+	turn, err := casJSON(ctx, st.records, key, func(t *periodicTurn) bool {
+		now := time.Now().UnixMilli()
+		mine = now-t.Last >= every.Milliseconds() && (t.Holder == "" || t.Until < now)
+		if mine {
+			t.Holder, t.Until, t.Last = me, now+leaseTTL.Milliseconds(), now
+		}
+		return mine
+	})
+	if err != nil || !mine {
+		if turn != nil {
+			last = time.UnixMilli(turn.Last)
+		}
+		return nil, last, err
+	}
+	r := startRenewer(func(ctx context.Context) (bool, error) {
+		var held bool
+		_, err := casJSON(ctx, st.records, key, func(t *periodicTurn) bool {
+			if held = t.Holder == me; held {
+				t.Until = time.Now().UnixMilli() + leaseTTL.Milliseconds()
+			}
+			return held
+		})
+		return held, err
+	})
+	return func() {
+		r.stopAndWait()
+		ctx, cancel := context.WithTimeout(context.Background(), leaseOpTimeout)
+		defer cancel()
+		_, err := casJSON(ctx, st.records, key, func(t *periodicTurn) bool {
+			if t.Holder != me {
+				return false
+			}
+			t.Holder, t.Until = "", 0
+			return true
+		})
+		if err != nil {
+			st.log("end a periodic snapshot's claim", ws, err)
+		}
+	}, time.UnixMilli(turn.Last), nil
+}
+
+// periodicSnapshot takes one session's snapshot, when this replica wins
+// its turn, and prunes the old ones.
 func (s *Server) periodicSnapshot(ctx context.Context, st *routing.State) {
 	p := s.periodic
 	defer p.wg.Done()
@@ -97,6 +158,18 @@ func (s *Server) periodicSnapshot(ctx context.Context, st *routing.State) {
 	ag, _ := st.Agent(st.Active)
 	ctx, cancel := context.WithTimeout(ctx, snapScanTimeout)
 	defer cancel()
+	release, last, err := s.snaps.claimTurn(ctx, st.Workspace, st.UID, time.Duration(st.SnapshotEveryMs)*time.Millisecond)
+	if err != nil {
+		s.log.Warn("periodic snapshot: claim the turn", "ws", st.Workspace, "session", st.ID, "err", err)
+		return
+	}
+	p.mu.Lock()
+	p.last[st.UID] = last
+	p.mu.Unlock()
+	if release == nil {
+		return // another replica's turn, or not due yet
+	}
+	defer release()
 	sn, err := s.takeSnapshot(ctx, agentTarget{rpc: s.rpc, ag: ag}, snapshotSpec{
 		ws: st.Workspace, agent: ag.ID, session: st.ID, backend: st.Active, kind: snapPeriodic})
 	if err != nil {
@@ -104,6 +177,13 @@ func (s *Server) periodicSnapshot(ctx context.Context, st *routing.State) {
 		return
 	}
 	s.log.Debug("periodic snapshot", "ws", st.Workspace, "session", st.ID, "snapshot", sn.ID, "newBytes", sn.NewBytes)
+	// A session deleted during the snapshot takes it along.
+	if cur, err := s.sessions.Session(st.Workspace, st.ID).State(ctx); errors.Is(err, wire.ErrNotFound) || (err == nil && cur.UID != st.UID) {
+		if err := s.snaps.remove(ctx, st.Workspace, sn.ID); err != nil {
+			s.log.Warn("drop the snapshot of a deleted session", "ws", st.Workspace, "snapshot", sn.ID, "err", err)
+		}
+		return
+	}
 	snaps, err := s.snaps.list(ctx, st.Workspace)
 	if err != nil {
 		return

@@ -39,6 +39,7 @@ type pipeHub struct {
 	open   map[string]*hubPipe
 	heard  map[subjects.Agent]time.Time // the latest frame from each agent
 	unack  map[subjects.Agent]int       // data bytes received, not yet acknowledged
+	flight map[subjects.Agent]*pipe.Flight
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -54,13 +55,15 @@ type hubPipe struct {
 	rpc    string      // its rpc subject
 	hello  *wire.Hello // its presence at the open
 	opened time.Time
+	acks   bool // the agent acknowledges data frames: they are paced (flightOf)
 }
 
 func newPipeHub(nc *nats.Conn, pr *presence.Tracker) (*pipeHub, error) {
 	h := &pipeHub{nc: nc, presence: pr, owner: nuid.Next(), open: map[string]*hubPipe{},
-		heard: map[subjects.Agent]time.Time{},
-		unack: map[subjects.Agent]int{},
-		stop:  make(chan struct{}), done: make(chan struct{})}
+		heard:  map[subjects.Agent]time.Time{},
+		unack:  map[subjects.Agent]int{},
+		flight: map[subjects.Agent]*pipe.Flight{},
+		stop:   make(chan struct{}), done: make(chan struct{})}
 	subj, err := subjects.AllPipes(h.owner)
 	if err != nil {
 		return nil, err
@@ -82,8 +85,8 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	p := &hubPipe{ws: ws}
 	p.conn = pipe.New(pipe.Config{
 		ID: id, WithID: true,
-		Send:   p.send(h.nc),
-		Window: wire.PipeWindow,
+		Send:   p.send(h),
+		Window: wire.PipeGrant,
 		OnClose: func() {
 			h.mu.Lock()
 			delete(h.open, id)
@@ -100,7 +103,7 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	h.open[id] = p
 	h.mu.Unlock()
 	var res wire.PortOpenResult
-	err := t.Call(ctx, wire.OpPortOpen, &wire.PortOpenRequest{Port: port, Owner: h.owner, Pipe: id, Window: wire.PipeWindow}, &res, rpc.CallOptions{})
+	err := t.Call(ctx, wire.OpPortOpen, &wire.PortOpenRequest{Port: port, Owner: h.owner, Pipe: id, Window: wire.PipeGrant}, &res, rpc.CallOptions{})
 	if err != nil {
 		h.forget(id)
 		return nil, err
@@ -115,26 +118,53 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	p.agent, p.rpc, p.hello, p.opened = ag.ID, subj, h.presence.Get(ag).Hello, time.Now()
 	forged := p.seen != "" && p.seen != ag.ID
 	p.mu.Unlock()
-	// The agent granted res.Window; the pipe was made with the default,
-	// which every agent of this protocol grants.
-	if forged || (res.Window != 0 && res.Window != wire.PipeWindow) {
-		p.conn.Reset(errors.New("pipe frames from another agent, or an unexpected window"))
+	// The agent granted res.Window: the control plane's own grant, or the
+	// 1 MiB of agents before sized windows (0: that default).
+	win := res.Window
+	if win == 0 {
+		win = wire.PipeWindow
+	}
+	if forged || win < 0 || win > wire.MaxPipeWindow {
+		p.conn.Reset(errors.New("pipe frames from another agent, or a window out of range"))
 		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "port.open: the agent's pipe did not match")
+	}
+	p.conn.SetPeerWindow(win)
+	if res.Acks {
+		p.mu.Lock()
+		p.acks = true
+		p.mu.Unlock()
 	}
 	return p.conn, nil
 }
 
 // send publishes the control plane's frames to the pipe's agent.
-func (p *hubPipe) send(nc *nats.Conn) func(b []byte) error {
+func (p *hubPipe) send(h *pipeHub) func(b []byte) error {
 	return func(b []byte) error {
 		p.mu.Lock()
-		subj := p.rpc
+		subj, agent, acks := p.rpc, p.agent, p.acks
 		p.mu.Unlock()
 		if subj == "" {
 			return errors.New("pipe not open")
 		}
-		return nc.Publish(subj, b)
+		if acks && len(b) > 2+int(b[1]) && wire.FrameKind(b[2+int(b[1])]) == wire.FrameData {
+			// At most a flight of data ahead of the requests on the
+			// agent's one connection.
+			h.flightOf(subjects.Agent{Workspace: p.ws, ID: agent}).Take(len(b))
+		}
+		return h.nc.Publish(subj, b)
 	}
+}
+
+// flightOf paces the data frames to ag.
+func (h *pipeHub) flightOf(ag subjects.Agent) *pipe.Flight {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := h.flight[ag]
+	if f == nil {
+		f = pipe.NewFlight()
+		h.flight[ag] = f
+	}
+	return f
 }
 
 func (h *pipeHub) forget(id string) {
@@ -153,6 +183,16 @@ func (h *pipeHub) forget(id string) {
 func (h *pipeHub) deliver(m *nats.Msg) {
 	ag, _, id, err := subjects.ParsePipe(m.Subject)
 	if err != nil {
+		return
+	}
+	if len(m.Data) == 9 && wire.FrameKind(m.Data[0]) == wire.FrameAck {
+		// The agent received that many bytes of this connection's data.
+		if f, err := wire.DecodeFrame(m.Data, false); err == nil {
+			h.mu.Lock()
+			h.heard[ag] = time.Now()
+			h.mu.Unlock()
+			h.flightOf(ag).Ack(int(min(f.Off, wire.PipeFlightMax)))
+		}
 		return
 	}
 	h.mu.Lock()
@@ -228,6 +268,7 @@ func (h *pipeHub) watch() {
 		for ag, at := range h.heard {
 			if time.Since(at) > time.Minute {
 				delete(h.heard, ag)
+				delete(h.flight, ag) // made again by its next frame or ack
 			}
 			heard[ag] = at
 		}

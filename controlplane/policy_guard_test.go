@@ -127,3 +127,135 @@ func TestPolicyCommandsPathUnderTheRoot(t *testing.T) {
 		{name: "read-only: exec", method: "POST", path: "/exec", body: ex, wantStatus: 200},
 	})
 }
+
+// A git checkout or pull that would change a file under a denied path (a
+// branch that rewrites .env, a merge that adds .ssh/authorized_keys) is
+// refused before it writes anything; one that changes only allowed files
+// still runs; a clone likewise. With fs or git read-only, all are refused
+// outright.
+func TestPolicyGitWorkTreeWritesUnderDeniedPaths(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	root := t.TempDir()
+	up := filepath.Join(root, "up")
+	os.MkdirAll(up, 0o755)
+	gitInit(t, up)
+	commit := func(dir, msg string, files map[string]string) {
+		t.Helper()
+		for name, text := range files {
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+			os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+		}
+		gitRun(t, dir, "add", "-A")
+		gitRun(t, dir, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", msg)
+	}
+	commit(up, "base", map[string]string{".env": "ORIG", "app.txt": "v1", "sub/.env": "ORIG"})
+	trunk := strings.TrimSpace(gitOut(t, up, "rev-parse", "--abbrev-ref", "HEAD"))
+	branch := func(name string, files map[string]string) {
+		t.Helper()
+		gitRun(t, up, "checkout", "-q", "-b", name, trunk)
+		commit(up, name, files)
+		gitRun(t, up, "checkout", "-q", trunk)
+	}
+	branch("evil-env", map[string]string{".env": "EVIL", "app.txt": "v2"})
+	branch("evil-ssh", map[string]string{".ssh/authorized_keys": "ssh-ed25519 EVIL"})
+	branch("evil-nested", map[string]string{"sub/.env": "EVIL"})
+	branch("good", map[string]string{"app.txt": "good"})
+	gitRun(t, root, "clone", "-q", "up", "proj")
+	proj := filepath.Join(root, "proj")
+	gitRun(t, proj, "checkout", "-q", "-b", "good", "origin/good") // a local branch
+	gitRun(t, proj, "checkout", "-q", trunk)
+
+	_, prefix := policyAgent(t, s, "gitwt", root, `{"denyPaths": ["proj/.env", "**/.ssh", "**/sub/.env"]}`)
+	co := func(ref string) map[string]any { return map[string]any{"path": "proj", "ref": ref} }
+	pull := func(ref string) map[string]any { return map[string]any{"path": "proj", "remote": "origin", "ref": ref} }
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "checkout a branch rewriting .env", method: "POST", path: "/git/checkout", body: co("origin/evil-env"), rule: "denyPaths"},
+		{name: "checkout a remote branch by name (a new tracking branch)", method: "POST", path: "/git/checkout", body: co("evil-env"), rule: "denyPaths"},
+		{name: "checkout adding .ssh/authorized_keys", method: "POST", path: "/git/checkout", body: co("origin/evil-ssh"), rule: "denyPaths"},
+		{name: "checkout changing a nested denied file", method: "POST", path: "/git/checkout", body: co("origin/evil-nested"), rule: "denyPaths"},
+		{name: "pull merging a change to .env", method: "POST", path: "/git/pull", body: pull("evil-env"), rule: "denyPaths"},
+		{name: "pull merging .ssh/authorized_keys", method: "POST", path: "/git/pull", body: pull("evil-ssh"), rule: "denyPaths"},
+		{name: "checkout of allowed changes", method: "POST", path: "/git/checkout", body: co("good"), wantStatus: 200},
+		{name: "and back", method: "POST", path: "/git/checkout", body: co(trunk), wantStatus: 200},
+		{name: "checkout of a revision (detached)", method: "POST", path: "/git/checkout", body: co(trunk + "@{upstream}"), wantStatus: 200},
+		{name: "and back again", method: "POST", path: "/git/checkout", body: co(trunk), wantStatus: 200},
+		{name: "pull of allowed changes", method: "POST", path: "/git/pull", body: pull("good"), wantStatus: 200},
+	})
+	for name, want := range map[string]string{".env": "ORIG", "sub/.env": "ORIG", "app.txt": "good"} {
+		if got, err := os.ReadFile(filepath.Join(proj, name)); err != nil || string(got) != want {
+			t.Errorf("proj/%s is %q (%v), want %q", name, got, err, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(proj, ".ssh")); err == nil {
+		t.Error("proj/.ssh was written by a denied git op")
+	}
+	if head := strings.TrimSpace(gitOut(t, proj, "rev-parse", "--abbrev-ref", "HEAD")); head != trunk {
+		t.Errorf("proj is on %q after the denied checkouts, want %q", head, trunk)
+	}
+	if st := gitOut(t, proj, "status", "--porcelain"); st != "" {
+		t.Errorf("proj's work tree changed: %s", st)
+	}
+	if _, err := os.Lstat(filepath.Join(proj, ".git", "MERGE_HEAD")); err == nil {
+		t.Error("a denied pull left a merge under way")
+	}
+	// A plain pull (the branch's upstream, what git marks for merge) is
+	// checked the same way.
+	commit(up, "upstream", map[string]string{".env": "UPSTREAM"})
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "pull of the upstream changing .env", method: "POST", path: "/git/pull", body: map[string]any{"path": "proj"}, rule: "denyPaths"},
+	})
+	gitRun(t, up, "reset", "-q", "--hard", "HEAD~1")
+	commit(up, "upstream", map[string]string{"other.txt": "upstream"})
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "pull of the upstream changing allowed files", method: "POST", path: "/git/pull", body: map[string]any{"path": "proj"}, wantStatus: 200},
+	})
+	if got, _ := os.ReadFile(filepath.Join(proj, ".env")); string(got) != "ORIG" {
+		t.Errorf("proj/.env is %q after the upstream pulls", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(proj, "other.txt")); string(got) != "upstream" {
+		t.Errorf("proj/other.txt is %q after the allowed upstream pull, want the upstream's", got)
+	}
+	if subject := gitOut(t, proj, "log", "-1", "--format=%s"); !strings.HasPrefix(subject, "Merge branch '"+trunk+"' of ") {
+		t.Errorf("the pull's merge commit says %q, want git pull's message", subject)
+	}
+
+	// A clone whose files include a denied one (sub/.env) is refused and
+	// leaves nothing behind; a clone of allowed files is made.
+	clean := filepath.Join(root, "clean")
+	os.MkdirAll(clean, 0o755)
+	gitInit(t, clean)
+	commit(clean, "clean", map[string]string{"app.txt": "clean"})
+	os.MkdirAll(filepath.Join(root, "emptydir"), 0o755)
+	runPolicyCases(t, s, prefix, []policyCase{
+		{name: "clone with a denied file", method: "POST", path: "/git/clone", body: map[string]any{"url": "up", "path": "copy"}, rule: "denyPaths"},
+		{name: "clone with a denied file into an empty directory", method: "POST", path: "/git/clone", body: map[string]any{"url": "up", "path": "emptydir"}, rule: "denyPaths"},
+		{name: "clone of allowed files", method: "POST", path: "/git/clone", body: map[string]any{"url": "clean", "path": "copy2"}, wantStatus: 201},
+	})
+	if _, err := os.Lstat(filepath.Join(root, "copy")); err == nil {
+		t.Error("a refused clone left its directory")
+	}
+	if ents, err := os.ReadDir(filepath.Join(root, "emptydir")); err != nil || len(ents) != 0 {
+		t.Errorf("a refused clone into an empty directory left %v (%v)", ents, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, "copy2", "app.txt")); err != nil || string(got) != "clean" {
+		t.Errorf("copy2/app.txt is %q (%v) after the allowed clone", got, err)
+	}
+	if st := gitOut(t, filepath.Join(root, "copy2"), "status", "--porcelain"); st != "" {
+		t.Errorf("the allowed clone's work tree is not clean: %s", st)
+	}
+
+	// Read-only fs or git refuse both before anything runs.
+	_, roFS := policyAgent(t, s, "gitwtrofs", root, `{"fs": "read-only"}`)
+	_, roGit := policyAgent(t, s, "gitwtrogit", root, `{"git": "read-only"}`)
+	for _, ro := range []struct{ prefix, rule string }{{roFS, "fs"}, {roGit, "git"}} {
+		runPolicyCases(t, s, ro.prefix, []policyCase{
+			{name: ro.rule + " read-only: checkout", method: "POST", path: "/git/checkout", body: co("origin/evil-env"), rule: ro.rule},
+			{name: ro.rule + " read-only: pull", method: "POST", path: "/git/pull", body: pull("evil-env"), rule: ro.rule},
+			{name: ro.rule + " read-only: apply", method: "POST", path: "/git/apply", body: map[string]any{"path": "proj", "patch": "diff --git a/app.txt b/app.txt\n"}, rule: ro.rule},
+			{name: ro.rule + " read-only: clone", method: "POST", path: "/git/clone", body: map[string]any{"url": "up", "path": "copy"}, rule: ro.rule},
+		})
+	}
+	if got, _ := os.ReadFile(filepath.Join(proj, ".env")); string(got) != "ORIG" {
+		t.Errorf("proj/.env is %q after the read-only refusals", got)
+	}
+}

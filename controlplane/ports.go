@@ -107,6 +107,9 @@ func (s *Server) handlePortTCP(w http.ResponseWriter, r *http.Request, t target)
 	s.splices.Add(1)
 	defer s.splices.Done()
 	ws.MaxMessage = websocket.StreamChunk * 4
+	if g, ok := r.Context().Value(gatherKey{}).(*gatherConn); ok {
+		ws.Gather = g.Gather // a message's TLS records in few writes
+	}
 	if err := websocket.Splice(ws, conn); err != nil {
 		s.log.Debug("port stream ended", "port", port, "err", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/internal/websocket"
+	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -338,6 +339,17 @@ func TestPortStream(t *testing.T) {
 	if err != nil || !bytes.Equal(got, msg) {
 		t.Fatalf("echoed %d of %d bytes, equal %v, err %v", len(got), len(msg), bytes.Equal(got, msg), err)
 	}
+	// The agent acknowledged what the control plane sent it, which paced
+	// its frames by that (at most a flight ahead of its requests).
+	e.s.pipes.mu.Lock()
+	fl := e.s.pipes.flight[subjects.Agent{Workspace: "w1", ID: "a1"}]
+	e.s.pipes.mu.Unlock()
+	if fl == nil {
+		t.Fatal("no flight paces the control plane's frames to the agent (it did not say it acknowledges)")
+	}
+	if acked := fl.Acked(); acked < int64(len(msg)-wire.PipeAckEvery) {
+		t.Fatalf("the agent acknowledged %d of the %d bytes sent to it", acked, len(msg))
+	}
 	var ce *websocket.CloseError
 	if _, _, err := c.ReadMessage(); !errors.As(err, &ce) || ce.Code != websocket.CloseNormal {
 		t.Fatalf("after both EOFs: %v, want a normal close", err)
@@ -532,6 +544,80 @@ func TestPreviewLinks(t *testing.T) {
 
 	if _, err := tgt.CreateLink(ctx, port, client.CreateLinkRequest{TTLSeconds: 8 * 24 * 3600}); !errors.Is(err, wire.ErrInvalidArgument) {
 		t.Fatalf("a link for 8 days: %v, want invalid_argument", err)
+	}
+}
+
+// A preview link of a session ends with the session: once it is deleted
+// the link is 403 link_invalid, and a session made again under the same
+// id does not revive it, even when its link records were left behind.
+func TestPreviewLinkEndsWithItsSession(t *testing.T) {
+	e := newPortsEnv(t)
+	e.agent(t, "a1")
+	ctx := context.Background()
+	cl := adminClient(e.s)
+	create := func() {
+		t.Helper()
+		if _, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "one", Backends: map[string]client.SessionBackend{
+			"one": {Kind: "agent", Agent: "a1"},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := listen(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(r)
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(req.URL.Path), req.URL.Path)
+		}
+	})
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp := e.do(t, "GET", url, nil, false)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == 200 {
+			return 200, string(body)
+		}
+		_, reason := errorCode(t, body)
+		return resp.StatusCode, reason
+	}
+	create()
+	sess := cl.Session("w1", "s1")
+	link, err := sess.CreateLink(ctx, port, client.CreateLinkRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(link.URL + "/x"); code != 200 || body != "/x" {
+		t.Fatalf("GET through the session's link = %d %q", code, body)
+	}
+	if err := cl.DeleteSession(ctx, "w1", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if code, reason := get(link.URL + "/x"); code != 403 || reason != wire.ReasonLinkInvalid {
+		t.Fatalf("after the session's delete: %d %s, want 403 %s", code, reason, wire.ReasonLinkInvalid)
+	}
+	create()
+	if code, reason := get(link.URL + "/x"); code != 403 || reason != wire.ReasonLinkInvalid {
+		t.Fatalf("the session made again: %d %s, want 403 %s", code, reason, wire.ReasonLinkInvalid)
+	}
+	if links, err := sess.Links(ctx, port); err != nil || len(links) != 0 {
+		t.Fatalf("links of the new session: %+v, %v; want none", links, err)
+	}
+
+	// A delete that left the link's record behind (the router's own,
+	// as a crash between the two would): the new session's UID differs.
+	left, err := sess.CreateLink(ctx, port, client.CreateLinkRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.sessions.Session("w1", "s1").Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	create()
+	if code, reason := get(left.URL + "/x"); code != 403 || reason != wire.ReasonLinkInvalid {
+		t.Fatalf("a link left behind, its session made again: %d %s, want 403 %s", code, reason, wire.ReasonLinkInvalid)
 	}
 }
 

@@ -185,6 +185,10 @@ type Server struct {
 
 	ready atomic.Bool // Start finished and Close not begun
 
+	// afterChunkLookup, set by tests before any call, runs when a
+	// snapshot has looked up which chunks the store holds.
+	afterChunkLookup func()
+
 	mu       sync.Mutex
 	started  bool
 	closed   bool
@@ -278,7 +282,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.st, err = openStore(ctx, js, s.kvReplicas()); err != nil {
 		return err
 	}
-	if s.snaps, err = openSnapStore(ctx, js, s.kvReplicas(), s.cfg.SnapshotQuota); err != nil {
+	if s.snaps, err = openSnapStore(ctx, js, s.kvReplicas(), s.cfg.SnapshotQuota, s.log.Warn); err != nil {
 		return err
 	}
 	s.snapJS = js

@@ -148,7 +148,19 @@ func (s *Server) handleSwapSession(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.pathSession(r).State(r.Context())
+	if err != nil {
+		return err
+	}
 	if err := s.pathSession(r).Delete(r.Context()); err != nil {
+		return err
+	}
+	if err := s.deleteSessionLinks(r.Context(), r.PathValue("ws"), r.PathValue("session")); err != nil {
+		// The links are dead anyway (linkTarget checks the session).
+		s.log.Warn("session deleted; its preview links were not", "ws", r.PathValue("ws"), "session", r.PathValue("session"), "err", err)
+	}
+	// Its periodic and carry snapshots go with it (docs/API.md).
+	if err := s.snaps.removeSession(r.Context(), st.Workspace, st.ID, st.UID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -49,9 +49,8 @@ type snapStore struct {
 	records   jetstream.KeyValue
 	manifests jetstream.ObjectStore
 	quota     int64
-
-	mu    sync.Mutex
-	locks map[string]*sync.RWMutex // per workspace: creates share, GC excludes
+	// logf logs what fails with no caller to tell (slog's Warn).
+	logf func(msg string, args ...any)
 }
 
 func chunkSubject(ws string, sum []byte) string {
@@ -59,8 +58,8 @@ func chunkSubject(ws string, sum []byte) string {
 }
 
 // openSnapStore makes or opens the stream, bucket and object store.
-func openSnapStore(ctx context.Context, js jetstream.JetStream, replicas int, quota int64) (*snapStore, error) {
-	st := &snapStore{js: js, quota: quota, locks: map[string]*sync.RWMutex{}}
+func openSnapStore(ctx context.Context, js jetstream.JetStream, replicas int, quota int64, logf func(string, ...any)) (*snapStore, error) {
+	st := &snapStore{js: js, quota: quota, logf: logf}
 	err := untilReady(ctx, func(ctx context.Context) (err error) {
 		st.chunks, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:              chunkStream,
@@ -98,18 +97,6 @@ func openSnapStore(ctx context.Context, js jetstream.JetStream, replicas int, qu
 		return nil, fmt.Errorf("object store %s: %w", bucketManifests, err)
 	}
 	return st, nil
-}
-
-// lock returns the workspace's create/GC lock.
-func (st *snapStore) lock(ws string) *sync.RWMutex {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	l, ok := st.locks[ws]
-	if !ok {
-		l = &sync.RWMutex{}
-		st.locks[ws] = l
-	}
-	return l
 }
 
 // have returns the chunks the workspace's store holds.
@@ -254,26 +241,57 @@ func (st *snapStore) setUsage(ctx context.Context, ws string, f func(int64) int6
 const maxCASTries = 20
 
 // remove deletes a snapshot and then the chunks no other snapshot of the
-// workspace uses, and sets the usage to what remains.
+// workspace uses, and sets the usage to what remains; while snapshots are
+// being taken or restored in the workspace (on any replica), the last of
+// them to end does the collection (snaplease.go).
 func (st *snapStore) remove(ctx context.Context, ws, id string) error {
 	if _, err := st.get(ctx, ws, id); err != nil {
 		return err
 	}
-	l := st.lock(ws)
-	l.Lock()
-	defer l.Unlock()
-	if err := st.records.Delete(ctx, snapKey(ws, id)); err != nil {
-		return stateErr("delete snapshot", err)
-	}
-	if err := st.manifests.Delete(ctx, ws+"/"+id); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-		return stateErr("delete manifest", err)
-	}
-	return st.collect(ctx, ws)
+	return st.removeAll(ctx, ws, []string{id})
 }
 
-// collect purges the workspace's chunks no snapshot uses (with its lock
-// held) and sets its usage to the bytes of those that stay.
-func (st *snapStore) collect(ctx context.Context, ws string) error {
+// removeAll deletes snapshots (those already gone are no error) and then
+// collects once, as remove does.
+func (st *snapStore) removeAll(ctx context.Context, ws string, ids []string) error {
+	for _, id := range ids {
+		if err := st.records.Delete(ctx, snapKey(ws, id)); err != nil {
+			return stateErr("delete snapshot", err)
+		}
+		if err := st.manifests.Delete(ctx, ws+"/"+id); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return stateErr("delete manifest", err)
+		}
+	}
+	return st.collectWhenFree(ctx, ws)
+}
+
+// removeSession deletes what a deleted session (id, uid) took by itself:
+// its periodic and carry snapshots, and its periodic turn. Manual
+// snapshots taken through its target stay.
+func (st *snapStore) removeSession(ctx context.Context, ws, id, uid string) error {
+	snaps, err := st.list(ctx, ws)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, sn := range snaps {
+		if sn.Session == id && sn.Kind != snapManual {
+			ids = append(ids, sn.ID)
+		}
+	}
+	if err := st.records.Delete(ctx, periodicKey(ws, uid)); err != nil {
+		return stateErr("delete the periodic turn", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return st.removeAll(ctx, ws, ids)
+}
+
+// collect purges the workspace's chunks no snapshot uses and sets its
+// usage to the bytes of those that stay. It runs holding the collector's
+// lease, and purges only while held says it still holds it.
+func (st *snapStore) collect(ctx context.Context, ws string, held func() error) error {
 	snaps, err := st.list(ctx, ws)
 	if err != nil {
 		return err
@@ -299,15 +317,53 @@ func (st *snapStore) collect(ctx context.Context, ws string) error {
 	if err != nil {
 		return err
 	}
+	var unused []string
 	for h := range have {
-		if used[h] {
-			continue
-		}
-		if err := st.chunks.Purge(ctx, jetstream.WithPurgeSubject("outpost.chunk."+ws+"."+h)); err != nil {
-			return stateErr("purge chunk", err)
+		if !used[h] {
+			unused = append(unused, h)
 		}
 	}
+	if err := st.purge(ctx, ws, unused, held); err != nil {
+		return err
+	}
 	return st.setUsage(ctx, ws, func(int64) int64 { return bytes })
+}
+
+// purgeWorkers is how many chunk purges are in flight at once: one is a
+// JetStream API round trip, and a large tree's snapshot has thousands.
+const purgeWorkers = 16
+
+// purge purges chunks hs, purgeWorkers at once, each only while held
+// says the collector's lease is held.
+func (st *snapStore) purge(ctx context.Context, ws string, hs []string, held func() error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range min(purgeWorkers, len(hs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for h := range work {
+				err := held()
+				if err == nil {
+					err = stateErr("purge chunk", st.chunks.Purge(ctx, jetstream.WithPurgeSubject("outpost.chunk."+ws+"."+h)))
+				}
+				if err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+	for _, h := range hs {
+		select {
+		case work <- h:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	return context.Cause(ctx)
 }
 
 // stateErr maps a JetStream failure to unavailable/state_unavailable; a

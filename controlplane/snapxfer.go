@@ -81,8 +81,31 @@ func (s *Server) takeSnapshot(ctx context.Context, t target, sp snapshotSpec) (*
 // recorded.
 func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, dst target) (*client.Snapshot, *client.RestoreResult, error) {
 	t0 := time.Now()
+	// From here until the snapshot is recorded (and restored), no
+	// collection on any replica frees the chunks it counts on.
+	use, err := s.snaps.use(ctx, sp.ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer use.release()
+	// Which chunks the store holds is looked up while the agent scans.
+	type lookup struct {
+		have map[string]bool
+		err  error
+	}
+	looked := make(chan lookup, 1)
+	go func() {
+		have, err := s.snaps.have(ctx, sp.ws)
+		looked <- lookup{have, err}
+	}()
+	var got *lookup
+	defer func() {
+		if got == nil {
+			<-looked // the lookup ends with this call
+		}
+	}()
 	var scan wire.SnapScanResult
-	err := t.Call(ctx, wire.OpSnapScan, &wire.SnapScanRequest{Path: sp.req.Path, Exclude: sp.req.Exclude, Gitignore: sp.req.Gitignore}, &scan, snapCall(snapScanTimeout, ""))
+	err = t.Call(ctx, wire.OpSnapScan, &wire.SnapScanRequest{Path: sp.req.Path, Exclude: sp.req.Exclude, Gitignore: sp.req.Gitignore}, &scan, snapCall(snapScanTimeout, ""))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,12 +116,14 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 		return nil, nil, err
 	}
 	t2 := time.Now()
-	l := s.snaps.lock(sp.ws)
-	l.RLock()
-	defer l.RUnlock()
-	have, err := s.snaps.have(ctx, sp.ws)
-	if err != nil {
-		return nil, nil, err
+	l := <-looked
+	got = &l
+	if l.err != nil {
+		return nil, nil, l.err
+	}
+	have := l.have
+	if s.afterChunkLookup != nil {
+		s.afterChunkLookup()
 	}
 	lack, newBytes := lacking(entries, have)
 	used, _, err := s.snaps.usage(ctx, sp.ws)
@@ -138,6 +163,10 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	sn := &client.Snapshot{ID: newSnapshotID(now), CreatedAt: now, Source: client.SnapshotSource{Agent: sp.agent, Path: cleanSnapPath(sp.req.Path)},
 		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Backend: sp.backend, Kind: sp.kind}
 	if err := s.snaps.putManifest(ctx, sp.ws, sn.ID, entries); err != nil {
+		fw.stop()
+		return nil, nil, err
+	}
+	if err := use.held(); err != nil {
 		fw.stop()
 		return nil, nil, err
 	}
@@ -321,14 +350,16 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 // manifest goes to the agent, which says which chunks it lacks; only those
 // are read from the store and sent.
 func (s *Server) restoreSnapshot(ctx context.Context, t target, ws, id string, req client.RestoreSnapshotRequest) (*client.RestoreResult, error) {
+	// A collection on any replica (after a delete of this snapshot)
+	// waits for the restore, whose chunks it would free.
+	use, err := s.snaps.use(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	defer use.release()
 	if _, err := s.snaps.get(ctx, ws, id); err != nil {
 		return nil, err
 	}
-	// A delete of this snapshot (and its collection) waits for the
-	// restore, whose chunks it would free.
-	l := s.snaps.lock(ws)
-	l.RLock()
-	defer l.RUnlock()
 	entries, err := s.snaps.manifest(ctx, ws, id)
 	if err != nil {
 		return nil, err

@@ -372,6 +372,15 @@ func (c *Conn) Err() error {
 func (c *Conn) LocalAddr() net.Addr  { return c.cfg.Local }
 func (c *Conn) RemoteAddr() net.Addr { return c.cfg.Remote }
 
+// SetPeerWindow sets the window the peer granted, once it is known (the
+// answer to the open); writes wait for it.
+func (c *Conn) SetPeerWindow(n int) {
+	c.mu.Lock()
+	c.cfg.PeerWindow = n
+	c.notifyLocked()
+	c.mu.Unlock()
+}
+
 // SetDeadline sets both deadlines.
 func (c *Conn) SetDeadline(t time.Time) error {
 	c.mu.Lock()

@@ -137,6 +137,22 @@ func TestWindowStopsTheWriter(t *testing.T) {
 	}
 }
 
+// The window the peer granted, learnt after the pipe was made, bounds the
+// writer from then on.
+func TestSetPeerWindow(t *testing.T) {
+	const window = 32 << 10
+	a, b, _, _ := pair(t, window)
+	a.SetPeerWindow(window / 2)
+	a.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, err := a.Write(make([]byte, window)); !errors.Is(err, os.ErrDeadlineExceeded) || n != window/2 {
+		t.Fatalf("write past the peer's window: %d, %v; want %d and the deadline", n, err, window/2)
+	}
+	a.SetWriteDeadline(time.Time{})
+	if _, err := io.ReadFull(b, make([]byte, window/2)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestResetReachesThePeer(t *testing.T) {
 	a, b, _, _ := pair(t, 0)
 	a.Reset(errors.New("service went away"))

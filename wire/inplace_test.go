@@ -198,6 +198,15 @@ func TestIntoAliasesReadResults(t *testing.T) {
 	if err := resp.Into(&fr); err != nil || string(fr.Data) != "file bytes" || !aliases(b, fr.Data) {
 		t.Fatalf("fs.read result %q, %v", fr.Data, err)
 	}
+	b, err = EncodeResult("id", inPlace(&SnapReadResult{}, []byte("chunk bytes")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _ = DecodeResponse(b)
+	var sr SnapReadResult
+	if err := resp.Into(&sr); err != nil || string(sr.Data) != "chunk bytes" || !aliases(b, sr.Data) {
+		t.Fatalf("snap.read result %q, %v", sr.Data, err)
+	}
 	// A chunk whose data is not a bin is a bad reply.
 	bad, _ := Marshal(map[string]any{"chunks": []map[string]any{{"s": 1, "d": "text"}}})
 	if err := (&Response{Result: bad}).Into(&ProcReadResult{}); !errors.Is(err, ErrInternal) {
@@ -218,6 +227,7 @@ func FuzzIntoAliasing(f *testing.F) {
 	for _, v := range []any{
 		&ProcReadResult{Chunks: []ProcChunk{{Seq: 1, Stream: "stdout", Data: []byte("x")}}, NextSeq: 2},
 		&FsReadResult{Data: []byte("abc")},
+		&SnapReadResult{Data: []byte("abc")},
 		map[string]any{"chunks": []any{1, "a"}},
 	} {
 		b, _ := Marshal(v)
@@ -227,5 +237,6 @@ func FuzzIntoAliasing(f *testing.F) {
 		r := &Response{Result: b}
 		_ = r.Into(&ProcReadResult{})
 		_ = r.Into(&FsReadResult{})
+		_ = r.Into(&SnapReadResult{})
 	})
 }

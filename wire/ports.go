@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Port ops: what listens on the agent's machine, and pipes (one TCP
@@ -62,6 +63,10 @@ func (r *PortOpenRequest) Validate() error {
 // PortOpenResult is the result of port.open: the agent is connected.
 type PortOpenResult struct {
 	Window int `msgpack:"win"` // bytes the control plane may send before a credit
+	// Acks says the agent acknowledges the control plane's data frames
+	// (FrameAck on the pipe's subject, every PipeAckEvery bytes), so the
+	// control plane may pace them; agents before this do not.
+	Acks bool `msgpack:"acks,omitempty"`
 }
 
 // ValidPort checks a TCP port number.
@@ -75,16 +80,29 @@ func ValidPort(p int) error {
 // Pipe limits.
 const (
 	// PipeWindow is the default window: bytes in flight, unacknowledged,
-	// each way of one pipe.
+	// each way of one pipe, when a port.open names none (the window of
+	// control planes before 4 MiB).
 	PipeWindow = 1 << 20
+	// PipeGrant is the window a control plane grants (PortOpenRequest's
+	// Window); the agent grants the same back.
+	PipeGrant = 4 << 20
 	// MaxPipeWindow bounds a window either side asks for.
 	MaxPipeWindow = 64 << 20
 	// PipeChunk is the most data one frame carries.
 	PipeChunk = 256 << 10
-	// PipeFlight bounds the bytes of data frames an agent has sent to
-	// one control-plane connection and not yet seen acknowledged
-	// (FrameAck): what may queue ahead of its heartbeats and replies.
+	// PipeFlight is where an agent's bound on the bytes of data frames
+	// sent to one control-plane connection and not yet seen acknowledged
+	// (FrameAck) starts: what may queue ahead of its heartbeats and
+	// replies. The agent then sizes it to its uplink: what the
+	// acknowledgements say arrives in PipeFlightDelay, between
+	// PipeFlightMin and PipeFlightMax.
 	PipeFlight = 4 << 20
+	// PipeFlightMin and PipeFlightMax bound the sized flight.
+	PipeFlightMin = 1 << 20
+	PipeFlightMax = 32 << 20
+	// PipeFlightDelay is how long the data in flight may take to arrive
+	// at the measured rate.
+	PipeFlightDelay = 250 * time.Millisecond
 	// PipeAckEvery is how many received bytes the control plane
 	// acknowledges at once.
 	PipeAckEvery = 256 << 10
@@ -119,10 +137,11 @@ const (
 	FrameEOF FrameKind = 'e'
 	// FrameReset ends the pipe both ways at once; Data is a reason.
 	FrameReset FrameKind = 'r'
-	// FrameAck, from the control plane only, names no pipe but a
-	// control-plane connection (Pipe is its owner): it received Off more
-	// bytes of the agent's data frames. It paces the agent's connection
-	// as a whole (PipeFlight), apart from each pipe's window.
+	// FrameAck says the sender received Off more bytes of the other
+	// side's data frames, on its NATS connection as a whole (PipeFlight),
+	// apart from each pipe's window. From the control plane it names no
+	// pipe but a control-plane connection (Pipe is its owner); from the
+	// agent it goes on any pipe subject of that connection.
 	FrameAck FrameKind = 'a'
 )
 

@@ -174,6 +174,17 @@ type SnapReadResult struct {
 
 func (r *SnapReadResult) sizeHint() int { return len(r.Data) + envelopeSlack }
 
+// A SnapReadResult is encoded in place by the agent (InPlace) and decoded
+// with its data aliasing the reply by the control plane, as an
+// FsReadResult is: the chunks are not copied again on their way.
+func (r *SnapReadResult) inPlaceFields() ([]mapField, string) { return nil, "data" }
+
+func (r *SnapReadResult) decodeAliasing(data []byte) error {
+	d, err := UnmarshalAliasing(data, "data", r)
+	r.Data = d
+	return err
+}
+
 // SnapRestoreBeginRequest is the body of snap.restore.begin: make the
 // directory Path match the manifest to come; with Delete, remove what it
 // holds and the manifest does not.

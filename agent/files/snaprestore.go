@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -39,17 +40,24 @@ type Restore struct {
 	opts    RestoreOptions
 	entries []SnapEntry
 
-	mu    sync.Mutex
+	// ops is held shared by each Put while it writes, and exclusively
+	// by Commit and Abort: Puts of different files run at once.
+	ops   sync.RWMutex
+	mu    sync.Mutex             // want, done
 	files []*restoreFile         // files to write
 	want  map[Sum][]restorePlace // chunks still to come, and where they go
 	lack  []Sum
-	same  []*SnapEntry // files already right but for mode or time
-	res   RestoreResult
-	done  bool
+	same  []*SnapEntry // files right but for their mode or time
+	// listed holds the directory listings planFile looks files up in
+	// (BeginRestore only).
+	listed map[string]map[string]iofs.FileInfo
+	res    RestoreResult
+	done   bool
 }
 
 // restoreFile is one file the restore writes.
 type restoreFile struct {
+	mu      sync.Mutex // up, pending, written during Puts
 	e       *SnapEntry
 	c       string           // root-relative
 	local   map[Sum]chunkLoc // chunks to copy from what is on disk
@@ -116,6 +124,7 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 		}
 	}
 	r.planChunks(shared)
+	r.listed = nil
 	return r, nil
 }
 
@@ -133,13 +142,43 @@ func (r *Restore) makeDir(c string) error {
 	return mapErr("restore", c, r.fs.root.MkdirAll(native(c), dirMode))
 }
 
+// lstat is root-relative c's Lstat, from a listing of its directory
+// taken once for all the files of the manifest there (by fstatat, not a
+// walk of every path from the root).
+func (r *Restore) lstat(c string) (iofs.FileInfo, error) {
+	dir, name := path.Split(c)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "."
+	}
+	list, ok := r.listed[dir]
+	if !ok {
+		infos, err := r.fs.readDir(dir)
+		if err != nil {
+			return r.fs.root.Lstat(native(c))
+		}
+		list = make(map[string]iofs.FileInfo, len(infos))
+		for _, fi := range infos {
+			list[fi.Name()] = fi
+		}
+		if r.listed == nil {
+			r.listed = map[string]map[string]iofs.FileInfo{}
+		}
+		r.listed[dir] = list
+	}
+	if fi, ok := list[name]; ok {
+		return fi, nil
+	}
+	return nil, iofs.ErrNotExist
+}
+
 // planFile compares file entry e with what is on disk.
 func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 	r.res.Files++
 	r.res.Bytes += e.Size
 	c := join(r.base, e.Path)
 	rf := &restoreFile{e: e, c: c}
-	fi, err := r.fs.root.Lstat(native(c))
+	fi, err := r.lstat(c)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
 	case err != nil:
@@ -154,7 +193,9 @@ func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 			return err
 		}
 		if slices.Equal(old, e.Chunks) {
-			r.same = append(r.same, e)
+			if uint32(fi.Mode().Perm()) != e.Mode || fi.ModTime().UnixNano() != e.ModTime {
+				r.same = append(r.same, e) // its mode or time to set
+			}
 			var off int64
 			for _, ch := range old {
 				shared[ch.Sum] = chunkLoc{path: c, off: off, size: ch.Size}
@@ -209,31 +250,46 @@ func (r *Restore) Files() int { return len(r.files) }
 // each file whose last chunk it was is committed. A chunk not wanted (or
 // delivered twice) is ignored.
 func (r *Restore) Put(sum Sum, data []byte) error {
+	r.ops.RLock()
+	defer r.ops.RUnlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.done {
+		r.mu.Unlock()
 		return errorf(ErrUploadDone, "restore %s: already finished", r.base)
 	}
 	places, ok := r.want[sum]
-	if !ok {
-		return nil
-	}
-	if int(places[0].size) != len(data) {
+	if ok && int(places[0].size) != len(data) {
+		r.mu.Unlock()
 		return errorf(ErrChecksumMismatch, "restore %s: chunk %x has %d bytes, the manifest says %d", r.base, sum[:8], len(data), places[0].size)
 	}
 	delete(r.want, sum)
+	r.mu.Unlock()
 	for _, pl := range places {
-		if err := r.open(pl.f); err != nil {
+		if err := r.place(pl, data); err != nil {
 			return err
 		}
-		if _, err := pl.f.up.WriteAt(data, pl.off); err != nil {
-			return err
-		}
-		if pl.f.pending--; pl.f.pending == 0 {
-			if err := r.commitFile(pl.f); err != nil {
-				return err
-			}
-		}
+	}
+	return nil
+}
+
+// place writes data where pl says, and commits the file when it was its
+// last chunk.
+func (r *Restore) place(pl restorePlace, data []byte) error {
+	rf := pl.f
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	if err := r.open(rf); err != nil {
+		return err
+	}
+	if _, err := rf.up.WriteAt(data, pl.off); err != nil {
+		return err
+	}
+	if rf.pending--; rf.pending == 0 {
+		// Its writeback begins now, so Commit's sync of the whole
+		// file system has little left to wait for (all writes to rf
+		// are done under rf.mu, held here).
+		startWriteback(rf.up.file, 0, rf.e.Size)
+		return r.commitFile(rf)
 	}
 	return nil
 }
@@ -272,7 +328,6 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		return err
 	}
 	rf.written = true
-	r.res.Written++
 	if fi, err := r.fs.root.Lstat(native(rf.c)); err == nil {
 		r.fs.cache().store(rf.c, fi, rf.e.Chunks)
 	}
@@ -283,6 +338,8 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 // sets modes and times, removes what the manifest lacks (Delete), and
 // syncs. A chunk never delivered is an error.
 func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -305,6 +362,11 @@ func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 		}
 		if err := r.commitFile(rf); err != nil {
 			return r.res, err
+		}
+	}
+	for _, rf := range r.files {
+		if rf.written {
+			r.res.Written++
 		}
 	}
 	if err := r.finishEntries(); err != nil {
@@ -425,6 +487,8 @@ func (r *Restore) index() map[string]string {
 
 // Abort discards the files being written; those already renamed stay.
 func (r *Restore) Abort() {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true

@@ -200,6 +200,8 @@ func (g *Git) DeleteBranch(ctx context.Context, dir, name string, force bool) er
 // tracking branch, as git does). With create, ref is a new branch at HEAD
 // (os.ErrExist when it exists). Local changes that would be lost are
 // ErrLocalChanges with git's message; an unknown ref ErrUnknownRevision.
+// Under a Guard, the paths the checkout would change are checked first
+// (guardCheckout); submodules' work trees are never updated.
 func (g *Git) Checkout(ctx context.Context, dir, ref string, create bool) error {
 	if err := g.requireRepo(ctx, dir); err != nil {
 		return err
@@ -207,8 +209,12 @@ func (g *Git) Checkout(ctx context.Context, dir, ref string, create bool) error 
 	if err := checkRef(ref); err != nil {
 		return err
 	}
-	args := []string{"checkout", "--quiet", ref, "--"}
-	if create {
+	args := []string{"checkout", "--quiet", "--no-recurse-submodules", ref, "--"}
+	if !create {
+		if err := g.guardCheckout(ctx, dir, ref); err != nil {
+			return err
+		}
+	} else {
 		if err := g.checkBranchName(ctx, dir, ref); err != nil {
 			return err
 		}

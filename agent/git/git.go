@@ -38,6 +38,14 @@ type Git struct {
 	// host directory top: Add (paths and all) and Commit's All and
 	// IncludeUntracked never take those files in. The agent's denied paths.
 	Exclude func(top string) []string
+	// Guard, when set, is asked for a check of the work tree whose top is
+	// the host directory top, before a Checkout, Pull or Clone changes files
+	// there: the check gets every path (from the top, slash-separated)
+	// the op would write, create or delete, and an error from it refuses
+	// the op, unchanged, before anything is written. A nil check means
+	// nothing to check (the diff is then not computed). The agent's
+	// denied paths.
+	Guard func(top string) func(paths []string) error
 	// Overrides, when set, is asked before every command for settings
 	// ("key=value") given with -c, over every configuration file: the
 	// agent turns off what would run programs a repository names.

@@ -200,13 +200,24 @@ func (g *Git) Fetch(ctx context.Context, dir string, opts RemoteOptions) (string
 
 // Pull fetches and merges (never rebases). A merge that stops on conflicts
 // is ErrMergeConflict naming the conflicted paths (git status shows them
-// unmerged); local changes in the way are ErrLocalChanges.
+// unmerged); local changes in the way are ErrLocalChanges. Under a Guard
+// it fetches, checks the paths the merge would change and merges the
+// commits checked (guardedPull).
 func (g *Git) Pull(ctx context.Context, dir string, opts RemoteOptions) (string, error) {
 	if err := g.remoteCall(ctx, dir, opts); err != nil {
 		return "", err
 	}
-	args := append([]string{"pull", "--no-rebase", "--no-edit", "--no-recurse-submodules"}, opts.target()...)
-	out, err := g.runRemote(ctx, dir, args)
+	check, err := g.guardFor(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	var out string
+	if check != nil {
+		out, err = g.guardedPull(ctx, dir, check, opts)
+	} else {
+		args := append([]string{"pull", "--no-rebase", "--no-edit", "--no-recurse-submodules"}, opts.target()...)
+		out, err = g.runRemote(ctx, dir, args)
+	}
 	if err == nil {
 		return out, nil
 	}
@@ -247,7 +258,9 @@ func (g *Git) Push(ctx context.Context, dir string, opts RemoteOptions) (string,
 }
 
 // Clone clones opts.URL into opts.Dest, which must not exist (its parent
-// must) or be an empty directory (else os.ErrExist).
+// must) or be an empty directory (else os.ErrExist). Under a Guard it
+// clones without a work tree, asks about every file the checkout would
+// create, and checks out only then; refused, it removes the clone.
 func (g *Git) Clone(ctx context.Context, opts CloneOptions) (string, error) {
 	if err := g.checkURL(opts.URL); err != nil {
 		return "", err
@@ -266,7 +279,16 @@ func (g *Git) Clone(ctx context.Context, opts CloneOptions) (string, error) {
 	if err := emptyOrMissing(opts.Dest); err != nil {
 		return "", err
 	}
+	_, statErr := os.Lstat(opts.Dest)
+	existed := statErr == nil
+	var check func([]string) error
+	if g.Guard != nil {
+		check = g.Guard(opts.Dest)
+	}
 	args := []string{"clone", "--no-recurse-submodules", "--quiet"}
+	if check != nil {
+		args = append(args, "--no-checkout") // checked, then checked out
+	}
 	if opts.Ref != "" {
 		args = append(args, "--branch", opts.Ref)
 	}
@@ -275,7 +297,44 @@ func (g *Git) Clone(ctx context.Context, opts CloneOptions) (string, error) {
 	}
 	args = append(args, "--", opts.URL, opts.Dest)
 	// On failure git removes what it made.
-	return g.runRemote(ctx, filepath.Dir(opts.Dest), args)
+	out, err := g.runRemote(ctx, filepath.Dir(opts.Dest), args)
+	if err != nil || check == nil {
+		return out, err
+	}
+	if err := g.checkoutClone(ctx, opts.Dest, check); err != nil {
+		os.RemoveAll(filepath.Join(opts.Dest, ".git")) // all a clone without checkout made
+		if !existed {
+			os.Remove(opts.Dest)
+		}
+		return "", err
+	}
+	return out, nil
+}
+
+// checkoutClone checks out the work tree of a clone made without one,
+// after asking check about every file it would create; nothing for a clone
+// of an empty repository.
+func (g *Git) checkoutClone(ctx context.Context, dir string, check func([]string) error) error {
+	head, born, err := g.resolve(ctx, dir, "HEAD")
+	if err != nil || !born {
+		return err
+	}
+	empty, err := g.emptyTree(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if err := g.checkChanges(ctx, dir, check, empty, []string{head}, false); err != nil {
+		return err
+	}
+	args := []string{"checkout", "--quiet", "--no-recurse-submodules"}
+	res, err := g.run(ctx, call{dir: dir, args: args})
+	if err != nil {
+		return err
+	}
+	if res.code != 0 {
+		return gitErr(nil, args, res)
+	}
+	return nil
 }
 
 // emptyOrMissing fails with os.ErrExist unless p does not exist or is an

@@ -33,9 +33,29 @@ func remoteSetup(t *testing.T) (g *Git, base, work string) {
 	return g, base, work
 }
 
+// The same story with and without a Guard: under one (which allows every
+// path here) clone, checkout and pull take their checked paths (a clone
+// without a work tree then a checkout; a fetch then a merge of the fetched
+// heads) and must end the same, the guard having seen the paths changed.
 func TestCloneFetchPullPush(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { testCloneFetchPullPush(t, false) })
+	t.Run("guarded", func(t *testing.T) { testCloneFetchPullPush(t, true) })
+}
+
+func testCloneFetchPullPush(t *testing.T, guarded bool) {
 	g, base, work := remoteSetup(t)
 	ctx, _ := newGit(t)
+	seen := map[string]int{}
+	if guarded {
+		g.Guard = func(string) func([]string) error {
+			return func(paths []string) error {
+				for _, p := range paths {
+					seen[p]++
+				}
+				return nil
+			}
+		}
+	}
 	if got := readFile(t, work, "a.txt"); got != "1\n" {
 		t.Fatalf("cloned a.txt = %q", got)
 	}
@@ -76,6 +96,9 @@ func TestCloneFetchPullPush(t *testing.T) {
 	}
 	if got := readFile(t, other, "a.txt"); got != "2\n" {
 		t.Errorf("a.txt after pull = %q", got)
+	}
+	if guarded && (seen["a.txt"] != 2 || seen["t.txt"] != 0) {
+		t.Errorf("the guard saw %v, want a.txt for the clone and the pull (t.txt is on another branch)", seen)
 	}
 
 	// other commits on main: pushing it is rejected (not a fast-forward).

@@ -211,6 +211,19 @@ func (p *Policy) Op(op string, mutates bool) error {
 	return nil
 }
 
+// WorkTree checks op, a git op that writes the files of a work tree (a
+// checkout, a pull's merge, an applied patch, a clone), against the fs
+// rule too: those are file writes, which fs "read-only" or "none" denies.
+func (p *Policy) WorkTree(op string) error {
+	if p == nil {
+		return nil
+	}
+	if a := access(p.FS); a != ReadWrite {
+		return deny("fs", "fs is %q on this machine; %s writes files", a, op)
+	}
+	return nil
+}
+
 // ProgramsRestricted names the rule that keeps callers from running
 // programs of their choosing: "commands" with an allow-list, "exec" when
 // both exec and processes are off; "" when programs run freely. While it

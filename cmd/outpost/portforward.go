@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/internal/websocket"
 )
 
@@ -45,6 +48,7 @@ func portForwardCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	hc := bulkStreams(t.Client().HTTPClient())
 	fmt.Fprintf(stdout, "Forwarding from %s to port %d of the target\n", ln.Addr(), remote)
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
@@ -61,7 +65,7 @@ func portForwardCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := forwardConn(ctx, t, remote, c); err != nil {
+			if err := forwardConn(ctx, t, hc, remote, c); err != nil {
 				fmt.Fprintf(stderr, "outpost port-forward: %s: %v\n", c.RemoteAddr(), err)
 			}
 		}()
@@ -94,10 +98,55 @@ func parseForward(spec string) (local string, remote int, err error) {
 	return net.JoinHostPort(addr, strconv.Itoa(p)), remote, nil
 }
 
-// forwardConn carries c to port of t's machine; it closes c.
-func forwardConn(ctx context.Context, t *client.Target, port int, c net.Conn) error {
+// bulkStreams is hc for the streams' WebSockets, their TLS over a bulk
+// connection (internal/bulkconn): crypto/tls reads one 16 KiB record a
+// syscall and writes one a syscall, a bulk connection many. Proxied
+// connections, and a client whose transport is not an *http.Transport,
+// are as hc makes them.
+func bulkStreams(hc *http.Client) *http.Client {
+	base, ok := hc.Transport.(*http.Transport)
+	if hc.Transport == nil {
+		base, ok = http.DefaultTransport.(*http.Transport)
+	}
+	if !ok {
+		return hc
+	}
+	t := base.Clone()
+	cfg := t.TLSClientConfig
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	var d net.Dialer
+	t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		c := cfg.Clone()
+		if c.ServerName == "" {
+			c.ServerName = host
+		}
+		c.NextProtos = []string{"http/1.1"} // the upgrade is HTTP/1.1's
+		tc, err := bulkconn.Client(ctx, raw, c)
+		if err != nil {
+			return nil, err
+		}
+		return tc, nil
+	}
+	out := *hc
+	out.Transport = t
+	return &out
+}
+
+// forwardConn carries c to port of t's machine over a WebSocket of hc;
+// it closes c.
+func forwardConn(ctx context.Context, t *client.Target, hc *http.Client, port int, c net.Conn) error {
 	cl := t.Client()
-	ws, resp, err := websocket.Dial(ctx, cl.HTTPClient(), t.PortStreamURL(port), cl.AuthHeader())
+	ws, resp, err := websocket.Dial(ctx, hc, t.PortStreamURL(port), cl.AuthHeader())
 	if err != nil {
 		c.Close()
 		if errors.Is(err, websocket.ErrNotUpgraded) && resp != nil {

@@ -8,13 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/outposthq/outpost/controlplane"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--tls-cert FILE --tls-key FILE | --tls-self-signed HOSTS] [--public-url URL] [--insecure-plaintext] [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS] [--agent-releases DIR] [--pprof ADDR]", stderr)
+	fs := newFlags("serve", "--listen ADDR --state-dir DIR [--tls-cert FILE --tls-key FILE | --tls-self-signed HOSTS] [--public-url URL] [--insecure-plaintext] [--nats-listen ADDR] [--nats-url URLS [--nats-creds FILE] [--kv-replicas N]] [--public-nats-url URLS] [--agent-releases DIR] [--snapshot-quota SIZE] [--pprof ADDR]", stderr)
 	listen := fs.String("listen", "127.0.0.1:7070", "HTTP listen address")
 	stateDir := fs.String("state-dir", "", "directory for state (required)")
 	natsListen := fs.String("nats-listen", "127.0.0.1:4222", "embedded NATS listen address")
@@ -29,6 +30,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	publicURL := fs.String("public-url", "", "the URL users and agents reach the API at (default the listener's)")
 	previewDomain := fs.String("preview-domain", "", "serve preview links at https://TOKEN.DOMAIN, an origin each (wildcard DNS and certificate are yours); default: under /preview/ on the API's host, sandboxed")
 	releases := fs.String("agent-releases", "", "serve agent releases from this directory (manifest.json, manifest.json.sig and the binaries; see 'outpost release')")
+	quota := fs.String("snapshot-quota", "20GiB", "the most snapshot content one workspace keeps (chunks counted once), bytes or with a KiB|MiB|GiB|TiB suffix")
 	insecure := fs.Bool("insecure-plaintext", false, "allow a --listen address other machines can reach without TLS (everything crosses the network in clear)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -38,6 +40,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *stateDir == "" {
 		return fmt.Errorf("--state-dir is required")
+	}
+	snapQuota, err := parseSize(*quota)
+	if err != nil {
+		return fmt.Errorf("--snapshot-quota: %w", err)
 	}
 	if err := checkListen(*listen, "--listen"); err != nil {
 		return err
@@ -65,6 +71,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		PreviewDomain:     *previewDomain,
 		InsecurePlaintext: *insecure,
 		AgentReleases:     *releases,
+		SnapshotQuota:     snapQuota,
 	})
 	if err != nil {
 		return err
@@ -88,6 +95,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
 	return nil
+}
+
+// parseSize reads a positive byte count: digits, optionally followed by
+// KiB, MiB, GiB or TiB (powers of 1024; K, M, G, T and KB… mean the same).
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i < 0 {
+		i = len(s)
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive size (say 500MiB or 20GiB)", s)
+	}
+	shift := map[string]uint{"": 0, "b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20,
+		"g": 30, "gb": 30, "gib": 30, "t": 40, "tb": 40, "tib": 40}
+	sh, ok := shift[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown unit (use KiB, MiB, GiB or TiB)", s)
+	}
+	if n > (1<<63-1)>>sh {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n << sh, nil
 }
 
 func splitList(s string) []string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -52,6 +53,9 @@ type Conn struct {
 	rwc    io.ReadWriteCloser
 	br     *bufio.Reader
 	client bool // sends masked frames, expects unmasked ones
+	// unmaskedOK: this server agreed to take unmasked frames from its
+	// client (UnmaskedHeader); only Relay reads them.
+	unmaskedOK bool
 
 	// MaxMessage bounds a received message (all its fragments); zero
 	// means DefaultMaxMessage. Set it before the first ReadMessage.
@@ -59,6 +63,11 @@ type Conn struct {
 	// OnPong, when set before reading, is called from ReadMessage with
 	// each pong's payload.
 	OnPong func([]byte)
+	// Gather, when set before writing, is called around each frame's
+	// write; what it returns ends the gather. A connection under TLS
+	// (bulkconn) then writes a frame's records in a few large writes,
+	// not one syscall a 16 KiB record.
+	Gather func() (done func() error)
 
 	wmu       sync.Mutex
 	wbuf      []byte
@@ -80,12 +89,18 @@ func newConn(rwc io.ReadWriteCloser, br *bufio.Reader, client bool) *Conn {
 // peer's close, answers it and returns a *CloseError. A frame that breaks
 // the protocol closes the connection with 1002 (1007 for a text message
 // that is not UTF-8, 1009 for one over MaxMessage) and returns the error.
-func (c *Conn) ReadMessage() (Opcode, []byte, error) {
+func (c *Conn) ReadMessage() (Opcode, []byte, error) { return c.readMessage(nil) }
+
+// readMessage is ReadMessage into buf's storage: the message returned may
+// alias buf (it does when it fits), so a reader that is done with each
+// message before the next reuses one buffer instead of allocating one a
+// message.
+func (c *Conn) readMessage(buf []byte) (Opcode, []byte, error) {
 	limit := c.MaxMessage
 	if limit <= 0 {
 		limit = DefaultMaxMessage
 	}
-	var msg []byte
+	msg := buf[:0]
 	var msgOp Opcode
 	inMessage := false
 	for {
@@ -114,7 +129,7 @@ func (c *Conn) ReadMessage() (Opcode, []byte, error) {
 		if h.op.isControl() {
 			payload = make([]byte, h.length)
 		} else {
-			msg = append(msg, make([]byte, h.length)...)
+			msg = slices.Grow(msg, int(h.length))[:start+int(h.length)]
 			payload = msg[start:]
 		}
 		if _, err := io.ReadFull(c.br, payload); err != nil {
@@ -221,6 +236,19 @@ func (c *Conn) writeLocked(op Opcode, p []byte) error {
 	if c.closeSent {
 		return ErrClosed
 	}
+	if c.Gather != nil {
+		done := c.Gather()
+		err := c.writeFrame(op, p)
+		if derr := done(); err == nil {
+			err = derr
+		}
+		return err
+	}
+	return c.writeFrame(op, p)
+}
+
+// writeFrame writes one frame of op carrying p.
+func (c *Conn) writeFrame(op Opcode, p []byte) error {
 	var key [4]byte
 	if c.client {
 		if _, err := rand.Read(key[:]); err != nil {

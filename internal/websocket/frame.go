@@ -111,9 +111,22 @@ func unexpected(err error) error {
 }
 
 // maskBytes XORs p with key, starting at key offset pos; it returns the
-// offset after p.
+// offset after p. Eight bytes at a time (a client's upload is masked,
+// every byte of it).
 func maskBytes(key [4]byte, pos int, p []byte) int {
-	for i := range p {
+	n := 0
+	if len(p) >= 16 {
+		var k [8]byte
+		for i := range k {
+			k[i] = key[(pos+i)&3]
+		}
+		k64 := binary.LittleEndian.Uint64(k[:])
+		n = len(p) &^ 7 // a multiple of 4: the key's phase is pos again
+		for i := 0; i < n; i += 8 {
+			binary.LittleEndian.PutUint64(p[i:], binary.LittleEndian.Uint64(p[i:])^k64)
+		}
+	}
+	for i := n; i < len(p); i++ {
 		p[i] ^= key[(pos+i)&3]
 	}
 	return (pos + len(p)) & 3

@@ -53,18 +53,20 @@ func (e *HandshakeError) Error() string { return "websocket: " + e.Msg }
 // no valid handshake gets an error status (426 or 400) and a
 // *HandshakeError. The caller checks the origin and authorization first.
 func Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
-	return accept(w, r, 32<<10)
+	return accept(w, r, 32<<10, false)
 }
 
 // AcceptRelay is Accept for a connection that will be Relay's: it reads
 // through a small buffer (the HTTP server's own, when it has one), as
-// thousands of mostly idle relays are held at once.
+// thousands of mostly idle relays are held at once. It agrees to a
+// client's UnmaskedHeader.
 func AcceptRelay(w http.ResponseWriter, r *http.Request) (*Conn, error) {
-	return accept(w, r, relaySmall)
+	return accept(w, r, relaySmall, r.Header.Get(UnmaskedHeader) == "1")
 }
 
-// accept is Accept, reading through a buffer of at least readBuf bytes.
-func accept(w http.ResponseWriter, r *http.Request, readBuf int) (*Conn, error) {
+// accept is Accept, reading through a buffer of at least readBuf bytes;
+// with unmasked, the client may send its frames unmasked (UnmaskedHeader).
+func accept(w http.ResponseWriter, r *http.Request, readBuf int, unmasked bool) (*Conn, error) {
 	key := r.Header.Get("Sec-WebSocket-Key")
 	switch {
 	case r.Method != http.MethodGet:
@@ -83,7 +85,11 @@ func accept(w http.ResponseWriter, r *http.Request, readBuf int) (*Conn, error) 
 		return nil, fmt.Errorf("websocket: take over the connection: %w", err)
 	}
 	_ = conn.SetDeadline(timeZero)
-	resp := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + acceptKey(key) + "\r\n\r\n"
+	resp := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + acceptKey(key) + "\r\n"
+	if unmasked {
+		resp += UnmaskedHeader + ": 1\r\n"
+	}
+	resp += "\r\n"
 	if _, err := conn.Write([]byte(resp)); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("websocket: handshake: %w", err)
@@ -94,7 +100,9 @@ func accept(w http.ResponseWriter, r *http.Request, readBuf int) (*Conn, error) 
 	} else {
 		br = bufio.NewReaderSize(conn, readBuf)
 	}
-	return newConn(conn, br, false), nil
+	c := newConn(conn, br, false)
+	c.unmaskedOK = unmasked
+	return c, nil
 }
 
 func refuse(w http.ResponseWriter, status int, msg string) error {

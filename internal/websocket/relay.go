@@ -69,7 +69,7 @@ func relayIn(ws *Conn, c net.Conn) error {
 		if err != nil {
 			return ws.fail(err)
 		}
-		if !h.masked {
+		if !h.masked && !ws.unmaskedOK {
 			return ws.fail(fmt.Errorf("%w: masking is the client's and only the client's", ErrProtocol))
 		}
 		if h.op.isControl() {
@@ -131,7 +131,9 @@ func relayPayload(ws *Conn, c net.Conn, h header, small []byte) error {
 		if _, err := io.ReadFull(ws.br, buf[:n]); err != nil {
 			return ws.fail(unexpected(err))
 		}
-		pos = maskBytes(h.key, pos, buf[:n])
+		if h.masked {
+			pos = maskBytes(h.key, pos, buf[:n])
+		}
 		if _, err := c.Write(buf[:n]); err != nil {
 			_ = ws.closeWith(CloseGoingAway, "")
 			return err

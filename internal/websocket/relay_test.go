@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -261,4 +262,94 @@ func FuzzRelayIn(f *testing.F) {
 			t.Fatal("relay did not end")
 		}
 	})
+}
+
+// TestStreamConnThroughRelay: a StreamConn client's bytes cross a relay
+// both ways, unmasked when the relay agrees (it does) and masked when the
+// server does not echo UnmaskedHeader (an older control plane).
+func TestStreamConnThroughRelay(t *testing.T) {
+	for _, agree := range []bool{true, false} {
+		t.Run(map[bool]string{true: "unmasked", false: "masked"}[agree], func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			done := make(chan error, 1)
+			h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/v1/nats" {
+					http.NotFound(rw, r)
+					return
+				}
+				if !agree {
+					r.Header.Del(UnmaskedHeader)
+				}
+				ws, err := AcceptRelay(rw, r)
+				if err != nil {
+					done <- err
+					return
+				}
+				near, err := net.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					done <- err
+					return
+				}
+				go func() { done <- Relay(ws, near, RelayOptions{}) }()
+			})
+			s := httptest.NewTLSServer(h)
+			defer s.Close()
+			raw, err := tls.Dial("tcp", s.Listener.Addr().String(), s.Client().Transport.(*http.Transport).TLSClientConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := DialStream(ctx, raw, "example.test", "/v1/nats", nil)
+			if err != nil {
+				t.Fatalf("DialStream: %v", err)
+			}
+			defer c.Close()
+			if c.unmasked != agree {
+				t.Fatalf("unmasked = %v, want %v", c.unmasked, agree)
+			}
+			far, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer far.Close()
+			up := make([]byte, 3<<20)
+			_, _ = rand.Read(up)
+			go func() {
+				for p := up; len(p) > 0; {
+					n := min(len(p), 100_000)
+					if _, err := c.Write(p[:n]); err != nil {
+						return
+					}
+					p = p[n:]
+				}
+			}()
+			got := make([]byte, len(up))
+			if _, err := io.ReadFull(far, got); err != nil || !bytes.Equal(got, up) {
+				t.Fatalf("relayed upward: %v, equal %v", err, bytes.Equal(got, up))
+			}
+			down := make([]byte, 2<<20)
+			_, _ = rand.Read(down)
+			go func() { _, _ = far.Write(down) }()
+			if _, err := io.ReadFull(c, got[:len(down)]); err != nil || !bytes.Equal(got[:len(down)], down) {
+				t.Fatalf("relayed downward: %v", err)
+			}
+			far.Close() // the server's side ends: the stream reads EOF
+			if n, err := c.Read(got); err != io.EOF {
+				t.Fatalf("read after the far end closed: %d, %v; want EOF", n, err)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Relay = %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Relay did not return")
+			}
+		})
+	}
 }

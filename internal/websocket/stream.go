@@ -79,8 +79,10 @@ func Splice(ws *Conn, c io.ReadWriteCloser) error {
 			}
 		}
 	}()
-	for { // ws → c
-		op, data, err := ws.ReadMessage()
+	var rbuf []byte // each message is written to c before the next is read
+	for {           // ws → c
+		op, data, err := ws.readMessage(rbuf)
+		rbuf = data
 		if err != nil {
 			var ce *CloseError
 			if !(errors.As(err, &ce) && ce.Code == CloseNormal && bothDone()) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -236,4 +237,114 @@ func FuzzReadMessage(f *testing.F) {
 		}
 		t.Fatalf("more messages than input bytes")
 	})
+}
+
+// Splice reuses one buffer for the messages it reads: messages large,
+// small, fragmented and large again reach the connection intact, in
+// order, and the peer's EOF half-closes it.
+func TestSpliceMessagesIntact(t *testing.T) {
+	got := make(chan []byte, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := Accept(w, r)
+		if err != nil {
+			return
+		}
+		sink := &halfCloseBuffer{done: make(chan struct{})}
+		go func() { <-sink.done; got <- sink.buf.Bytes() }()
+		_ = Splice(ws, sink)
+	})
+	s := httptest.NewServer(h)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := Dial(ctx, s.Client(), s.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var want []byte
+	for i, n := range []int{200000, 3, 70000, 0, 1, 150000, 5} {
+		p := bytes.Repeat([]byte{byte('a' + i)}, n)
+		want = append(want, p...)
+		if err := c.WriteMessage(OpBinary, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One message in three fragments, shorter than the buffer now holds.
+	key := [4]byte{1, 2, 3, 4}
+	frag := appendFragment(nil, OpBinary, false, []byte("xyz"), key)
+	frag = appendFragment(frag, OpContinuation, false, []byte("XYZ"), key)
+	frag = appendFragment(frag, OpContinuation, true, []byte("!"), key)
+	want = append(want, "xyzXYZ!"...)
+	c.wmu.Lock()
+	_, err = c.rwc.Write(frag)
+	c.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMessage(OpText, []byte(EOFMessage)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case b := <-got:
+		if !bytes.Equal(b, want) {
+			t.Fatalf("spliced %d bytes, want %d (or they differ)", len(b), len(want))
+		}
+	case <-ctx.Done():
+		t.Fatal("no EOF at the connection")
+	}
+}
+
+// appendFragment appends one masked frame, final or not.
+func appendFragment(dst []byte, op Opcode, fin bool, p []byte, key [4]byte) []byte {
+	b0 := byte(op)
+	if fin {
+		b0 |= 0x80
+	}
+	dst = append(dst, b0)
+	dst = appendLength(dst, len(p), true)
+	dst = append(dst, key[:]...)
+	start := len(dst)
+	dst = append(dst, p...)
+	maskBytes(key, 0, dst[start:])
+	return dst
+}
+
+// halfCloseBuffer collects what is written until CloseWrite; it reads
+// nothing (a reader that ends at once).
+type halfCloseBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done chan struct{}
+	once sync.Once
+}
+
+func (b *halfCloseBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+func (b *halfCloseBuffer) Read([]byte) (int, error) { <-b.done; return 0, io.EOF }
+func (b *halfCloseBuffer) CloseWrite() error        { b.once.Do(func() { close(b.done) }); return nil }
+func (b *halfCloseBuffer) Close() error             { return b.CloseWrite() }
+
+// maskBytes is the byte-by-byte XOR of RFC 6455 5.3 at every length and
+// starting offset, the word-at-a-time part included.
+func TestMaskBytes(t *testing.T) {
+	key := [4]byte{0x12, 0x34, 0x56, 0x78}
+	for n := 0; n < 70; n++ {
+		for pos := 0; pos < 4; pos++ {
+			p := make([]byte, n)
+			for i := range p {
+				p[i] = byte(i * 7)
+			}
+			want := bytes.Clone(p)
+			for i := range want {
+				want[i] ^= key[(pos+i)&3]
+			}
+			if end := maskBytes(key, pos, p); end != (pos+n)&3 || !bytes.Equal(p, want) {
+				t.Fatalf("n %d pos %d: %x (end %d), want %x", n, pos, p, end, want)
+			}
+		}
+	}
 }

@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
 )
@@ -93,6 +98,58 @@ func TestNewcomerOverTLS(t *testing.T) {
 	cmd.Env = append(os.Environ(), "OUTPOST_URL="+url, "OUTPOST_TOKEN="+adminToken, "OUTPOST_CA_FILE=")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "certificate") {
 		t.Fatalf("exec trusting the system's roots only: %v\n%s", err, out)
+	}
+
+	// port-forward over HTTPS (its streams' TLS on a bulk connection):
+	// megabytes each way, intact, and each side's half-close.
+	const size = 3 << 20
+	down := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+	up := make(chan []byte, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		go func() { c.Write(down); c.(*net.TCPConn).CloseWrite() }()
+		b, _ := io.ReadAll(c)
+		up <- b
+	}()
+	pf := startProc(t, []string{"OUTPOST_URL=" + url, "OUTPOST_TOKEN=" + adminToken, "OUTPOST_WORKSPACE=default", "OUTPOST_CA_FILE=" + caFile},
+		"port-forward", "--agent", "laptop", "0:"+strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	var local string
+	waitFor(t, 15*time.Second, "port-forward listening", func() error {
+		m := forwardingRE.FindStringSubmatch(pf.output())
+		if m == nil {
+			return fmt.Errorf("output so far: %q", pf.output())
+		}
+		local = "127.0.0.1:" + m[1]
+		return nil
+	})
+	c, err := net.Dial("tcp", local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(60 * time.Second))
+	sent := bytes.Repeat([]byte("up"), size/2)
+	go func() { c.Write(sent); c.(*net.TCPConn).CloseWrite() }()
+	got, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(got, down) {
+		t.Fatalf("down through port-forward over TLS: %d of %d bytes, %v", len(got), len(down), err)
+	}
+	select {
+	case b := <-up:
+		if !bytes.Equal(b, sent) {
+			t.Fatalf("up through port-forward over TLS: %d of %d bytes", len(b), len(sent))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the service never saw the client's end")
 	}
 }
 
