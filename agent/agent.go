@@ -180,6 +180,7 @@ type Agent struct {
 	beat    chan struct{}             // asks for a heartbeat now (a changed pause switch)
 	lastErr atomic.Pointer[lastError] // the latest connection error, for Status
 	pipes   *pipes                    // forwarded TCP connections (pipes.go)
+	attach  attachStreams             // processes' attach streams (attach.go)
 	// inflight are the requests being served, which a pause or a policy
 	// reload may end (live.go); policyInForce is the policy applyPolicy
 	// last put in force.
@@ -212,6 +213,7 @@ func New(cfg Config) (*Agent, error) {
 		connected: make(chan struct{}, 1),
 	}
 	a.pipes = newPipes(a)
+	a.attach.a = a
 	if a.procs == nil {
 		m, err := proc.NewManager(proc.Config{Root: cfg.Root, Logger: cfg.Logger, MaxProcesses: cfg.MaxProcesses, Resources: a.resources})
 		if err != nil {

@@ -46,6 +46,14 @@ func (a *Agent) JudgePaths(routeEvery time.Duration, gone func() string) {
 	a.links.pathGone = func(*nats.Conn, linkEvent) string { return gone() }
 }
 
+// SetAttachLease sets how long an attach stream lives without a frame of
+// the control plane, until the returned restore.
+func SetAttachLease(d time.Duration) (restore func()) {
+	old := attachLease
+	attachLease = d
+	return func() { attachLease = old }
+}
+
 // CheckThenHandle runs op with body the way dispatch does — the owner's
 // policy checked, then the handler — with gap called in between: what a
 // concurrent change (a link swapped) between the two does.

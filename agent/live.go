@@ -150,6 +150,7 @@ func (a *Agent) endForPause() {
 	handleErr := wire.Errorf(wire.CodeNotFound, "", "ended when the machine's owner paused this agent; open it again")
 	handles := a.endHandles(func(liveTag) error { return handleErr })
 	pipes := a.pipes.endWhere(func(int) error { return pausedErr() })
+	a.attach.endAll("the machine's owner paused this agent") // no more pushed output, no stdin
 	a.log.Info("pause ended the work under way", "requests", reqs, "handles", handles, "pipes", pipes)
 }
 
@@ -157,6 +158,9 @@ func (a *Agent) endForPause() {
 // under way; old is the policy it replaced. A snapshot scan or an archive
 // being written, which hold what they walked, end when denyPaths changed.
 func (a *Agent) endForPolicy(old, p *policy.Policy) {
+	if err := a.checkCall(p, wire.OpProcAttach, nil); err != nil {
+		a.attach.endAll(err.Error()) // processes switched off: no attach stream either
+	}
 	if a.files == nil {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/agent/proc"
+	"github.com/outposthq/outpost/internal/hoptrace"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -22,6 +23,7 @@ func (a *Agent) registerProcOps() {
 	a.Register(wire.OpProcSignal, a.procSignal)
 	a.Register(wire.OpProcResize, a.procResize)
 	a.Register(wire.OpProcTerminate, a.procTerminate)
+	a.Register(wire.OpProcAttach, a.procAttach)
 }
 
 func (a *Agent) procStart(_ context.Context, req *wire.Request) (any, error) {
@@ -103,10 +105,14 @@ func (a *Agent) procRead(ctx context.Context, req *wire.Request) (any, error) {
 	} else {
 		a.uplink.sent(b.ID, time.Now(), n)
 	}
+	if n > 0 {
+		hoptrace.Mark(hoptrace.AgentSent)
+	}
 	return out, nil
 }
 
 func (a *Agent) procWrite(ctx context.Context, req *wire.Request) (any, error) {
+	hoptrace.Mark(hoptrace.AgentStdin)
 	b, err := decode[wire.ProcWriteRequest](req)
 	if err != nil {
 		return nil, err

@@ -42,6 +42,7 @@ func (a *Agent) serve(ctx context.Context, nc *nats.Conn) error {
 	}
 	a.pipes.start()
 	defer a.pipes.close()
+	defer a.attach.closeAll() // frames may be lost with the connection
 	sub, err := nc.Subscribe(rpcSubj, s.onRequest)
 	if err != nil {
 		return fmt.Errorf("agent: subscribe %s: %w", rpcSubj, err)
@@ -100,8 +101,12 @@ func (s *server) stop(cancel context.CancelFunc) {
 // onRequest admits a request into the bounded worker pool, or answers busy.
 func (s *server) onRequest(m *nats.Msg) {
 	if m.Reply == "" {
-		if len(m.Data) > 0 && m.Data[0] == wire.PipeMagic {
+		switch {
+		case len(m.Data) == 0:
+		case m.Data[0] == wire.PipeMagic:
 			s.a.pipes.deliver(m.Data)
+		case m.Data[0] == wire.AttachMagic:
+			s.a.attach.deliver(m.Data)
 		}
 		return
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/outposthq/outpost/internal/hoptrace"
 )
 
 // echoCommand runs on the remote PTY: raw mode, no terminal echo, so each
@@ -46,6 +48,7 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("outpost exec -tt: %w", err)
 	}
+	hoptrace.Report(os.Stderr)
 	names := [2]string{"keystroke echo p50, `outpost exec -tt` vs `ssh -tt`", "keystroke echo p99, `outpost exec -tt` vs `ssh -tt`"}
 	cfg, err := sshPeer(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/hoptrace"
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
@@ -81,7 +82,9 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, t target) 
 	}
 	conn.MaxMessage = attachMaxMessage
 	t = attachTarget(t)
-	a := &attachment{s: s, t: t, id: id, conn: conn, after: after, writePrefix: rand.Text()[:12] + "-"}
+	a := &attachment{s: s, t: t, id: id, conn: conn, after: after, writePrefix: rand.Text()[:12] + "-",
+		ws: r.PathValue("ws"), owner: rand.Text()}
+	a.cond = sync.NewCond(&a.mu)
 	a.run(context.WithoutCancel(r.Context()))
 	return nil
 }
@@ -103,18 +106,34 @@ func attachTarget(t target) target {
 	}
 }
 
-// attachment is one attach WebSocket: run's goroutine sends output, one
-// reads the client's frames, one pings.
+// attachment is one attach WebSocket: run's goroutine keeps an attach
+// stream open (attachstream.go; or, with an agent without them, reads
+// output), one reads the client's frames, one pings.
 type attachment struct {
 	s           *Server
 	t           target
 	id          string
+	ws          string // the target's workspace
+	owner       string // names this attachment's streams' subjects
 	conn        *websocket.Conn
-	after       uint64
 	writePrefix string       // of stdin write ids
-	writes      int          // stdin writes so far
 	lastHeard   atomic.Int64 // Unix ns of the client's last frame
-	exitSent    bool
+
+	outMu      sync.Mutex // sending output to the client; fields below
+	after      uint64     // the cursor the client has
+	exitSent   bool
+	closedSeen bool
+
+	writeMu sync.Mutex  // stdin, in order; and writes below
+	writes  int         // stdin writes so far (their numbers)
+	poll    atomic.Bool // the agent has no attach streams: proc.read/proc.write
+
+	mu           sync.Mutex // stdin of streams; fields below
+	cond         *sync.Cond // on mu: acknowledgements
+	cur          *cpStream  // the open stream, nil between streams
+	pending      []pendingWrite
+	pendingBytes int
+	acked        uint64 // every write up to it was acknowledged
 }
 
 func (a *attachment) run(ctx context.Context) {
@@ -126,7 +145,13 @@ func (a *attachment) run(ctx context.Context) {
 	wg.Add(2)
 	go func() { defer wg.Done(); defer cancel(); a.readClient(ctx) }()
 	go func() { defer wg.Done(); a.keepalive(ctx) }()
-	code, reason := a.sendOutput(ctx)
+	stop := context.AfterFunc(ctx, func() { a.mu.Lock(); a.cond.Broadcast(); a.mu.Unlock() })
+	defer stop()
+	code, reason, err := a.streamOutput(ctx)
+	if errors.Is(err, errNoStreams) {
+		a.pollStdin(ctx)
+		code, reason = a.sendOutput(ctx)
+	}
 	_ = a.conn.CloseWith(code, reason, 0)
 	cancel()
 	wg.Wait()
@@ -182,7 +207,13 @@ func (a *attachment) sendOutput(ctx context.Context) (int, string) {
 			}
 			continue
 		}
-		if err := a.send(&res, failing); err != nil {
+		if len(res.Chunks) > 0 {
+			hoptrace.Mark(hoptrace.CPOutput)
+		}
+		a.outMu.Lock()
+		err = a.send(&res, failing)
+		a.outMu.Unlock()
+		if err != nil {
 			break
 		}
 		failing = false
@@ -193,7 +224,8 @@ func (a *attachment) sendOutput(ctx context.Context) (int, string) {
 	return websocket.CloseGoingAway, ""
 }
 
-// send writes one read's events: output, a gap, exit, then the cursor.
+// send writes one read's events: output, a gap, exit, then the cursor;
+// under outMu.
 func (a *attachment) send(res *wire.ProcReadResult, recovered bool) error {
 	if res.Dropped > 0 {
 		if err := a.sendControl(attachControl{Type: "dropped", Bytes: res.Dropped}); err != nil {
@@ -206,6 +238,7 @@ func (a *attachment) send(res *wire.ProcReadResult, recovered bool) error {
 			err = a.sendControl(attachControl{Type: "output", Stream: c.Stream, Data: c.Data})
 		} else {
 			err = a.conn.WriteMessage(websocket.OpBinary, c.Data)
+			hoptrace.Mark(hoptrace.CPSent)
 		}
 		if err != nil {
 			return err
@@ -243,7 +276,8 @@ func (a *attachment) readClient(ctx context.Context) {
 		}
 		a.lastHeard.Store(time.Now().UnixNano())
 		if op == websocket.OpBinary {
-			err = a.writeStdin(ctx, p)
+			hoptrace.Mark(hoptrace.CPStdin)
+			err = a.writeStdin(ctx, p, false)
 		} else {
 			err = a.control(ctx, p)
 		}
@@ -254,15 +288,49 @@ func (a *attachment) readClient(ctx context.Context) {
 	}
 }
 
-// writeStdin writes p to the process's stdin; each write has an id, so
-// the agent writes it once.
-func (a *attachment) writeStdin(ctx context.Context, p []byte) error {
-	if len(p) == 0 {
+// writeStdin writes p (then EOF, with eof) to the process's stdin: on an
+// attach stream, sent at once and acknowledged later; else by proc.write.
+// Write n has the id writePrefix+n either way, so the agent writes it once.
+func (a *attachment) writeStdin(ctx context.Context, p []byte, eof bool) error {
+	if len(p) == 0 && !eof {
 		return nil
 	}
+	a.writeMu.Lock()
+	defer a.writeMu.Unlock()
+	if !a.poll.Load() {
+		for {
+			n := min(len(p), wire.AttachWriteMax)
+			a.streamStdin(ctx, p[:n], eof && n == len(p))
+			if p = p[n:]; len(p) == 0 {
+				return nil
+			}
+		}
+	}
 	a.writes++
-	body := &wire.ProcWriteRequest{ID: a.id, WriteID: a.writePrefix + strconv.Itoa(a.writes), Data: p}
+	return a.procWrite(ctx, pendingWrite{n: uint64(a.writes), data: p, eof: eof})
+}
+
+func (a *attachment) procWrite(ctx context.Context, w pendingWrite) error {
+	body := &wire.ProcWriteRequest{ID: a.id, WriteID: a.writePrefix + strconv.FormatUint(w.n, 10), Data: w.data, EOF: w.eof}
 	return a.t.Call(ctx, wire.OpProcWrite, body, nil, rpc.CallOptions{Timeout: procCallTimeout})
+}
+
+// pollStdin switches stdin to proc.write (an agent without attach streams)
+// and writes what was queued for a stream, in order.
+func (a *attachment) pollStdin(ctx context.Context) {
+	a.writeMu.Lock()
+	defer a.writeMu.Unlock()
+	a.poll.Store(true)
+	a.mu.Lock()
+	pend := a.pending
+	a.pending, a.pendingBytes = nil, 0
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	for _, w := range pend {
+		if err := a.procWrite(ctx, w); err != nil && ctx.Err() == nil {
+			_ = a.sendControl(attachControl{Type: "error", Error: client.NewErrorBody(err).Error})
+		}
+	}
 }
 
 // control runs one JSON control frame of the client.
@@ -272,6 +340,9 @@ func (a *attachment) control(ctx context.Context, p []byte) error {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "control frame: %v", err)
 	}
 	opts := rpc.CallOptions{Timeout: procCallTimeout}
+	if c.Type == "resize" || c.Type == "signal" {
+		a.drainStdin(ctx) // as over ssh's channel: after the keys typed before
+	}
 	switch c.Type {
 	case "resize":
 		body := &wire.ProcResizeRequest{ID: a.id, Cols: c.Cols, Rows: c.Rows}
@@ -286,8 +357,7 @@ func (a *attachment) control(ctx context.Context, p []byte) error {
 		}
 		return a.t.Call(ctx, wire.OpProcSignal, body, nil, opts)
 	case "eof":
-		body := &wire.ProcWriteRequest{ID: a.id, WriteID: a.writePrefix + "eof", EOF: true}
-		return a.t.Call(ctx, wire.OpProcWrite, body, nil, opts)
+		return a.writeStdin(ctx, nil, true)
 	}
 	return wire.Errorf(wire.CodeInvalidArgument, "", "control frame type %q is not resize, signal or eof", c.Type)
 }

@@ -1,13 +1,17 @@
 package controlplane
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
@@ -15,58 +19,49 @@ import (
 // attachTicketTTL is how long an attach ticket may be redeemed.
 const attachTicketTTL = 60 * time.Second
 
-// maxAttachTickets bounds the unredeemed tickets held at once.
-const maxAttachTickets = 10000
-
-// attachTickets are the single-use tickets that let a client which cannot
-// set the Authorization header (a browser's WebSocket) open one attach
-// path as the caller that asked for the ticket. They live in this
-// replica's memory: a ticket is redeemed where it was made.
-type attachTickets struct {
-	mu sync.Mutex
-	m  map[string]attachTicket
+// attachTicketRecord is one unredeemed attach ticket, in bucketAttach
+// under the hash of the ticket (the ticket itself is stored nowhere).
+// Every replica reads the bucket: a ticket made on one opens the attach on
+// any, once (the redeeming replica deletes it at the revision it read).
+type attachTicketRecord struct {
+	Admin     bool      `json:"admin,omitempty"`
+	Workspace string    `json:"workspace,omitempty"`
+	Path      string    `json:"path"` // the attach URL path it opens
+	Expires   time.Time `json:"expires"`
 }
 
-type attachTicket struct {
-	c       caller
-	path    string // the attach URL path it opens
-	expires time.Time
-}
+func attachTicketKey(ticket string) string { return hashKey(enroll.HashToken(ticket)) }
 
-// issue makes a ticket for path as c.
-func (ts *attachTickets) issue(c caller, path string, now time.Time) (string, error) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	for k, t := range ts.m {
-		if now.After(t.expires) {
-			delete(ts.m, k)
-		}
-	}
-	if len(ts.m) >= maxAttachTickets {
-		return "", wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "too many attach tickets outstanding; retry in a minute")
-	}
-	if ts.m == nil {
-		ts.m = map[string]attachTicket{}
-	}
+// issueAttachTicket makes a ticket for path as c.
+func (s *Server) issueAttachTicket(ctx context.Context, c caller, path string, now time.Time) (string, error) {
 	tok := "opat_" + rand.Text()
-	ts.m[tok] = attachTicket{c: c, path: path, expires: now.Add(attachTicketTTL)}
+	rec := attachTicketRecord{Admin: c.admin, Workspace: c.workspace, Path: path, Expires: now.Add(attachTicketTTL)}
+	if _, err := kvjson.Create(ctx, s.st.attachTickets, attachTicketKey(tok), &rec); err != nil {
+		return "", wire.Errorf(wire.CodeUnavailable, "", "store the attach ticket: %v", err)
+	}
 	return tok, nil
 }
 
-// redeem takes ticket for path, once; ok is false for an unknown, used,
-// expired ticket or one made for another path.
-func (ts *attachTickets) redeem(ticket, path string, now time.Time) (caller, bool) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	t, ok := ts.m[ticket]
-	if !ok {
-		return caller{}, false
+// redeemAttachTicket takes ticket for path, once; ok is false for an
+// unknown, used or expired ticket or one made for another path; err is a
+// store that could not be read.
+func (s *Server) redeemAttachTicket(ctx context.Context, ticket, path string, now time.Time) (c caller, ok bool, err error) {
+	key := attachTicketKey(ticket)
+	var rec attachTicketRecord
+	rev, err := kvjson.Get(ctx, s.st.attachTickets, key, &rec)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return caller{}, false, nil
 	}
-	delete(ts.m, ticket)
-	if now.After(t.expires) || t.path != path {
-		return caller{}, false
+	if err != nil {
+		return caller{}, false, wire.Errorf(wire.CodeUnavailable, "", "read the attach ticket: %v", err)
 	}
-	return t.c, true
+	if err := s.st.attachTickets.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
+		return caller{}, false, nil // redeemed meanwhile, here or on another replica
+	}
+	if now.After(rec.Expires) || rec.Path != path {
+		return caller{}, false, nil
+	}
+	return caller{admin: rec.Admin, workspace: rec.Workspace}, true, nil
 }
 
 // ticketCaller is the caller of an attach request that carries ?ticket=
@@ -76,7 +71,10 @@ func (s *Server) ticketCaller(r *http.Request) (caller, bool, error) {
 	if ticket == "" || r.Header.Get("Authorization") != "" || !strings.HasSuffix(r.Pattern, "/processes/{id}/attach") {
 		return caller{}, false, nil
 	}
-	c, ok := s.attachTickets.redeem(ticket, r.URL.Path, time.Now())
+	c, ok, err := s.redeemAttachTicket(r.Context(), ticket, r.URL.Path, time.Now())
+	if err != nil {
+		return caller{}, true, err
+	}
 	if !ok {
 		return caller{}, true, wire.Errorf(wire.CodeUnauthenticated, "", "unknown, used or expired attach ticket")
 	}
@@ -100,7 +98,7 @@ func (s *Server) handleAttachTicket(w http.ResponseWriter, r *http.Request, t ta
 		return err
 	}
 	path := strings.TrimSuffix(r.URL.Path, "-tickets")
-	tok, err := s.attachTickets.issue(callerFrom(r.Context()), path, time.Now())
+	tok, err := s.issueAttachTicket(r.Context(), callerFrom(r.Context()), path, time.Now())
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,6 @@ type Server struct {
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
 	bulk     bulkHub        // tickets of bulk connections (bulk.go)
 
-	attachTickets attachTickets   // of the processes attach WebSocket
 	limits        limiter         // device login's guessing limits
 	pipes         *pipeHub        // connections to agents' ports (pipes.go)
 	portTransport *http.Transport // the ports proxy's (ports.go)

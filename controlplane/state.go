@@ -19,15 +19,16 @@ import (
 // KV buckets, all prefixed "outpost_". Values are JSON so that the nats CLI
 // can read them. Secrets are stored only as hashes.
 const (
-	bucketWorkspaces  = "outpost_workspaces"    // <ws> → workspaceRecord
-	bucketAPIKeys     = "outpost_api_keys"      // <hash of key> → keyRecord
-	bucketTokens      = "outpost_enroll_tokens" // <hash of token> → tokenRecord
-	bucketAgents      = "outpost_agents"        // <ws>.<agent> → agentRecord
-	bucketRevocations = "outpost_revocations"   // <user public key> → revocationRecord
-	bucketAgentKeys   = "outpost_agent_keys"    // <user public key> → keyBinding, never deleted
-	bucketSessions    = "outpost_sessions"      // <ws>.<session> → routing.State
-	bucketClaims      = "outpost_claims"        // <ws>.<agent> → a session's lease on a pool agent
-	bucketDevice      = "outpost_device_logins" // d.<hash of device code> → deviceRecord; u.<hash of user code> → userCodeRecord
+	bucketWorkspaces  = "outpost_workspaces"     // <ws> → workspaceRecord
+	bucketAPIKeys     = "outpost_api_keys"       // <hash of key> → keyRecord
+	bucketTokens      = "outpost_enroll_tokens"  // <hash of token> → tokenRecord
+	bucketAgents      = "outpost_agents"         // <ws>.<agent> → agentRecord
+	bucketRevocations = "outpost_revocations"    // <user public key> → revocationRecord
+	bucketAgentKeys   = "outpost_agent_keys"     // <user public key> → keyBinding, never deleted
+	bucketSessions    = "outpost_sessions"       // <ws>.<session> → routing.State
+	bucketClaims      = "outpost_claims"         // <ws>.<agent> → a session's lease on a pool agent
+	bucketDevice      = "outpost_device_logins"  // d.<hash of device code> → deviceRecord; u.<hash of user code> → userCodeRecord
+	bucketAttach      = "outpost_attach_tickets" // <hash of ticket> → attachTicketRecord, for attachTicketTTL
 	// bucketLinks (links.go): <id> → linkRecord
 )
 
@@ -123,6 +124,7 @@ type store struct {
 	tokens, revocations, agentKeys bucket
 	sessions, claims               jetstream.KeyValue // routing's
 	device                         bucket             // device logins
+	attachTickets                  bucket             // single use, shared by every replica
 	links                          bucket             // cached: read on every preview request
 	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
@@ -231,6 +233,9 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return nil, err
 	}
 	if st.device, err = open(bucketDevice, "outpost device logins by hashes of their codes", 2*time.Hour); err != nil {
+		return nil, err
+	}
+	if st.attachTickets, err = open(bucketAttach, "outpost attach tickets by hash, single use", attachTicketTTL); err != nil {
 		return nil, err
 	}
 	links, err := open(bucketLinks, "outpost preview links", maxLinkTTL+24*time.Hour)

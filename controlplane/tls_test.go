@@ -180,7 +180,7 @@ func trusting(t *testing.T, s *Server) *http.Client {
 }
 
 // runAgent runs a real agent with ident until the test ends.
-func runAgent(t testing.TB, s *Server, ident *enroll.Config, root string) {
+func runAgent(t testing.TB, s *Server, ident *enroll.Config, root string) *agent.Agent {
 	t.Helper()
 	a, err := agent.New(agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery, Logger: testLogger()})
 	if err != nil {
@@ -198,6 +198,7 @@ func runAgent(t testing.TB, s *Server, ident *enroll.Config, root string) {
 		}
 	})
 	waitFor(t, waitLong, "agent online", func() bool { return s.presence.Get(ident.AgentID()).Status == "online" })
+	return a
 }
 
 // With TLS, a relay on the agent's and the user's links sees none of a

@@ -23,6 +23,7 @@ const (
 	KindGoodbye   = "goodbye"   // published on a clean stop
 	KindReply     = "reply"     // replies to the control plane's requests
 	KindPipe      = "pipe"      // frames of a pipe (a forwarded TCP connection) to the control plane
+	KindAttach    = "attach"    // frames of an attach stream (a process's events, stdin acks) to the control plane
 	KindAudit     = "audit"     // one audit event per operation (JSON)
 )
 
@@ -156,6 +157,49 @@ func (a Agent) Pipe(owner, pipe string) (string, error) {
 		return "", err
 	}
 	return p + "." + KindPipe + "." + owner + "." + pipe, nil
+}
+
+// Attach is agent.<ws>.<agent>.attach.<owner>.<stream>: where the agent
+// pushes the frames of one attach stream (a process's events) to the
+// control-plane connection named owner; under the agent's own subjects.
+func (a Agent) Attach(owner, stream string) (string, error) {
+	p, err := a.Prefix()
+	if err != nil {
+		return "", err
+	}
+	if err := validToken(owner); err != nil {
+		return "", err
+	}
+	if err := validToken(stream); err != nil {
+		return "", err
+	}
+	return p + "." + KindAttach + "." + owner + "." + stream, nil
+}
+
+// AttachOf is agent.<ws>.*.attach.<owner>.<stream>: one stream's frames
+// from whichever agent of workspace ws serves it (a session's backend is
+// known once the open was answered); the receiver checks the sender by
+// the subject (ParseAttach).
+func AttachOf(ws, owner, stream string) (string, error) {
+	for _, t := range []string{ws, owner, stream} {
+		if err := validToken(t); err != nil {
+			return "", err
+		}
+	}
+	return Root + "." + ws + ".*." + KindAttach + "." + owner + "." + stream, nil
+}
+
+// ParseAttach is Attach's twin: the agent that sent a stream's frame.
+func ParseAttach(subject string) (a Agent, owner, stream string, err error) {
+	a, rest, err := Parse(subject)
+	if err != nil {
+		return Agent{}, "", "", err
+	}
+	toks := strings.Split(rest, ".")
+	if len(toks) != 3 || toks[0] != KindAttach {
+		return Agent{}, "", "", fmt.Errorf("%w: %q is not an attach subject", ErrInvalidSubject, subject)
+	}
+	return a, toks[1], toks[2], nil
 }
 
 // AllPipes is agent.*.*.pipe.<owner>.*: what the control plane connection

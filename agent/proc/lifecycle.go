@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/outposthq/outpost/internal/hoptrace"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -264,6 +265,7 @@ func (p *process) pump(src pumpSource) {
 		p.lastOut.Store(time.Now().UnixNano())
 		n, err := src.f.Read(buf)
 		if n > 0 {
+			hoptrace.Mark(hoptrace.PTYRead)
 			p.sink.write(src.s, buf[:n])
 			p.lastOut.Store(time.Now().UnixNano())
 		}

@@ -100,6 +100,11 @@ type outbuf struct {
 	closedSeq uint64
 
 	blocked int // pumps waiting for the reader
+
+	// watchers run after every new event, outside mu, in the goroutine
+	// that added it (attach streams push from there: no handoff). The
+	// slice is replaced, never modified.
+	watchers []*func()
 }
 
 func newOutbuf(lim limits, detached bool, now time.Time) *outbuf {
@@ -202,6 +207,10 @@ func (b *outbuf) append(s stream, data []byte) {
 	}
 	now := time.Now()
 	b.mu.Lock()
+	b.fire(b.appendLocked(now, s, data))
+}
+
+func (b *outbuf) appendLocked(now time.Time, s stream, data []byte) []*func() {
 	defer b.mu.Unlock()
 	b.seq++
 	b.produced++
@@ -210,6 +219,41 @@ func (b *outbuf) append(s stream, data []byte) {
 	b.bytes += len(data)
 	b.trimLocked(now)
 	b.notifyLocked()
+	return b.watchers
+}
+
+// fire runs the watchers (taken under mu).
+func (b *outbuf) fire(ws []*func()) {
+	for _, fn := range ws {
+		(*fn)()
+	}
+}
+
+// watch registers fn to run after every new event, and a reader as
+// attached until the returned stop (which restarts the grace, as a read's
+// end does).
+func (b *outbuf) watch(fn func()) (stop func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.readers++
+	w := &fn
+	b.watchers = append(append([]*func(){}, b.watchers...), w)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.readers--
+			b.lastRead = time.Now()
+			ws := make([]*func(), 0, len(b.watchers))
+			for _, x := range b.watchers {
+				if x != w {
+					ws = append(ws, x)
+				}
+			}
+			b.watchers = ws
+		})
+	}
 }
 
 // trimLocked drops the oldest chunks beyond the limits; while a reader is
@@ -266,19 +310,23 @@ func (b *outbuf) offsetThroughLocked(seq uint64) int64 {
 // exit records the exit event.
 func (b *outbuf) exit(code int, timedOut bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.seq++
 	b.exitSeq, b.exitCode, b.timedOut = b.seq, code, timedOut
 	b.notifyLocked()
+	ws := b.watchers
+	b.mu.Unlock()
+	b.fire(ws)
 }
 
 // close records the closed event; nothing follows it.
 func (b *outbuf) close() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.seq++
 	b.closedSeq = b.seq
 	b.notifyLocked()
+	ws := b.watchers
+	b.mu.Unlock()
+	b.fire(ws)
 }
 
 // readResult is what one read returns; chunk data aliases the buffer and
@@ -305,6 +353,35 @@ func (b *outbuf) read(after uint64, maxBytes int) (res readResult, ok bool) {
 	}
 	b.acknowledgeLocked(after)
 	b.lastRead = time.Now()
+	return b.readLocked(after, maxBytes), true
+}
+
+// peek returns what read would, without acknowledging anything: an attach
+// stream sends ahead of its acknowledgements (acknowledge). ok is false when after
+// lies beyond the last event.
+func (b *outbuf) peek(after uint64, maxBytes int) (res readResult, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if after > b.seq {
+		return readResult{}, false
+	}
+	return b.readLocked(after, maxBytes), true
+}
+
+// acknowledge acknowledges every event up to after, as a read of after would;
+// false when after lies beyond the last event.
+func (b *outbuf) acknowledge(after uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if after > b.seq {
+		return false
+	}
+	b.acknowledgeLocked(after)
+	b.lastRead = time.Now()
+	return true
+}
+
+func (b *outbuf) readLocked(after uint64, maxBytes int) (res readResult) {
 	live := b.live()
 	i := sort.Search(len(live), func(i int) bool { return live[i].seq > after })
 	used, j := 0, i
@@ -329,7 +406,7 @@ func (b *outbuf) read(after uint64, maxBytes int) (res readResult, ok bool) {
 	if b.closedSeq != 0 && b.closedSeq <= res.next {
 		res.closedSeq = b.closedSeq
 	}
-	return res, true
+	return res
 }
 
 // acknowledgeLocked moves the flow-control point to after if it is ahead.

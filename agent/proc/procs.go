@@ -217,3 +217,61 @@ func (m *Manager) Wait(ctx context.Context, id string) (Info, error) {
 		return p.info(), ctx.Err()
 	}
 }
+
+// Handle is one streaming process, for an attach stream: its calls need no
+// lookup, and keep working on the process after it was evicted.
+type Handle struct {
+	id string
+	p  *process
+}
+
+// Handle finds streaming process id; not_found when unknown or evicted.
+func (m *Manager) Handle(id string) (*Handle, error) {
+	p, err := m.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{id: id, p: p}, nil
+}
+
+// Watch runs fn after every new event of the process (output, exit,
+// closed), in the goroutine that added it, outside the buffer's lock: an
+// attach stream pushes from there. fn must not block for long (it delays
+// the process's output) and must not call Manager methods (it may run
+// under the process's lock). Until stop, the process has an attached
+// reader, as during a waiting Read (flow control, hangup).
+func (h *Handle) Watch(fn func()) (stop func()) { return h.p.out.watch(fn) }
+
+// Peek returns what Read would at once, without acknowledging anything
+// (an attach stream sends ahead of its acknowledgements, Ack).
+func (h *Handle) Peek(after uint64, maxBytes int) (ReadResult, error) {
+	if maxBytes <= 0 {
+		maxBytes = wire.DefaultReadBytes
+	}
+	res, ok := h.p.out.peek(after, min(maxBytes, wire.MaxReadBytes))
+	if !ok {
+		return ReadResult{}, wire.Errorf(wire.CodeInvalidArgument, "", "after %d is beyond the last event of process %s", after, h.id)
+	}
+	return toReadResult(res), nil
+}
+
+// Ack acknowledges every event up to after, as a Read of after does.
+func (h *Handle) Ack(after uint64) error {
+	if !h.p.out.acknowledge(after) {
+		return wire.Errorf(wire.CodeInvalidArgument, "", "after %d is beyond the last event of process %s", after, h.id)
+	}
+	return nil
+}
+
+// WriteAsync is Manager.Write without the wait: it accepts the write
+// (exactly once by writeID, as Write) and returns; done gets its outcome
+// once written, from the process's stdin writer.
+func (h *Handle) WriteAsync(writeID string, data []byte, eof bool, done func(error)) error {
+	if h.p.in == nil {
+		return wire.Errorf(wire.CodeConflict, wire.ReasonNoStdin, "process %s was started without stdin", h.id)
+	}
+	if !h.p.running() {
+		return notRunning(h.id)
+	}
+	return h.p.in.writeAsync(h.id, writeID, data, eof, done)
+}

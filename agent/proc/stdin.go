@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/outposthq/outpost/internal/hoptrace"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -24,6 +25,10 @@ type writeOp struct {
 	eof  bool
 	done chan struct{} // closed once written (or failed)
 	err  error         // set before done closes
+
+	// Under stdinWriter.mu: finished once err is set; notify run then.
+	finished bool
+	notify   []func(error)
 }
 
 // stdinWriter feeds a process's stdin from one goroutine, in the order
@@ -42,12 +47,14 @@ type stdinWriter struct {
 	pending int  // bytes queued
 	eof     bool // an eof write was accepted
 	shut    bool
+	busy    bool                     // the goroutine is writing an op
+	now     func([]byte) (int, bool) // a write that never blocks, or nil (writeNow)
 	wake    chan struct{}
 	done    chan struct{} // closed when the goroutine ends
 }
 
 func newStdinWriter(w *os.File, tty bool) *stdinWriter {
-	s := &stdinWriter{w: w, tty: tty, ids: map[string]*writeOp{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &stdinWriter{w: w, tty: tty, ids: map[string]*writeOp{}, wake: make(chan struct{}, 1), done: make(chan struct{}), now: writeNow(w)}
 	go s.loop()
 	return s
 }
@@ -56,15 +63,97 @@ func newStdinWriter(w *os.File, tty bool) *stdinWriter {
 // ctx ends; in the latter case the write still happens, and a retry with
 // the same id waits for it.
 func (s *stdinWriter) write(ctx context.Context, id, wid string, data []byte, eof bool) error {
-	op, err := s.accept(id, wid, data, eof)
-	if err != nil {
-		return err
+	op := s.direct(wid, data, eof)
+	if op == nil {
+		var err error
+		if op, err = s.accept(id, wid, data, eof); err != nil {
+			return err
+		}
 	}
 	select {
 	case <-op.done:
 		return op.err
 	case <-ctx.Done():
 		return wire.Errorf(wire.CodeDeadlineExceeded, "", "stdin of process %s: write still pending (retry with the same writeId)", id)
+	}
+}
+
+// writeAsync accepts data (then EOF when eof) as write wid and returns at
+// once; fn gets the write's outcome once written, in the writer's goroutine
+// (or in this one, for a repeat of a write already done).
+func (s *stdinWriter) writeAsync(id, wid string, data []byte, eof bool, fn func(error)) error {
+	op := s.direct(wid, data, eof)
+	if op == nil {
+		var err error
+		if op, err = s.accept(id, wid, data, eof); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	if op.finished {
+		s.mu.Unlock()
+		fn(op.err)
+		return nil
+	}
+	op.notify = append(op.notify, fn)
+	s.mu.Unlock()
+	return nil
+}
+
+// finish records op's outcome and tells whoever waits.
+func (s *stdinWriter) finish(op *writeOp, err error) {
+	s.mu.Lock()
+	op.err, op.finished = err, true
+	ns := op.notify
+	op.notify = nil
+	s.mu.Unlock()
+	close(op.done)
+	for _, fn := range ns {
+		fn(err)
+	}
+}
+
+// direct writes data at once, from the caller's goroutine, when nothing is
+// queued before it and the file takes it without blocking (a keystroke on
+// a PTY: no handoff to the writer's goroutine). It returns the write, done
+// (or, when the file took part, its rest queued), remembered by wid; nil
+// when nothing was written: accept queues it.
+func (s *stdinWriter) direct(wid string, data []byte, eof bool) *writeOp {
+	if s.now == nil || eof || len(data) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shut || s.eof || s.busy || len(s.queue) > 0 || wid != "" && s.ids[wid] != nil {
+		return nil
+	}
+	n, ok := s.now(data)
+	var op *writeOp
+	switch {
+	case !ok:
+		return nil
+	case n < len(data): // the rest through the queue, in order
+		op = s.enqueueLocked(data[n:], false)
+	default:
+		hoptrace.Mark(hoptrace.PTYWritten)
+		op = &writeOp{finished: true, done: closedChan}
+	}
+	s.rememberLocked(wid, op)
+	return op
+}
+
+// closedChan is the done of a write made at once.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (s *stdinWriter) rememberLocked(wid string, op *writeOp) {
+	if wid == "" {
+		return
+	}
+	s.ids[wid] = op
+	s.order = append(s.order, wid)
+	if len(s.order) > maxWriteIDs {
+		delete(s.ids, s.order[0])
+		s.order = s.order[1:]
 	}
 }
 
@@ -83,14 +172,7 @@ func (s *stdinWriter) accept(id, wid string, data []byte, eof bool) (*writeOp, e
 		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "stdin of process %s has %d bytes queued; retry later", id, s.pending)
 	}
 	op := s.enqueueLocked(data, eof)
-	if wid != "" {
-		s.ids[wid] = op
-		s.order = append(s.order, wid)
-		if len(s.order) > maxWriteIDs {
-			delete(s.ids, s.order[0])
-			s.order = s.order[1:]
-		}
-	}
+	s.rememberLocked(wid, op)
 	return op, nil
 }
 
@@ -122,11 +204,12 @@ func (s *stdinWriter) loop() {
 		if !ok {
 			return
 		}
-		op.err = s.do(op)
+		err := s.do(op)
 		s.mu.Lock()
 		s.pending -= len(op.data)
+		s.busy = false
 		s.mu.Unlock()
-		close(op.done)
+		s.finish(op, err)
 	}
 }
 
@@ -138,15 +221,17 @@ func (s *stdinWriter) next() (*writeOp, bool) {
 		<-s.wake
 		s.mu.Lock()
 	}
-	defer s.mu.Unlock()
 	if s.shut {
-		for _, op := range s.queue {
-			op.err = errStdinShut
-			close(op.done)
-		}
+		q := s.queue
 		s.queue = nil
+		s.mu.Unlock()
+		for _, op := range q {
+			s.finish(op, errStdinShut)
+		}
 		return nil, false
 	}
+	defer s.mu.Unlock()
+	s.busy = true
 	op := s.queue[0]
 	s.queue = s.queue[1:]
 	return op, true
@@ -159,6 +244,7 @@ func (s *stdinWriter) do(op *writeOp) error {
 		if _, err := s.w.Write(op.data); err != nil {
 			return stdinError(err)
 		}
+		hoptrace.Mark(hoptrace.PTYWritten)
 	}
 	if !op.eof {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/outposthq/outpost/controlplane"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -247,6 +249,45 @@ func TestCluster(t *testing.T) {
 		got, err := pwd(client.WithRoute(ctx(t), &route), b.cl.Session(ws, "s1"))
 		if err != nil || got != agents[1].root || route.Backend != "cloud" {
 			t.Fatalf("after the swap, through the other replica: %q on %q, %v; want a1's root on cloud", got, route.Backend, err)
+		}
+	})
+
+	t.Run("an attach ticket made on one replica opens the attach on the other, once", func(t *testing.T) {
+		tgt := a.cl.Agent(ws, "a0")
+		st, err := tgt.StartProcess(ctx(t), client.StartProcessRequest{Command: "echo via-ticket"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk, err := tgt.CreateAttachTicket(ctx(t), st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := b.cl.Agent(ws, "a0").AttachURL(st.ID, 0) + "?ticket=" + tk.Ticket
+		c, _, err := websocket.Dial(ctx(t), b.cl.HTTPClient(), u, nil)
+		if err != nil {
+			t.Fatalf("attach on the other replica: %v", err)
+		}
+		var out strings.Builder
+		for {
+			op, p, err := c.ReadMessage()
+			if err != nil {
+				break
+			}
+			if op == websocket.OpBinary {
+				out.Write(p)
+			}
+		}
+		c.Close()
+		if out.String() != "via-ticket\n" {
+			t.Fatalf("output %q through the ticket, want via-ticket", out.String())
+		}
+		for _, cp := range replicas {
+			u := cp.cl.Agent(ws, "a0").AttachURL(st.ID, 0) + "?ticket=" + tk.Ticket
+			_, resp, err := websocket.Dial(ctx(t), cp.cl.HTTPClient(), u, nil)
+			if !errors.Is(err, websocket.ErrNotUpgraded) || resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("the ticket used again: %v, %v; want 401", resp, err)
+			}
+			resp.Body.Close()
 		}
 	})
 

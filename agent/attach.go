@@ -1,0 +1,343 @@
+package agent
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/outposthq/outpost/agent/proc"
+	"github.com/outposthq/outpost/internal/hoptrace"
+	"github.com/outposthq/outpost/wire"
+)
+
+// Attach streams (wire/PROTOCOL.md "Attach streams"): while a client is
+// attached to a process, the agent pushes the process's events to the
+// control plane as they happen, from the goroutine that produced them (the
+// process's pump: no handoff, no request per read), on
+// agent.<ws>.<agent>.attach.<owner>.<stream>, its own subjects. The control
+// plane's frames (credit, stdin, eof, close) come on the rpc subject with
+// no reply subject, like pipe frames.
+const (
+	// attachFlight bounds a stream's pushed output not yet credited: a
+	// slow uplink holds the connection's pings behind at most that much.
+	attachFlight = 256 << 10
+	// attachFrameMax bounds the output of one pushed frame.
+	attachFrameMax = 64 << 10
+	// attachAckEvery: the agent tells the written stdin writes every this
+	// many (and on every credit, and at once for a failed one).
+	attachAckEvery = 16
+	// maxAttachStreams bounds the open streams.
+	maxAttachStreams = 1024
+)
+
+// attachLease is how long a stream lives without a frame from the control
+// plane (a variable for tests).
+var attachLease = wire.AttachLease * time.Millisecond
+
+// attachStreams are the agent's open attach streams, by stream id.
+type attachStreams struct {
+	a *Agent
+
+	mu   sync.Mutex
+	open map[string]*attachStream
+}
+
+// attachStream is one open stream.
+type attachStream struct {
+	a       *Agent
+	h       *proc.Handle
+	id      string // the stream id
+	subject string
+	prefix  string // of stdin write ids
+	max     int
+
+	mu      sync.Mutex // pushing; fields below
+	started bool       // the first credit arrived
+	ended   bool
+	sent    uint64 // cursor of the last event pushed
+	flight  int    // output bytes pushed, not yet credited
+	marks   []flightMark
+	unwatch func()
+	lease   *time.Timer
+
+	wmu      sync.Mutex // stdin; fields below
+	accepted uint64     // the last write taken, in order
+	written  uint64     // the last write done
+	told     uint64     // the last write acknowledged to the control plane
+}
+
+// flightMark: output bytes pushed up to cursor next.
+type flightMark struct {
+	next  uint64
+	bytes int
+}
+
+func (a *Agent) procAttach(_ context.Context, req *wire.Request) (any, error) {
+	b, err := decode[wire.ProcAttachRequest](req)
+	if err != nil {
+		return nil, err
+	}
+	h, err := a.procs.Handle(b.ID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.Peek(b.After, 1); err != nil {
+		return nil, err
+	}
+	subj, err := a.id.Attach(b.Owner, b.Stream)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "attach: %v", err)
+	}
+	s := &attachStream{
+		a: a, h: h, id: b.Stream, subject: subj, prefix: b.WritePrefix,
+		max: min(max(b.MaxBytes, 1), attachFrameMax), sent: b.After,
+		accepted: b.Writes, written: b.Writes, told: b.Writes,
+	}
+	if err := a.attach.add(s); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func (as *attachStreams) add(s *attachStream) error {
+	as.mu.Lock()
+	if as.open == nil {
+		as.open = map[string]*attachStream{}
+	}
+	old := as.open[s.id]
+	if old == nil && len(as.open) >= maxAttachStreams {
+		as.mu.Unlock()
+		return wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "%d attach streams are open", maxAttachStreams)
+	}
+	as.open[s.id] = s
+	as.mu.Unlock()
+	if old != nil {
+		old.end("")
+	}
+	s.mu.Lock()
+	s.lease = time.AfterFunc(attachLease, func() { s.end("no frame from the control plane for " + attachLease.String()) })
+	s.unwatch = s.h.Watch(s.push)
+	s.mu.Unlock()
+	return nil
+}
+
+func (as *attachStreams) get(id string) *attachStream {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.open[id]
+}
+
+// closeAll ends every stream: the connection they were on is gone.
+func (as *attachStreams) closeAll() { as.endAll("") }
+
+// endAll ends every stream; with a reason, each says so.
+func (as *attachStreams) endAll(reason string) {
+	as.mu.Lock()
+	all := make([]*attachStream, 0, len(as.open))
+	for _, s := range as.open {
+		all = append(all, s)
+	}
+	as.mu.Unlock()
+	for _, s := range all {
+		s.end(reason)
+	}
+}
+
+// deliver takes one frame of the control plane (the rpc subscription's
+// goroutine: it never blocks).
+func (as *attachStreams) deliver(data []byte) {
+	f, err := wire.DecodeAttachFrame(data, true)
+	if err != nil {
+		as.a.log.Debug("attach frame", "err", err)
+		return
+	}
+	s := as.get(f.Stream)
+	if s == nil {
+		return
+	}
+	if as.a.paused.Load() {
+		s.end("the machine's owner paused this agent")
+		return
+	}
+	switch f.Kind {
+	case wire.AttachClose:
+		s.end("")
+	case wire.AttachCredit:
+		s.credit(f.N)
+	case wire.AttachWrite, wire.AttachEOF:
+		s.heard()
+		s.write(f.N, f.Data, f.Kind == wire.AttachEOF)
+	}
+}
+
+// heard extends the lease.
+func (s *attachStream) heard() {
+	s.mu.Lock()
+	if !s.ended {
+		s.lease.Reset(attachLease)
+	}
+	s.mu.Unlock()
+}
+
+// credit: every event up to n reached the client. The first one starts
+// the pushing; every one is answered with the writes done (a keepalive
+// both ways).
+func (s *attachStream) credit(n uint64) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.lease.Reset(attachLease)
+	s.started = true
+	if n <= s.sent {
+		_ = s.h.Ack(n)
+		i := 0
+		for ; i < len(s.marks) && s.marks[i].next <= n; i++ {
+			s.flight -= s.marks[i].bytes
+		}
+		s.marks = s.marks[i:]
+	}
+	s.mu.Unlock()
+	s.push()
+	s.wmu.Lock()
+	s.told = s.written
+	n = s.written
+	s.wmu.Unlock()
+	s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
+}
+
+// push sends the events not yet pushed, while the flight allows. It runs
+// in whatever goroutine made an event (Watch) or a credit.
+func (s *attachStream) push() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.started && !s.ended && s.flight < attachFlight {
+		res, err := s.h.Peek(s.sent, s.max)
+		if err != nil {
+			s.endLocked(err.Error())
+			return
+		}
+		if res.NextSeq <= s.sent && res.ClosedSeq == 0 {
+			return // nothing new (a closed process is told once, even so)
+		}
+		out := wire.ProcReadResult{
+			Chunks: make([]wire.ProcChunk, len(res.Chunks)), NextSeq: res.NextSeq,
+			ExitSeq: res.ExitSeq, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
+			ClosedSeq: res.ClosedSeq, Dropped: res.Dropped,
+		}
+		n := 0
+		for i, c := range res.Chunks {
+			out.Chunks[i] = wire.ProcChunk{Seq: c.Seq, Stream: c.Stream, Data: c.Data}
+			n += len(c.Data)
+		}
+		body, err := wire.Marshal(&out)
+		if err != nil {
+			s.endLocked(err.Error())
+			return
+		}
+		s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body})
+		if n > 0 {
+			hoptrace.Mark(hoptrace.AgentSent)
+		}
+		s.sent = res.NextSeq
+		s.flight += n
+		s.marks = append(s.marks, flightMark{next: res.NextSeq, bytes: n})
+		if res.ClosedSeq != 0 {
+			s.endLocked("") // nothing follows closed
+			return
+		}
+	}
+}
+
+// write takes stdin write n: in order, each once. A repeat of one done is
+// acknowledged again; one past the next expected (an earlier frame was
+// lost) is dropped, and the control plane sends again from the first
+// unacknowledged.
+func (s *attachStream) write(n uint64, data []byte, eof bool) {
+	hoptrace.Mark(hoptrace.AgentStdin)
+	s.wmu.Lock()
+	switch {
+	case n <= s.written:
+		s.told = s.written
+		n = s.written
+		s.wmu.Unlock()
+		s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
+		return
+	case n != s.accepted+1:
+		s.wmu.Unlock()
+		return
+	}
+	s.accepted = n
+	s.wmu.Unlock()
+	wid := s.prefix + strconv.FormatUint(n, 10)
+	if err := s.h.WriteAsync(wid, data, eof, func(err error) { s.done(n, err) }); err != nil {
+		s.done(n, err)
+	}
+}
+
+// done records write n's outcome; a failure is told at once, the rest
+// every attachAckEvery writes and on every credit.
+func (s *attachStream) done(n uint64, err error) {
+	s.wmu.Lock()
+	if n > s.written {
+		s.written = n
+	}
+	tell := err != nil || s.written-s.told >= attachAckEvery
+	if tell {
+		s.told = s.written
+	}
+	s.wmu.Unlock()
+	if !tell {
+		return
+	}
+	f := wire.AttachFrame{Kind: wire.AttachAck, N: n}
+	if err != nil {
+		if b, merr := wire.Marshal(wireError(err)); merr == nil {
+			f.Data = b
+		}
+	}
+	s.send(f)
+}
+
+// end ends the stream; with a reason, the control plane is told.
+func (s *attachStream) end(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endLocked(reason)
+}
+
+func (s *attachStream) endLocked(reason string) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	if s.lease != nil {
+		s.lease.Stop()
+	}
+	if s.unwatch != nil {
+		s.unwatch() // the buffer's lock is never held while push runs
+	}
+	as := &s.a.attach
+	as.mu.Lock()
+	if as.open[s.id] == s {
+		delete(as.open, s.id)
+	}
+	as.mu.Unlock()
+	if reason != "" {
+		s.send(wire.AttachFrame{Kind: wire.AttachEnd, Data: []byte(reason)})
+	}
+}
+
+// send publishes one frame on the stream's subject; a frame lost with the
+// connection is the control plane's to notice (it opens a new stream).
+func (s *attachStream) send(f wire.AttachFrame) {
+	nc := s.a.conn.Load()
+	if nc == nil {
+		return
+	}
+	if err := nc.Publish(s.subject, wire.AppendAttachFrame(nil, f, false)); err != nil {
+		s.a.log.Debug("attach stream publish", "err", err)
+	}
+}

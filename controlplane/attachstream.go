@@ -1,0 +1,358 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/hoptrace"
+	"github.com/outposthq/outpost/internal/websocket"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// Attach streams (wire/PROTOCOL.md "Attach streams"), the control plane's
+// end: the agent pushes the process's events on the stream's subject, one
+// subscription per stream whose goroutine writes them to the client's
+// socket (a slow client stops only its own stream; the agent's flight
+// bound keeps what waits small); stdin goes to the agent as numbered
+// frames, fire and forget, acknowledged in batches off the keystroke's
+// path. An agent without the op gets the proc.read/proc.write loop.
+const (
+	// attachCreditEvery: the client got this much output since the last
+	// credit: tell the agent (a quarter of its flight bound).
+	attachCreditEvery = 64 << 10
+	// attachPendingMax bounds the stdin bytes sent and not yet
+	// acknowledged; the client's frames wait beyond it.
+	attachPendingMax = 1 << 20
+)
+
+// attachKeepalive is how often a credit goes to the agent, and
+// attachSilent how long the agent may go without a frame before the
+// stream is taken for lost (variables for tests).
+var (
+	attachKeepalive = wire.AttachKeepalive * time.Millisecond
+	attachSilent    = attachWait + attachMargin
+)
+
+// errNoStreams: the agent does not serve proc.attach.
+var errNoStreams = errors.New("agent without attach streams")
+
+// pendingWrite is one stdin write sent and not yet acknowledged.
+type pendingWrite struct {
+	n    uint64
+	data []byte
+	eof  bool
+}
+
+// cpStream is one open attach stream.
+type cpStream struct {
+	id     string
+	agent  atomic.Pointer[string] // the sender allowed, once the open was answered
+	rpc    string                 // the agent's rpc subject
+	sub    *nats.Subscription
+	heard  atomic.Int64  // Unix ns of the agent's last frame
+	end    chan struct{} // closed when the agent ended the stream, or after closed
+	endOne sync.Once
+	closed bool // under attachment.outMu: frames are ignored
+	credit int  // output bytes written to the client since the last credit
+}
+
+func (st *cpStream) finish() { st.endOne.Do(func() { close(st.end) }) }
+
+// streamOutput runs attach streams until the process closed (CloseNormal),
+// the client leaves, or an error retrying cannot fix. It returns
+// errNoStreams, before anything was sent, for an agent without them.
+func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
+	failing := true
+	for n := 1; ctx.Err() == nil; n++ {
+		// The agent knows a stream by its id alone: random, so that a late
+		// close of another attachment's stream never ends this one.
+		st, err := a.openStream(ctx, rand.Text(), failing)
+		if ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			if we := wire.AsError(err); n == 1 && we.Code == wire.CodeUnsupported && we.Reason == wire.ReasonUnknownOp {
+				return 0, "", errNoStreams
+			}
+			info := client.NewErrorBody(err).Error
+			if a.sendControl(attachControl{Type: "error", Error: info}) != nil {
+				break
+			}
+			if !info.Retryable && info.Code != wire.CodeDeadlineExceeded {
+				return websocket.CloseInternalError, string(info.Code), nil
+			}
+			failing = true
+			select {
+			case <-ctx.Done():
+			case <-time.After(attachRetry):
+			}
+			continue
+		}
+		failing = false
+		closed, lost := a.serveStream(ctx, st)
+		a.closeStream(st)
+		if closed {
+			return websocket.CloseNormal, "closed", nil
+		}
+		if lost && ctx.Err() == nil {
+			failing = true
+			err := wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "the agent sent nothing for %s", attachSilent)
+			if a.sendControl(attachControl{Type: "error", Error: client.NewErrorBody(err).Error}) != nil {
+				break
+			}
+		}
+	}
+	return websocket.CloseGoingAway, "", nil
+}
+
+// openStream subscribes, asks the agent for the stream, tells the client
+// the cursor when it was failing (it learns the agent answers), then sends
+// the first credit (the agent pushes from then on) and any stdin not yet
+// acknowledged.
+func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*cpStream, error) {
+	st := &cpStream{id: id, end: make(chan struct{})}
+	subj, err := subjects.AttachOf(a.ws, a.owner, id)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeInternal, "", "attach stream: %v", err)
+	}
+	st.sub, err = a.s.pipeNC.Subscribe(subj, func(m *nats.Msg) { a.onStreamFrame(st, m) })
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeUnavailable, "", "attach stream: %v", err)
+	}
+	a.outMu.Lock()
+	after := a.after
+	a.outMu.Unlock()
+	a.mu.Lock()
+	writes := a.acked
+	a.mu.Unlock()
+	err = a.t.Call(ctx, wire.OpProcAttach, &wire.ProcAttachRequest{
+		ID: a.id, After: after, MaxBytes: a.s.readCap(), Owner: a.owner, Stream: id,
+		WritePrefix: a.writePrefix, Writes: writes,
+	}, nil, rpc.CallOptions{Timeout: procCallTimeout})
+	if err == nil {
+		ag := subjects.Agent{Workspace: a.ws, ID: a.t.LastAgent()}
+		st.rpc, err = ag.RPC()
+		st.agent.Store(&ag.ID)
+	}
+	if err != nil {
+		_ = st.sub.Unsubscribe()
+		return nil, err
+	}
+	st.heard.Store(time.Now().UnixNano())
+	if failing {
+		if err := a.sendControl(attachControl{Type: "seq", Seq: after}); err != nil {
+			a.closeStream(st)
+			return nil, err
+		}
+	}
+	a.publish(st, wire.AttachFrame{Kind: wire.AttachCredit, N: after})
+	a.mu.Lock()
+	a.cur = st
+	pend := append([]pendingWrite(nil), a.pending...)
+	a.mu.Unlock()
+	for _, w := range pend {
+		a.sendWrite(st, w)
+	}
+	return st, nil
+}
+
+// serveStream keeps the stream alive until it ends: closed reports the
+// process closed, lost that the agent went silent.
+func (a *attachment) serveStream(ctx context.Context, st *cpStream) (closed, lost bool) {
+	t := time.NewTicker(attachKeepalive)
+	defer t.Stop()
+	var oldest uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return false, false
+		case <-st.end:
+			a.outMu.Lock()
+			closed = a.closedSeen
+			a.outMu.Unlock()
+			return closed, false
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, st.heard.Load())) > attachSilent {
+			return false, true
+		}
+		a.outMu.Lock()
+		after := a.after
+		st.credit = 0
+		a.outMu.Unlock()
+		a.publish(st, wire.AttachFrame{Kind: wire.AttachCredit, N: after})
+		// A write still the oldest unacknowledged a keepalive later (the
+		// agent acknowledges on every credit) was lost: send again from it.
+		a.mu.Lock()
+		var pend []pendingWrite
+		if len(a.pending) > 0 && a.pending[0].n == oldest {
+			pend = append(pend, a.pending...)
+		}
+		oldest = 0
+		if len(a.pending) > 0 {
+			oldest = a.pending[0].n
+		}
+		a.mu.Unlock()
+		for _, w := range pend {
+			a.sendWrite(st, w)
+		}
+	}
+}
+
+// closeStream stops taking the stream's frames and tells the agent.
+func (a *attachment) closeStream(st *cpStream) {
+	a.outMu.Lock()
+	st.closed = true
+	a.outMu.Unlock()
+	a.mu.Lock()
+	if a.cur == st {
+		a.cur = nil
+	}
+	a.mu.Unlock()
+	_ = st.sub.Unsubscribe()
+	if st.rpc != "" {
+		a.publish(st, wire.AttachFrame{Kind: wire.AttachClose})
+	}
+}
+
+// onStreamFrame takes one frame of the agent, in the stream's
+// subscription goroutine: events go to the client at once.
+func (a *attachment) onStreamFrame(st *cpStream, m *nats.Msg) {
+	ag, _, _, err := subjects.ParseAttach(m.Subject)
+	if want := st.agent.Load(); err != nil || want == nil || ag.ID != *want || ag.Workspace != a.ws {
+		return // not (yet) the agent that answered the open
+	}
+	f, err := wire.DecodeAttachFrame(m.Data, false)
+	if err != nil {
+		return
+	}
+	st.heard.Store(time.Now().UnixNano())
+	switch f.Kind {
+	case wire.AttachEvents:
+		var res wire.ProcReadResult
+		if err := wire.Unmarshal(f.Data, &res); err != nil {
+			st.finish()
+			return
+		}
+		if len(res.Chunks) > 0 {
+			hoptrace.Mark(hoptrace.CPOutput)
+		}
+		a.outMu.Lock()
+		defer a.outMu.Unlock()
+		if st.closed {
+			return
+		}
+		if res.NextSeq <= a.after && res.ClosedSeq == 0 {
+			return // a repeat
+		}
+		if err := a.send(&res, false); err != nil {
+			st.finish()
+			return
+		}
+		for _, c := range res.Chunks {
+			st.credit += len(c.Data)
+		}
+		if st.credit >= attachCreditEvery {
+			st.credit = 0
+			a.publish(st, wire.AttachFrame{Kind: wire.AttachCredit, N: a.after})
+		}
+		if res.ClosedSeq != 0 {
+			a.closedSeen = true
+			st.finish()
+		}
+	case wire.AttachAck:
+		a.acknowledge(f.N, f.Data)
+	case wire.AttachEnd:
+		st.finish()
+	}
+}
+
+// acknowledge drops the writes up to n from those pending; data, when
+// present, is write n's error, which the client is told.
+func (a *attachment) acknowledge(n uint64, data []byte) {
+	a.mu.Lock()
+	i := 0
+	for ; i < len(a.pending) && a.pending[i].n <= n; i++ {
+		a.pendingBytes -= len(a.pending[i].data)
+	}
+	a.pending = a.pending[i:]
+	a.acked = max(a.acked, n)
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	if len(data) == 0 {
+		return
+	}
+	var we wire.Error
+	if err := wire.Unmarshal(data, &we); err != nil {
+		we = *wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "stdin write %d failed: %v", n, err)
+	}
+	_ = a.sendControl(attachControl{Type: "error", Error: client.NewErrorBody(&we).Error})
+}
+
+// streamStdin queues one stdin write and sends it on the open stream, if
+// any (a stream opened later sends what is queued). It waits while
+// attachPendingMax bytes are unacknowledged.
+func (a *attachment) streamStdin(ctx context.Context, p []byte, eof bool) {
+	a.mu.Lock()
+	for a.pendingBytes > attachPendingMax && ctx.Err() == nil {
+		a.cond.Wait()
+	}
+	a.writes++
+	w := pendingWrite{n: uint64(a.writes), data: p, eof: eof}
+	a.pending = append(a.pending, w)
+	a.pendingBytes += len(p)
+	st := a.cur
+	a.mu.Unlock()
+	if st != nil {
+		a.sendWrite(st, w)
+	}
+}
+
+func (a *attachment) sendWrite(st *cpStream, w pendingWrite) {
+	k := wire.AttachWrite
+	if w.eof {
+		k = wire.AttachEOF
+	}
+	a.publish(st, wire.AttachFrame{Kind: k, N: w.n, Data: w.data})
+}
+
+func (a *attachment) publish(st *cpStream, f wire.AttachFrame) {
+	f.Stream = st.id
+	_ = a.s.pipeNC.Publish(st.rpc, wire.AppendAttachFrame(nil, f, true))
+}
+
+// drainStdin waits until the stdin sent on streams was written (or
+// procCallTimeout passed), asking the agent to acknowledge at once: a
+// signal or resize then follows the keys typed before it.
+func (a *attachment) drainStdin(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, procCallTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { a.mu.Lock(); a.cond.Broadcast(); a.mu.Unlock() })
+	defer stop()
+	a.mu.Lock()
+	st := a.cur
+	waiting := len(a.pending) > 0
+	a.mu.Unlock()
+	if !waiting {
+		return
+	}
+	if st != nil {
+		a.outMu.Lock()
+		after := a.after
+		a.outMu.Unlock()
+		a.publish(st, wire.AttachFrame{Kind: wire.AttachCredit, N: after}) // answered with an ack
+	}
+	a.mu.Lock()
+	for len(a.pending) > 0 && ctx.Err() == nil {
+		a.cond.Wait()
+	}
+	a.mu.Unlock()
+}

@@ -1,0 +1,71 @@
+//go:build hoptrace
+
+package hoptrace
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Enabled reports whether this build records hops.
+const Enabled = true
+
+var (
+	mu   sync.Mutex
+	cur  [NumHops]int64
+	done [][NumHops]int64
+)
+
+// Mark records that the current keystroke reached hop h. CPStdin starts a
+// new keystroke; a hop marked twice keeps its first time.
+func Mark(h int) {
+	now := time.Now().UnixNano()
+	mu.Lock()
+	defer mu.Unlock()
+	if h == CPStdin {
+		if cur[CPStdin] != 0 {
+			done = append(done, cur)
+		}
+		cur = [NumHops]int64{}
+	}
+	if cur[h] == 0 {
+		cur[h] = now
+	}
+}
+
+// Report writes each hop's delay from the one before (median, p99) over
+// the keystrokes that reached every hop, and resets.
+func Report(w io.Writer) {
+	mu.Lock()
+	all := append(done, cur)
+	done, cur = nil, [NumHops]int64{}
+	mu.Unlock()
+	var d [NumHops][]float64
+	for _, k := range all {
+		ok := true
+		for _, t := range k {
+			ok = ok && t != 0
+		}
+		if !ok {
+			continue
+		}
+		for h := 1; h < NumHops; h++ {
+			d[h] = append(d[h], float64(k[h]-k[h-1])/1e3)
+		}
+		d[0] = append(d[0], float64(k[NumHops-1]-k[0])/1e3)
+	}
+	fmt.Fprintf(w, "hops (µs, p50 / p99) over %d keystrokes:\n", len(d[0]))
+	for h := range NumHops {
+		name := "total cp→cp"
+		if h > 0 {
+			name = Names[h-1] + " → " + Names[h]
+		}
+		slices.Sort(d[h])
+		if n := len(d[h]); n > 0 {
+			fmt.Fprintf(w, "  %-40s %8.1f %8.1f\n", name, d[h][n/2], d[h][n*99/100])
+		}
+	}
+}

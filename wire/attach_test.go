@@ -1,0 +1,113 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+func TestAttachFrameRoundTrip(t *testing.T) {
+	tests := []struct {
+		name    string
+		f       AttachFrame
+		toAgent bool
+	}{
+		{"write", AttachFrame{Kind: AttachWrite, Stream: "s1", N: 7, Data: []byte("ls\r")}, true},
+		{"eof", AttachFrame{Kind: AttachEOF, Stream: "s1", N: 8}, true},
+		{"credit", AttachFrame{Kind: AttachCredit, Stream: "s-2_x", N: 1 << 40}, true},
+		{"close", AttachFrame{Kind: AttachClose, Stream: "s1"}, true},
+		{"events", AttachFrame{Kind: AttachEvents, Data: []byte{0x80}}, false},
+		{"ack", AttachFrame{Kind: AttachAck, N: 3}, false},
+		{"ack with error", AttachFrame{Kind: AttachAck, N: 3, Data: []byte{0x81}}, false},
+		{"end", AttachFrame{Kind: AttachEnd, Data: []byte("lease")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := AppendAttachFrame(nil, tt.f, tt.toAgent)
+			got, err := DecodeAttachFrame(b, tt.toAgent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind != tt.f.Kind || got.Stream != tt.f.Stream || got.N != tt.f.N || !bytes.Equal(got.Data, tt.f.Data) {
+				t.Fatalf("decoded %+v, want %+v", got, tt.f)
+			}
+			if tt.toAgent && b[0] != AttachMagic {
+				t.Fatalf("first byte %#x, want AttachMagic", b[0])
+			}
+		})
+	}
+}
+
+func TestAttachFrameBad(t *testing.T) {
+	n := func(k AttachKind, v uint64) []byte { return binary.BigEndian.AppendUint64([]byte{byte(k)}, v) }
+	to := func(stream string, rest []byte) []byte {
+		return append(append([]byte{AttachMagic, byte(len(stream))}, stream...), rest...)
+	}
+	tests := []struct {
+		name    string
+		b       []byte
+		toAgent bool
+	}{
+		{"empty", nil, false},
+		{"short", []byte{'o', 1, 2}, false},
+		{"no magic", n(AttachCredit, 1), true},
+		{"pipe magic", append([]byte{PipeMagic, 1, 's'}, n(AttachCredit, 1)...), true},
+		{"stream past the end", []byte{AttachMagic, 40, 's'}, true},
+		{"stream with a dot", to("s.1", n(AttachCredit, 1)), true},
+		{"empty stream", to("", n(AttachCredit, 1)), true},
+		{"agent's kind to the agent", to("s1", n(AttachEvents, 1)), true},
+		{"control plane's kind from the agent", n(AttachWrite, 1), false},
+		{"unknown kind", n('q', 1), false},
+		{"credit with data", to("s1", append(n(AttachCredit, 1), 'x')), true},
+		{"write number 0", to("s1", append(n(AttachWrite, 0), 'x')), true},
+		{"eof number 0", to("s1", n(AttachEOF, 0)), true},
+		{"oversized write", to("s1", append(n(AttachWrite, 1), make([]byte, AttachWriteMax+1)...)), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := DecodeAttachFrame(tt.b, tt.toAgent); !errors.Is(err, ErrBadAttachFrame) {
+				t.Fatalf("DecodeAttachFrame = %v, want ErrBadAttachFrame", err)
+			}
+		})
+	}
+}
+
+func TestProcAttachRequestValidate(t *testing.T) {
+	ok := ProcAttachRequest{ID: "p1", Owner: "o", Stream: "s1", WritePrefix: "abc-"}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]ProcAttachRequest{
+		"no id":           {Owner: "o", Stream: "s"},
+		"no owner":        {ID: "p1", Stream: "s"},
+		"stream dot":      {ID: "p1", Owner: "o", Stream: "s.x"},
+		"negative max":    {ID: "p1", Owner: "o", Stream: "s", MaxBytes: -1},
+		"prefix too long": {ID: "p1", Owner: "o", Stream: "s", WritePrefix: string(make([]byte, MaxWriteIDLen))},
+	} {
+		if err := r.Validate(); err == nil {
+			t.Errorf("%s: valid, want an error", name)
+		}
+	}
+}
+
+func FuzzDecodeAttachFrame(f *testing.F) {
+	f.Add(AppendAttachFrame(nil, AttachFrame{Kind: AttachWrite, Stream: "s1", N: 1, Data: []byte("a")}, true), true)
+	f.Add(AppendAttachFrame(nil, AttachFrame{Kind: AttachCredit, Stream: "s1", N: 9}, true), true)
+	f.Add(AppendAttachFrame(nil, AttachFrame{Kind: AttachEOF, Stream: "s1", N: 2}, true), true)
+	f.Add(AppendAttachFrame(nil, AttachFrame{Kind: AttachEvents, Data: []byte{0x81, 0xa4, 'n', 'e', 'x', 't', 0x01}}, false), false)
+	f.Add(AppendAttachFrame(nil, AttachFrame{Kind: AttachAck, N: 4}, false), false)
+	f.Add(AppendAttachFrame(nil, AttachFrame{Kind: AttachEnd, Data: []byte("bye")}, false), false)
+	f.Add([]byte{AttachMagic, 200}, true)
+	f.Add([]byte{}, false)
+	f.Fuzz(func(t *testing.T, b []byte, toAgent bool) {
+		fr, err := DecodeAttachFrame(b, toAgent)
+		if err != nil {
+			return
+		}
+		again := AppendAttachFrame(nil, fr, toAgent)
+		if !bytes.Equal(again, b) {
+			t.Fatalf("frame %x decodes to %+v, which encodes to %x", b, fr, again)
+		}
+	})
+}
