@@ -28,6 +28,7 @@ import (
 	"github.com/outposthq/outpost/delivery"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/internal/filelock"
+	"github.com/outposthq/outpost/proxy"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
@@ -77,6 +78,10 @@ type Config struct {
 	Logger *slog.Logger
 	// NATSOptions are added after the agent's own (tests shorten timeouts).
 	NATSOptions []nats.Option
+	// Proxy picks the HTTP proxy of the agent's bulk connections to the
+	// control plane (large transfers); nil reads HTTPS_PROXY, HTTP_PROXY and
+	// NO_PROXY, as NATSProxy does for the NATS connection.
+	Proxy proxy.Func
 	// Takeover makes a live daemon with the same identity stop, and serves instead.
 	Takeover bool
 	// LockFile, when set, is locked for the daemon's life: a second daemon on

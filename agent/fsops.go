@@ -16,6 +16,7 @@ type fileOps struct {
 	git       *git.Git
 	gitVer    string
 	transfers *transfers
+	bulk      *bulkDialer // nil: transfers only over NATS
 	archives  *archives
 	watches   *watches
 	// opened, when set, checks a file once open (Agent.checkOpened).
@@ -34,7 +35,8 @@ func (a *Agent) registerFiles() error {
 		root.Close()
 		return err
 	}
-	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes, Guard: a.gitGuard, Overrides: a.gitOverrides}, transfers: newTransfers(DefaultTransferIdle)}
+	fo := &fileOps{fs: root, realRoot: real, git: &git.Git{Ceiling: real, Exclude: a.gitExcludes, Guard: a.gitGuard, Overrides: a.gitOverrides}, transfers: newTransfers(DefaultTransferIdle),
+		bulk: newBulkDialer(a.cfg.Identity, a.cfg.Proxy)}
 	ctx, cancel := context.WithTimeout(context.Background(), gitProbeTimeout)
 	fo.gitVer, _ = fo.git.Version(ctx)
 	cancel()
@@ -50,7 +52,7 @@ func (a *Agent) registerFiles() error {
 		wire.OpFsStat: fo.stat, wire.OpFsList: fo.list,
 		wire.OpFsOpen: fo.open, wire.OpFsClose: fo.closeHandle,
 		wire.OpFsWrite: fo.write, wire.OpFsUploadBegin: fo.uploadBegin, wire.OpFsUploadChunk: fo.uploadChunk,
-		wire.OpFsUploadCommit: fo.uploadCommit, wire.OpFsUploadAbort: fo.closeHandle,
+		wire.OpFsUploadCommit: fo.uploadCommit, wire.OpFsSend: fo.send, wire.OpFsUploadRecv: fo.recv, wire.OpFsUploadAbort: fo.closeHandle,
 		wire.OpFsMkdir: fo.mkdir, wire.OpFsMove: fo.move, wire.OpFsRemove: fo.remove,
 		wire.OpGitStatus: fo.gitStatus, wire.OpGitDiff: fo.gitDiff, wire.OpGitApply: fo.gitApply,
 		wire.OpGitCommit: fo.gitCommit, wire.OpGitLog: fo.gitLog,

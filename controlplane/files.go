@@ -104,7 +104,7 @@ func (s *Server) handlePutFile(w http.ResponseWriter, r *http.Request, t target)
 	if err != nil {
 		return err
 	}
-	res, err := s.newRelay(t).upload(r.Context(), r.Body, opts)
+	res, err := s.newRelay(t).withBulk(s, r).upload(r.Context(), r.Body, opts)
 	if err != nil {
 		return err
 	}

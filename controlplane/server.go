@@ -176,6 +176,7 @@ type Server struct {
 	keyUses  keyUses
 	tls      *serverTLS     // nil: plaintext
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
+	bulk     bulkHub        // tickets of bulk connections (bulk.go)
 
 	limits        limiter         // device login's guessing limits
 	pipes         *pipeHub        // connections to agents' ports (pipes.go)
@@ -617,6 +618,7 @@ func (s *Server) routes() http.Handler {
 	s.routeGit(mux)
 	s.routePorts(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
+	mux.HandleFunc("GET "+bulkPath, s.handleBulk)
 	// The web console: GET /, GET /device and GET /console/...; a client
 	// of the routes above only.
 	console.Register(mux)

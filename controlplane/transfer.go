@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -33,6 +34,9 @@ type fileRelay struct {
 	t      target
 	chunk  int
 	window int
+	bulk   *bulkSide // nil: only NATS (withBulk)
+	ws     string    // the target's workspace, with bulk
+	size   int64     // the upload's Content-Length, -1 when unknown
 }
 
 // newRelay sizes chunks to a quarter of the connection's max payload, at
@@ -85,24 +89,37 @@ func (x *fileRelay) upload(ctx context.Context, body io.Reader, opts wire.FsWrit
 		x.putChunk(first)
 		return nil, err
 	}
-	send := x.uploadChunks(begun.Handle)
-	size, err := x.sendChunks(ctx, send, body, first, n)
+	commit := &wire.FsUploadCommitRequest{Handle: begun.Handle}
+	size, crc, started, err := x.bulkUpload(ctx, begun.Handle, body, (*first)[wire.Headroom:wire.Headroom+n])
+	if started {
+		x.putChunk(first)
+		commit.Size, commit.CRC32C = size, &crc
+	} else {
+		send := x.uploadChunks(begun.Handle)
+		commit.Size, err = x.sendChunks(ctx, send, body, first, n)
+		commit.SHA256 = hex.EncodeToString(send.hash.Sum(nil))
+	}
 	if err == nil {
-		commit := &wire.FsUploadCommitRequest{Handle: begun.Handle, Size: size, SHA256: hex.EncodeToString(send.hash.Sum(nil))}
 		if err = x.t.Call(ctx, wire.OpFsUploadCommit, commit, &res, fileCall()); err == nil {
 			return &res, nil
 		}
 	}
-	x.cleanup(ctx, wire.OpFsUploadAbort, begun.Handle)
+	aerr := x.cleanup(ctx, wire.OpFsUploadAbort, begun.Handle)
+	if started && aerr != nil && wire.AsError(aerr).Code != wire.CodeNotFound && !rpc.MaybeDelivered(aerr) {
+		// The agent ended the upload itself (its owner's policy, a pause):
+		// its reason, not the broken bulk connection it left, is the error.
+		return nil, aerr
+	}
 	return nil, err
 }
 
 // cleanup sends a best-effort abort or close for handle, even when ctx is
-// done; the agent's idle timeout covers it when this fails too.
-func (x *fileRelay) cleanup(ctx context.Context, op, handle string) {
+// done, and returns its error; the agent's idle timeout covers it when this
+// fails too.
+func (x *fileRelay) cleanup(ctx context.Context, op, handle string) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_ = x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
+	return x.t.Call(cctx, op, &wire.FsHandleRequest{Handle: handle}, nil, fileCall())
 }
 
 // chunkSend says where sendChunks sends: op, with the body mk makes for
@@ -204,6 +221,16 @@ type readPiece struct {
 // window chunks ahead. A chunk that comes back short (the agent's view of
 // the file changed) is an error.
 func (x *fileRelay) download(ctx context.Context, w io.Writer, handle string, from, to int64) error {
+	if to-from >= bulkMin {
+		n, fallback, err := x.bulkDownload(ctx, w, handle, from, to)
+		if err == nil || !fallback {
+			return err
+		}
+		from += n
+		if from == to {
+			return nil
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()

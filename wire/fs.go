@@ -229,12 +229,15 @@ func validChunk(handle string, offset int64, data []byte) error {
 
 // FsUploadCommitRequest is the body of fs.upload.commit. The agent checks
 // that the file it wrote has Size bytes and, when SHA256 is set, that hash;
-// a mismatch aborts the upload (invalid_argument/checksum_mismatch) and the
-// old file stays.
+// when CRC32C is set (an upload whose bytes all came on one bulk
+// connection), the CRC-32C (Castagnoli) of what came on it. A mismatch
+// aborts the upload (invalid_argument/checksum_mismatch) and the old file
+// stays.
 type FsUploadCommitRequest struct {
-	Handle string `msgpack:"h"`
-	Size   int64  `msgpack:"size"`
-	SHA256 string `msgpack:"sha256,omitempty"`
+	Handle string  `msgpack:"h"`
+	Size   int64   `msgpack:"size"`
+	SHA256 string  `msgpack:"sha256,omitempty"`
+	CRC32C *uint32 `msgpack:"crc,omitempty"`
 }
 
 // Validate checks the handle and size.

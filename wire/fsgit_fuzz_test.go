@@ -2,6 +2,7 @@ package wire
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,6 +25,8 @@ func fsGitBodies() map[string]validator {
 		OpFsUploadChunk:   &FsUploadChunkRequest{Handle: "h2", Offset: 4096, Data: []byte{1, 2, 3}},
 		OpFsUploadCommit:  &FsUploadCommitRequest{Handle: "h2", Size: 4099, SHA256: "ab"},
 		OpFsUploadAbort:   &FsHandleRequest{Handle: "h2"},
+		OpFsSend:          &FsSendRequest{Handle: "h1", Offset: 2 << 20, Length: 1 << 30, Ticket: "bABC234"},
+		OpFsUploadRecv:    &FsUploadRecvRequest{Handle: "h2", Offset: 0, Ticket: "bXYZ567"},
 		OpFsMkdir:         &FsMkdirRequest{Path: "x/y", Parents: true},
 		OpFsMove:          &FsMoveRequest{From: "a", To: "b", Overwrite: true},
 		OpFsRemove:        &FsRemoveRequest{Path: "x", Recursive: true},
@@ -106,6 +109,11 @@ func TestFsGitValidate(t *testing.T) {
 		{"write too big", &FsWriteRequest{FsWriteOptions: FsWriteOptions{Path: "a"}, Data: make([]byte, MaxChunk+1)}, CodePayloadTooLarge},
 		{"chunk too big", &FsUploadChunkRequest{Handle: "h", Data: make([]byte, MaxChunk+1)}, CodePayloadTooLarge},
 		{"commit negative size", &FsUploadCommitRequest{Handle: "h", Size: -1}, CodeInvalidArgument},
+		{"send no ticket", &FsSendRequest{Handle: "h", Length: 1}, CodeInvalidArgument},
+		{"send negative length", &FsSendRequest{Handle: "h", Length: -1, Ticket: "b1"}, CodeInvalidArgument},
+		{"send ticket not alphanumeric", &FsSendRequest{Handle: "h", Ticket: "b/../1"}, CodeInvalidArgument},
+		{"recv long ticket", &FsUploadRecvRequest{Handle: "h", Ticket: strings.Repeat("b", MaxTicketLen+1)}, CodeInvalidArgument},
+		{"recv negative offset", &FsUploadRecvRequest{Handle: "h", Offset: -1, Ticket: "b1"}, CodeInvalidArgument},
 		{"long handle", &FsHandleRequest{Handle: string(make([]byte, MaxHandleLen+1))}, CodeInvalidArgument},
 		{"move long to", &FsMoveRequest{From: "a", To: long}, CodeInvalidArgument},
 		{"apply empty", &GitApplyRequest{}, CodeInvalidArgument},

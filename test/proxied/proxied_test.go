@@ -9,8 +9,10 @@
 package proxied
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -111,6 +113,7 @@ func (w *world) runAgent(t *testing.T, admin *client.Client, id string, pick pro
 		Identity: ident, Root: t.TempDir(), HeartbeatInterval: 200 * time.Millisecond,
 		Logger:      slog.New(slog.DiscardHandler),
 		NATSOptions: []nats.Option{agent.NATSProxy(pick, ident.NATSURLs)},
+		Proxy:       pick,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -154,12 +157,14 @@ func TestEverythingThroughProxy(t *testing.T) {
 
 	w.runAgent(t, admin, "laptop", pick)
 	execEcho(t, admin, "laptop", "through-the-proxy")
+	bigFile(t, admin, "laptop")
 
 	api := "http://" + w.httpAddr
 	for _, want := range []struct{ method, target string }{
 		{"POST", api + "/v1/workspaces/ws/enrollment-tokens"}, // the SDK
 		{"POST", api + "/v1/enroll"},                          // enrollment
 		{"CONNECT", w.natsAddr},                               // the agent's NATS
+		{"CONNECT", w.httpAddr},                               // its bulk connections
 		{"POST", api + "/v1/workspaces/ws/agents/laptop/exec"},
 	} {
 		if n := p.Count(want.method, want.target); n < 1 {
@@ -230,5 +235,29 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(pollEvery)
+	}
+}
+
+// bigFile uploads and downloads a file large enough for bulk connections
+// (the agent dials the control plane for each) and compares the bytes.
+func bigFile(t *testing.T, admin *client.Client, id string) {
+	t.Helper()
+	ctx := tctx(t)
+	data := make([]byte, 24<<20+7)
+	for i := range data {
+		data[i] = byte(i*7 + i>>11)
+	}
+	tgt := admin.Agent("ws", id)
+	if _, err := tgt.Put(ctx, "big.bin", bytes.NewReader(data), int64(len(data)), client.PutOptions{}); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	f, err := tgt.Get(ctx, "big.bin")
+	if err != nil {
+		t.Fatalf("download: %v", err)
+	}
+	got, err := io.ReadAll(f.Body)
+	f.Body.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("downloaded %d bytes (%v), want %d", len(got), err, len(data))
 	}
 }
