@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -37,13 +36,21 @@ var cgroup2Limits = []string{"memory", "pids"}
 // write its cgroup, or the controllers are not available (a hybrid
 // machine whose controllers are bound to v1 hierarchies).
 func newCgroup2() (*cgroup2, error) {
-	mnt, err := cgroup2Mount()
+	mounts, err := cgroupMounts()
 	if err != nil {
 		return nil, err
 	}
-	own, err := ownCgroup2()
+	owns, err := ownCgroups()
 	if err != nil {
 		return nil, err
+	}
+	mnt, ok1 := mounts[unified]
+	own, ok2 := owns[unified]
+	switch {
+	case !ok1:
+		return nil, errors.New("proc: no cgroup2 hierarchy is mounted")
+	case !ok2:
+		return nil, errors.New("proc: the agent is in no cgroup2 cgroup")
 	}
 	return newCgroup2At(filepath.Join(mnt, own), fmt.Sprintf("outpost-%d", os.Getpid()), cgroup2Limits)
 }
@@ -94,42 +101,6 @@ func newCgroup2At(own, name string, need []string) (*cgroup2, error) {
 		c.ctl[w] = true
 	}
 	return c, nil
-}
-
-// cgroup2Mount is where the unified hierarchy is mounted.
-func cgroup2Mount() (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if ok && len(fields) >= 5 && len(tail) >= 1 && tail[0] == "cgroup2" {
-			return fields[4], nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", err
-	}
-	return "", errors.New("proc: no cgroup2 hierarchy is mounted")
-}
-
-// ownCgroup2 is the agent's cgroup in the unified hierarchy (the "0::"
-// line of /proc/self/cgroup).
-func ownCgroup2() (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			return p, nil
-		}
-	}
-	return "", errors.New("proc: the agent is in no cgroup2 cgroup")
 }
 
 // readControllers reads a cgroup.controllers (or subtree_control) file.

@@ -14,15 +14,19 @@ import (
 // cgroup2Own is this process's cgroup directory in the unified hierarchy.
 func cgroup2Own(t *testing.T) string {
 	t.Helper()
-	mnt, err := cgroup2Mount()
-	if err != nil {
-		t.Skipf("no cgroup2 hierarchy on this machine: %v", err)
-	}
-	own, err := ownCgroup2()
+	mounts, err := cgroupMounts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(mnt, own)
+	mnt, ok := mounts[unified]
+	if !ok {
+		t.Skipf("no cgroup2 hierarchy on this machine")
+	}
+	owns, err := ownCgroups()
+	if err != nil || owns[unified] == "" {
+		t.Fatalf("the agent's cgroup2 cgroup: %q, %v", owns[unified], err)
+	}
+	return filepath.Join(mnt, owns[unified])
 }
 
 // The mechanism reported is the one this machine allows, chosen in order
@@ -160,11 +164,11 @@ func TestCgroup2BoxStartsInsideAndKillsTheTree(t *testing.T) {
 }
 
 func mntOf(t *testing.T) string {
-	mnt, err := cgroup2Mount()
-	if err != nil {
-		t.Fatal(err)
+	mounts, err := cgroupMounts()
+	if err != nil || mounts[unified] == "" {
+		t.Fatalf("cgroup2 mount: %q, %v", mounts[unified], err)
 	}
-	return mnt
+	return mounts[unified]
 }
 
 // pgidOf is pid's process group.

@@ -71,7 +71,13 @@ func newCgroup1() (*cgroup1, error) {
 	return c, nil
 }
 
-// cgroupMounts maps each v1 controller to its mount point (/proc/self/mountinfo).
+// unified is the key of the cgroup v2 (unified) hierarchy in what
+// cgroupMounts and ownCgroups return; v1 hierarchies are keyed by their
+// controllers.
+const unified = ""
+
+// cgroupMounts maps each v1 controller, and unified, to its mount point
+// (/proc/self/mountinfo).
 func cgroupMounts() (map[string]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -83,17 +89,23 @@ func cgroupMounts() (map[string]string, error) {
 	for sc.Scan() {
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
 		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) < 3 || tail[0] != "cgroup" {
-			continue
-		}
-		for _, opt := range strings.Split(tail[2], ",") {
-			out[opt] = fields[4]
+		switch {
+		case !ok || len(fields) < 5 || len(tail) < 1:
+		case tail[0] == "cgroup2":
+			if _, seen := out[unified]; !seen {
+				out[unified] = fields[4]
+			}
+		case tail[0] == "cgroup" && len(tail) >= 3:
+			for _, opt := range strings.Split(tail[2], ",") {
+				out[opt] = fields[4]
+			}
 		}
 	}
 	return out, sc.Err()
 }
 
-// ownCgroups maps each v1 controller to the agent's cgroup path in it.
+// ownCgroups maps each v1 controller, and unified (the "0::" line), to the
+// agent's cgroup path in its hierarchy (/proc/self/cgroup).
 func ownCgroups() (map[string]string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -102,11 +114,14 @@ func ownCgroups() (map[string]string, error) {
 	out := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 || parts[1] == "" {
-			continue
-		}
-		for _, ctl := range strings.Split(parts[1], ",") {
-			out[ctl] = parts[2]
+		switch {
+		case len(parts) != 3:
+		case parts[0] == "0" && parts[1] == "":
+			out[unified] = parts[2]
+		case parts[1] != "":
+			for _, ctl := range strings.Split(parts[1], ",") {
+				out[ctl] = parts[2]
+			}
 		}
 	}
 	return out, nil
