@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -320,5 +323,40 @@ func TestExtractArchiveWorkersKeepOrder(t *testing.T) {
 		if tf := tempFiles(t, filepath.Join(fx.root, "dest2", d)); len(tf) > 0 {
 			t.Errorf("temporary files left in %s: %v", d, tf)
 		}
+	}
+}
+
+// TestWriteArchiveIsSorted: entries come in name order within each
+// directory, whatever order the file system lists them in, so the same
+// tree gives the same archive.
+func TestWriteArchiveIsSorted(t *testing.T) {
+	fx := newFixture(t)
+	var want []string
+	for i := range 200 {
+		name := fmt.Sprintf("f%03d", (i*37)%200)
+		mustWrite(t, filepath.Join(fx.root, "many", name), name)
+		want = append(want, name)
+	}
+	slices.Sort(want)
+	var b bytes.Buffer
+	if err := fx.fs.WriteArchive(context.Background(), "many", &b); err != nil {
+		t.Fatalf("WriteArchive: %v", err)
+	}
+	var got []string
+	tr := tar.NewReader(&b)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			got = append(got, path.Base(h.Name))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("entries in this order: %v", got)
 	}
 }

@@ -5,6 +5,8 @@ package files
 import (
 	iofs "io/fs"
 	"os"
+	"slices"
+	"strings"
 )
 
 // readDir lists directory r, sorted by name.
@@ -14,5 +16,7 @@ func readDir(r *os.Root) ([]iofs.DirEntry, error) {
 		return nil, err
 	}
 	defer d.Close()
-	return d.ReadDir(-1)
+	es, err := d.ReadDir(-1)
+	slices.SortFunc(es, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return es, err
 }

@@ -5,6 +5,8 @@ package files
 import (
 	iofs "io/fs"
 	"os"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,5 +38,6 @@ func readDir(r *os.Root) ([]iofs.DirEntry, error) {
 	for i, e := range es {
 		out[i] = rootDirent{root: r, name: e.Name(), typ: e.Type()}
 	}
+	slices.SortFunc(out, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
 }
