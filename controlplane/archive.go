@@ -34,28 +34,33 @@ func (s *Server) handleGetArchive(w http.ResponseWriter, r *http.Request, t targ
 	w.WriteHeader(http.StatusOK)
 	// The next piece is asked for while the last one is written to the
 	// client: a writer goroutine takes them, in order, until pieces is
-	// closed (after a write error it only drains them).
+	// closed. A failed write ends the reads too (ctx), and the writer then
+	// only drains what was already read.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
 	pieces := make(chan []byte, 2)
 	werr := make(chan error, 1)
 	go func() {
 		var err error
 		for p := range pieces {
 			if err == nil {
-				_, err = w.Write(p)
+				if _, err = w.Write(p); err != nil {
+					cancel(err)
+				}
 			}
 		}
 		werr <- err
 	}()
 	for {
 		var res wire.FsArchiveReadResult
-		err := x.t.Concurrent().Call(r.Context(), wire.OpFsArchiveRead, &wire.FsHandleRequest{Handle: open.Handle}, &res, fileCall())
+		err := x.t.Concurrent().Call(ctx, wire.OpFsArchiveRead, &wire.FsHandleRequest{Handle: open.Handle}, &res, fileCall())
 		if err == nil && len(res.Data) > 0 {
 			pieces <- res.Data // it aliases its reply, which nothing reuses
 		}
 		if err != nil || res.EOF {
 			close(pieces)
-			if werr := <-werr; err == nil {
-				err = werr
+			if werr := <-werr; werr != nil {
+				err = werr // the cause; the read's error is its echo
 			}
 			if err == nil {
 				return nil
