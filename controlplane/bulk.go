@@ -55,7 +55,7 @@ func (x *fileRelay) withBulk(s *Server, r *http.Request) *fileRelay {
 type bulkHub struct {
 	mu      sync.Mutex
 	waits   map[string]*bulkWait
-	claimed atomic.Int64 // connections taken, for tests and logs
+	claimed atomic.Int64 // connections taken (the tests count them)
 }
 
 // bulkWait is one ticket: the agent that may claim it, by its bound public
@@ -354,9 +354,6 @@ func closeWrite(c net.Conn) error {
 	}
 	return errors.New("the connection cannot close its write side")
 }
-
-// bulkPath is where agents make bulk connections.
-const bulkPath = wire.BulkPath
 
 // writeGathered writes p to dst, gathering its TLS records on g if any.
 func writeGathered(dst net.Conn, p []byte, g *gatherConn) error {

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/outposthq/outpost/wire"
 	"io"
 	"log/slog"
 	"net"
@@ -618,7 +619,7 @@ func (s *Server) routes() http.Handler {
 	s.routeGit(mux)
 	s.routePorts(mux)
 	mux.HandleFunc("GET "+NATSPath, s.handleNATS)
-	mux.HandleFunc("GET "+bulkPath, s.handleBulk)
+	mux.HandleFunc("GET "+wire.BulkPath, s.handleBulk)
 	// The web console: GET /, GET /device and GET /console/...; a client
 	// of the routes above only.
 	console.Register(mux)

@@ -92,13 +92,6 @@ func (f *Flight) ackAt(n int, now time.Time) {
 	f.mu.Unlock()
 }
 
-// InFlight is the bytes sent and not yet acknowledged.
-func (f *Flight) InFlight() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bytes
-}
-
 // Acked is the bytes acknowledged in all.
 func (f *Flight) Acked() int64 {
 	f.mu.Lock()

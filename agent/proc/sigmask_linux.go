@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -27,7 +26,7 @@ var inheritedMask = sync.OnceValues(func() (bool, string) {
 	if !blocked {
 		return false, ""
 	}
-	self, err := os.Executable()
+	self, err := selfBinary()
 	if err != nil {
 		return false, ""
 	}
