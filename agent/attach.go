@@ -222,17 +222,8 @@ func (s *attachStream) push() {
 		if res.NextSeq <= s.sent && res.ClosedSeq == 0 {
 			return // nothing new (a closed process is told once, even so)
 		}
-		out := wire.ProcReadResult{
-			Chunks: make([]wire.ProcChunk, len(res.Chunks)), NextSeq: res.NextSeq,
-			ExitSeq: res.ExitSeq, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
-			ClosedSeq: res.ClosedSeq, Dropped: res.Dropped,
-		}
-		n := 0
-		for i, c := range res.Chunks {
-			out.Chunks[i] = wire.ProcChunk{Seq: c.Seq, Stream: c.Stream, Data: c.Data}
-			n += len(c.Data)
-		}
-		body, err := wire.Marshal(&out)
+		out, n := wireRead(res)
+		body, err := wire.Marshal(out)
 		if err != nil {
 			s.endLocked(err.Error())
 			return

@@ -90,16 +90,7 @@ func (a *Agent) procRead(ctx context.Context, req *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.ProcReadResult{
-		Chunks: make([]wire.ProcChunk, len(res.Chunks)), NextSeq: res.NextSeq,
-		ExitSeq: res.ExitSeq, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
-		ClosedSeq: res.ClosedSeq, Dropped: res.Dropped,
-	}
-	n := 0
-	for i, c := range res.Chunks {
-		out.Chunks[i] = wire.ProcChunk{Seq: c.Seq, Stream: c.Stream, Data: c.Data}
-		n += len(c.Data)
-	}
+	out, n := wireRead(res)
 	if res.ClosedSeq != 0 {
 		a.uplink.forget(b.ID)
 	} else {
@@ -146,4 +137,20 @@ func (a *Agent) procTerminate(_ context.Context, req *wire.Request) (any, error)
 		return nil, err
 	}
 	return &wire.ProcTerminateResult{WasRunning: was}, nil
+}
+
+// wireRead is res as proc.read and attach streams send it, and the bytes
+// of output it carries.
+func wireRead(res proc.ReadResult) (*wire.ProcReadResult, int) {
+	out := &wire.ProcReadResult{
+		Chunks: make([]wire.ProcChunk, len(res.Chunks)), NextSeq: res.NextSeq,
+		ExitSeq: res.ExitSeq, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
+		ClosedSeq: res.ClosedSeq, Dropped: res.Dropped,
+	}
+	n := 0
+	for i, c := range res.Chunks {
+		out.Chunks[i] = wire.ProcChunk{Seq: c.Seq, Stream: c.Stream, Data: c.Data}
+		n += len(c.Data)
+	}
+	return out, n
 }
