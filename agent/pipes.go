@@ -149,7 +149,7 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	p.conn = pipe.New(pipe.Config{
 		ID: body.Pipe,
 		Send: func(b []byte) error {
-			if wire.FrameKind(b[0]) == wire.FrameData {
+			if wire.KindOf(b, false) == wire.FrameData {
 				fl.Take(len(b))
 			}
 			return ps.publish(subj, b)

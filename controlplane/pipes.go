@@ -146,7 +146,7 @@ func (p *hubPipe) send(h *pipeHub) func(b []byte) error {
 		if subj == "" {
 			return errors.New("pipe not open")
 		}
-		if acks && len(b) > 2+int(b[1]) && wire.FrameKind(b[2+int(b[1])]) == wire.FrameData {
+		if acks && wire.KindOf(b, true) == wire.FrameData {
 			// At most a flight of data ahead of the requests on the
 			// agent's one connection.
 			h.flightOf(subjects.Agent{Workspace: p.ws, ID: agent}).Take(len(b))
@@ -185,7 +185,7 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 	if err != nil {
 		return
 	}
-	if len(m.Data) == 9 && wire.FrameKind(m.Data[0]) == wire.FrameAck {
+	if len(m.Data) == 9 && wire.KindOf(m.Data, false) == wire.FrameAck {
 		// The agent received that many bytes of this connection's data.
 		if f, err := wire.DecodeFrame(m.Data, false); err == nil {
 			h.mu.Lock()

@@ -174,6 +174,21 @@ func AppendFrame(dst []byte, f Frame, withPipe bool) []byte {
 	return append(dst, f.Data...)
 }
 
+// KindOf is the kind of the frame in b (withPipe as for DecodeFrame)
+// without decoding the rest, or 0 when b is too short to say.
+func KindOf(b []byte, withPipe bool) FrameKind {
+	if withPipe {
+		if len(b) < 2 {
+			return 0
+		}
+		b = b[min(2+int(b[1]), len(b)):]
+	}
+	if len(b) == 0 {
+		return 0
+	}
+	return FrameKind(b[0])
+}
+
 // FrameHeaderLen is the most bytes AppendFrame puts before the data.
 const FrameHeaderLen = 2 + MaxPipeID + 1 + 8
 

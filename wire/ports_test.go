@@ -100,3 +100,21 @@ func TestPortOpenRequestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestKindOf(t *testing.T) {
+	for _, tt := range []struct {
+		b        []byte
+		withPipe bool
+		want     FrameKind
+	}{
+		{AppendFrame(nil, Frame{Kind: FrameData, Pipe: "p1", Data: []byte("x")}, true), true, FrameData},
+		{AppendFrame(nil, Frame{Kind: FrameAck, Off: 3}, false), false, FrameAck},
+		{[]byte{PipeMagic, 200, 'p'}, true, 0},
+		{[]byte{PipeMagic}, true, 0},
+		{nil, false, 0},
+	} {
+		if got := KindOf(tt.b, tt.withPipe); got != tt.want {
+			t.Errorf("KindOf(%q, %v) = %q, want %q", tt.b, tt.withPipe, got, tt.want)
+		}
+	}
+}
