@@ -263,8 +263,20 @@ func (s *Server) connectNATS() error {
 func (s *Server) connectBusy(url string, opts ...nats.Option) (*nats.Conn, error) {
 	opts = append(opts, nats.Timeout(natsConnectTimeout))
 	deadline := time.Now().Add(natsConnectWait)
+	authTries := 0
 	for {
 		nc, err := nats.Connect(url, opts...)
+		if s.ns != nil && isAuthError(err) && authTries < embeddedAuthRetries {
+			// The embedded server, seconds old, once refused the
+			// control plane's own fresh credentials (seen in CI:
+			// TestAgentPresence, "Authorization Violation"; the
+			// cause is not found). Its own credentials cannot be
+			// wrong: ask again, a few times.
+			authTries++
+			s.log.Warn("the embedded nats refused the control plane's own credentials; connecting again", "url", url, "err", err)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		if err == nil || isAuthError(err) || errors.Is(err, nats.ErrNoServers) || time.Now().After(deadline) {
 			return nc, err
 		}
@@ -272,6 +284,10 @@ func (s *Server) connectBusy(url string, opts ...nats.Option) (*nats.Conn, error
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// embeddedAuthRetries bounds connectBusy's retries of an auth error from
+// the embedded server.
+const embeddedAuthRetries = 3
 
 func isAuthError(err error) bool {
 	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) ||
