@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/outposthq/outpost/internal/websocket"
@@ -26,16 +27,31 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 		writeError(s.log, w, r, wire.Errorf(wire.CodeInvalidArgument, "", "%s takes a WebSocket upgrade", NATSPath))
 		return
 	}
-	nc, err := s.ns.InProcessConn()
+	// Wait for a turn at the embedded server's connect exchange (admit.go);
+	// an agent that gives up meanwhile closes its connection, which ends
+	// the request's context.
+	ctx, cancel := context.WithTimeout(r.Context(), natsAdmitWait)
+	release, err := s.admit.acquire(ctx)
+	cancel()
 	if err != nil {
+		if r.Context().Err() == nil {
+			writeError(s.log, w, r, wire.Errorf(wire.CodeUnavailable, "", "too many agents connecting; try again"))
+		}
+		return
+	}
+	c, err := s.ns.InProcessConn()
+	if err != nil {
+		release()
 		writeError(s.log, w, r, wire.Errorf(wire.CodeUnavailable, "", "embedded NATS: %v", err))
 		return
 	}
 	ws, err := websocket.AcceptRelay(w, r)
 	if err != nil {
-		nc.Close()
+		release()
+		c.Close()
 		return // Accept answered a bad handshake itself
 	}
+	nc := &answeredConn{Conn: c, done: release}
 	var opt websocket.RelayOptions
 	if g := gatherOf(ws.NetConn()); g != nil {
 		opt.Gather = g.Gather
@@ -43,6 +59,7 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 	s.splices.Add(1)
 	go func() {
 		defer s.splices.Done()
+		defer release() // a connection that ended before its CONNECT was answered
 		_ = websocket.Relay(ws, nc, opt)
 	}()
 }

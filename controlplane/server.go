@@ -177,6 +177,7 @@ type Server struct {
 	keyUses  keyUses
 	tls      *serverTLS     // nil: plaintext
 	splices  sync.WaitGroup // NATS WebSocket connections passed through
+	admit    *admission     // their connect exchanges (admit.go)
 	bulk     bulkHub        // tickets of bulk connections (bulk.go)
 
 	limits        limiter         // device login's guessing limits
@@ -224,7 +225,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, errors.New("controlplane: empty public NATS URL")
 		}
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	s := &Server{cfg: cfg, log: cfg.Logger, admit: newAdmission(natsAdmitConcurrent)}
 	s.handler = s.previewHost(s.routes())
 	return s, nil
 }

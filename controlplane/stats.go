@@ -14,6 +14,9 @@ type Stats struct {
 	// NATSConnections is the embedded server's client connections (0 on
 	// an external cluster).
 	NATSConnections int `json:"nats_connections"`
+	// Admission is the agents' NATS connections over wss waiting for, and
+	// admitted to, their connect exchange with the embedded server.
+	Admission AdmissionStats `json:"admission"`
 }
 
 // Stats reads the counters now; before Start has finished, and after
@@ -23,6 +26,7 @@ func (s *Server) Stats() Stats {
 	if !s.ready.Load() {
 		return st
 	}
+	st.Admission = s.admit.stats()
 	st.PresenceMessages = s.presence.Messages()
 	st.Agents = s.presence.Counts()
 	if s.ns != nil {

@@ -1,0 +1,122 @@
+package controlplane
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+)
+
+// A full admission makes the next connection wait; a slot given back lets
+// one in, and giving it back twice frees only one.
+func TestAdmissionLimit(t *testing.T) {
+	a := newAdmission(2)
+	r1, err := a.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := a.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.acquire(done); err == nil {
+		t.Fatal("a third connection was admitted past a limit of 2")
+	}
+	r1()
+	r1() // a second release of the same slot frees nothing more
+	r3, err := a.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.acquire(done); err == nil {
+		t.Fatal("a release given twice let two connections in")
+	}
+	r2()
+	r3()
+	if st := a.stats(); st.Admitted != 3 || st.Peak != 2 || st.Waiting != 0 || st.Limit != 2 {
+		t.Fatalf("stats %+v, want 3 admitted, peak 2, none waiting, limit 2", st)
+	}
+}
+
+// The slot is given back when the server has answered the CONNECT (its
+// second line), not at its INFO, nor after every later read.
+func TestAdmissionEndsAtTheConnectAnswer(t *testing.T) {
+	server, relaySide := net.Pipe()
+	defer server.Close()
+	released := 0
+	c := &answeredConn{Conn: relaySide, done: func() { released++ }}
+	go func() {
+		for _, s := range []string{"INFO {\"server_id\":\"x\"}", "\r\n", "PO", "NG\r\nMSG a 1 2\r\nhi\r\n", "PING\r\n"} {
+			if _, err := server.Write([]byte(s)); err != nil {
+				return
+			}
+		}
+	}()
+	want := []int{0, 0, 0, 1, 1}
+	buf := make([]byte, 64)
+	for i, w := range want {
+		if _, err := c.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		if released != w {
+			t.Fatalf("after read %d: released %d times, want %d", i, released, w)
+		}
+	}
+}
+
+// Agents over wss that connect all at once are admitted one at a time
+// (a limit of 1 here), and every one of them comes online.
+func TestAgentsAdmittedOverWSS(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.admit = newAdmission(1)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	cl := client.New(s.URL(), s.AdminToken())
+	cl.HTTP = trusting(t, s)
+	if _, err := cl.CreateWorkspace(ctx, "ws1"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	idents := make([]*enroll.Config, n)
+	for i := range idents {
+		tok, err := cl.CreateEnrollmentToken(ctx, "ws1", client.EnrollmentTokenRequest{Agent: "a" + string(rune('a'+i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		idents[i], err = enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	for _, ident := range idents {
+		a, err := agent.New(agent.Config{Identity: ident, Root: t.TempDir(), HeartbeatInterval: heartbeatEvery, Logger: testLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = a.Run(runCtx) }()
+	}
+	waitFor(t, waitLong, "every agent online", func() bool { return s.presence.Counts()["online"] == n })
+	st := s.Stats().Admission
+	if st.Peak != 1 || st.Admitted < n {
+		t.Fatalf("admission %+v: want a peak of 1 and at least %d admitted", st, n)
+	}
+}
