@@ -59,7 +59,6 @@ func Relay(ws *Conn, c net.Conn, opt RelayOptions) error {
 
 // relayIn streams the payloads of ws's data frames to c.
 func relayIn(ws *Conn, c net.Conn) error {
-	small := make([]byte, relaySmall)
 	for {
 		h, err := readHeader(ws.br)
 		if err == io.EOF || errors.Is(err, net.ErrClosed) {
@@ -84,7 +83,7 @@ func relayIn(ws *Conn, c net.Conn) error {
 			_ = ws.closeWith(CloseInvalidData, "binary frames only")
 			return fmt.Errorf("websocket: relay got a text frame")
 		}
-		if err := relayPayload(ws, c, h, small); err != nil {
+		if err := relayPayload(ws, c, h); err != nil {
 			return err
 		}
 	}
@@ -116,15 +115,16 @@ func relayControl(ws *Conn, h header) (done bool, err error) {
 	return false, nil
 }
 
-// relayPayload copies one data frame's payload to c, unmasked, through
-// small or, for a large payload, a pooled buffer.
-func relayPayload(ws *Conn, c net.Conn, h header, small []byte) error {
-	buf := small
-	if h.length > int64(len(small)) {
-		bp := relayBufs.Get().(*[]byte)
-		defer relayBufs.Put(bp)
-		buf = (*bp)[relayHeadroom:]
+// relayPayload copies one data frame's payload to c, unmasked: a small
+// one straight from ws's read buffer (an idle relay holds no buffer of its
+// own), a large one through a pooled buffer.
+func relayPayload(ws *Conn, c net.Conn, h header) error {
+	if h.length <= relaySmall {
+		return relayBuffered(ws, c, h)
 	}
+	bp := relayBufs.Get().(*[]byte)
+	defer relayBufs.Put(bp)
+	buf := (*bp)[relayHeadroom:]
 	pos := 0
 	for left := h.length; left > 0; {
 		n := int(min(left, int64(len(buf))))
@@ -139,6 +139,30 @@ func relayPayload(ws *Conn, c net.Conn, h header, small []byte) error {
 			return err
 		}
 		left -= int64(n)
+	}
+	return nil
+}
+
+// relayBuffered is relayPayload for a small payload: it is unmasked in
+// place in ws's read buffer, written to c, then discarded from the buffer.
+func relayBuffered(ws *Conn, c net.Conn, h header) error {
+	pos := 0
+	for left := int(h.length); left > 0; {
+		if ws.br.Buffered() == 0 {
+			if _, err := ws.br.Peek(1); err != nil {
+				return ws.fail(unexpected(err))
+			}
+		}
+		p, _ := ws.br.Peek(min(left, ws.br.Buffered()))
+		if h.masked {
+			pos = maskBytes(h.key, pos, p)
+		}
+		if _, err := c.Write(p); err != nil {
+			_ = ws.closeWith(CloseGoingAway, "")
+			return err
+		}
+		_, _ = ws.br.Discard(len(p))
+		left -= len(p)
 	}
 	return nil
 }
