@@ -124,6 +124,8 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 		}
 		rows = append(rows, driven...)
 	}
+	// What went wrong in the control plane, for the runs that fail.
+	defer func() { logProblems(filepath.Join(e.dir, "serve.log")) }()
 	var storm []row
 	sp, storm, err = stormRows(ctx, sp, cl, ws, cfg.agents)
 	if err != nil {
@@ -134,11 +136,46 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	if steps.kill {
 		killed, err := killRows(ctx, cl, ws, fl, 0)
 		if err != nil {
-			return nil, err
+			return append(rows, row{Name: fmt.Sprintf("%d agents killed at once", agentsPerProcess), Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}), nil
 		}
 		rows = append(rows, killed...)
 	}
 	return rows, nil
+}
+
+// logProblems prints the last warnings and errors of outpost serve's log
+// at path to stderr (counted by message), for a run whose figures say that
+// something failed.
+func logProblems(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	count := map[string]int{}
+	var order []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "level=WARN") && !strings.Contains(line, "level=ERROR") {
+			continue
+		}
+		msg := line
+		if i := strings.Index(line, " msg="); i >= 0 {
+			msg = line[i:]
+		}
+		if len(msg) > 200 {
+			msg = msg[:200]
+		}
+		if count[msg] == 0 {
+			order = append(order, msg)
+		}
+		count[msg]++
+	}
+	if len(order) == 0 {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "bench: outpost serve's warnings and errors (%s):\n", path)
+	for _, m := range order[max(0, len(order)-30):] {
+		fmt.Fprintf(os.Stderr, "  %d× %s\n", count[m], m)
+	}
 }
 
 // loadNote is the machine's load average now, for rows whose figures other
@@ -523,11 +560,21 @@ func killRows(ctx context.Context, cl *client.Client, ws string, fl *fleet, i in
 	othersOff := 0 // agents of other processes seen not online
 	killed := time.Now()
 	fl.kill(i)
+	listFailed := 0 // lists the API failed (reported, not fatal: the control plane may recover)
+	var listErr error
 	for len(off) < len(victims) {
 		list, err := cl.ListAgents(ctx, ws)
 		at := time.Since(killed)
 		if err != nil {
-			return nil, fmt.Errorf("kill: list agents: %w", err)
+			listFailed++
+			if listErr == nil {
+				listErr = err
+			}
+			if at > 2*time.Minute {
+				return nil, fmt.Errorf("kill: list agents (%d lists failed): %w", listFailed, err)
+			}
+			time.Sleep(250 * time.Millisecond)
+			continue
 		}
 		for _, a := range list {
 			if !victims[a.ID] {
@@ -575,5 +622,14 @@ func killRows(ctx context.Context, cl *client.Client, ws string, fl *fleet, i in
 		{Name: name + ": offline after min / p50 / max", Outpost: secs(o0) + " / " + secs(o50) + " / " + secs(o100),
 			Baseline: "—", Ratio: "—", Goal: secs(offMin) + "–" + secs(offMax), Met: yesNo(o0 >= offMin && o100 <= offMax)},
 		{Name: "  the rest of the fleet meanwhile: seen not online", Outpost: fmt.Sprint(othersOff), Baseline: "—", Ratio: "—", Goal: "0", Met: yesNo(othersOff == 0)},
+		{Name: "  lists of the agents that failed meanwhile", Outpost: fmt.Sprint(listFailed) + firstErr(listErr), Baseline: "—", Ratio: "—", Goal: "0", Met: yesNo(listFailed == 0)},
 	}, nil
+}
+
+// firstErr is ", first: err" for a non-nil err.
+func firstErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ", first: " + ends(err.Error())
 }
