@@ -10,14 +10,17 @@ import (
 )
 
 // natsAdmitConcurrent is how many agents' NATS connections over wss may
-// be in their connect exchange with the embedded server at once (from the
-// server's INFO until it answers the CONNECT). nats-server creates a
-// client and checks its JWT under its server lock: 10,000 agents
-// connecting at once queued there, past their 10 s connect timeout, and
-// their retries grew the queue (issue 20). Past this many, an agent waits
-// before the server sees it, holding nothing of the server's, and leaves
-// the queue when it gives up.
-const natsAdmitConcurrent = 32
+// be in their connect exchange with the embedded server at once (from
+// before the server sees the connection until it answers the CONNECT).
+// nats-server creates a client and checks its JWT under its server lock:
+// 10,000 agents connecting at once queued there, past their 10 s connect
+// timeout, and their retries grew the queue (issue 20). The exchange
+// includes a round trip to the agent (the server's INFO, the agent's
+// signed CONNECT), so the limit is well above what the lock serves at
+// once: with 32, agents on a loaded machine were admitted at about 100 a
+// second. Past it, an agent waits before the server sees it, holding
+// nothing of the server's, and leaves the queue when it gives up.
+const natsAdmitConcurrent = 256
 
 // natsAdmitWait bounds an agent's wait for admission; past it the upgrade
 // is answered 503 (the agent tries again after its backoff). An agent's
@@ -26,41 +29,87 @@ const natsAdmitConcurrent = 32
 const natsAdmitWait = 30 * time.Second
 
 // admission bounds how many connections are in their connect exchange at
-// once. The zero value admits none: use newAdmission.
+// once. The newest waiter is admitted first: an agent gives up on a
+// connect after 10 s, and under a queue longer than that, serving the
+// oldest first would admit mostly agents about to give up (their
+// exchange then wasted); the newest has its whole timeout left. One that
+// waited too long tries again, and is then the newest.
 type admission struct {
-	slots chan struct{}
+	limit int
+
+	mu    sync.Mutex
+	held  int
+	stack []chan struct{} // waiters, the newest last; a send hands over a slot
 
 	waiting  atomic.Int64  // waiting for a slot now
 	admitted atomic.Uint64 // given a slot since the start
 	peak     atomic.Int64  // the most slots held at once
-	held     atomic.Int64
 }
 
 func newAdmission(n int) *admission {
-	return &admission{slots: make(chan struct{}, n)}
+	return &admission{limit: n}
 }
 
 // acquire waits for a slot until ctx ends; release (called once, or more:
 // later calls do nothing) gives it back.
 func (a *admission) acquire(ctx context.Context) (release func(), err error) {
+	a.mu.Lock()
+	if a.held < a.limit {
+		a.held++
+		a.admitLocked()
+		a.mu.Unlock()
+		return a.releaser(), nil
+	}
+	ch := make(chan struct{}, 1)
+	a.stack = append(a.stack, ch)
 	a.waiting.Add(1)
+	a.mu.Unlock()
 	defer a.waiting.Add(-1)
 	select {
-	case a.slots <- struct{}{}:
+	case <-ch:
+		return a.releaser(), nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	a.mu.Lock()
+	for i, w := range a.stack {
+		if w == ch {
+			a.stack = append(a.stack[:i], a.stack[i+1:]...)
+			a.mu.Unlock()
+			return nil, ctx.Err()
+		}
+	}
+	a.mu.Unlock()
+	// Handed a slot as ctx ended: give it on.
+	<-ch
+	a.releaser()()
+	return nil, ctx.Err()
+}
+
+// admitLocked counts an admission (a.mu held, a.held already counting it).
+func (a *admission) admitLocked() {
 	a.admitted.Add(1)
-	h := a.held.Add(1)
-	for p := a.peak.Load(); h > p && !a.peak.CompareAndSwap(p, h); p = a.peak.Load() {
+	if int64(a.held) > a.peak.Load() {
+		a.peak.Store(int64(a.held))
 	}
+}
+
+// releaser is the release of one slot: to the newest waiter, if any.
+func (a *admission) releaser() func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			a.held.Add(-1)
-			<-a.slots
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if n := len(a.stack); n > 0 {
+				ch := a.stack[n-1]
+				a.stack = a.stack[:n-1]
+				a.admitLocked()
+				ch <- struct{}{}
+				return
+			}
+			a.held--
 		})
-	}, nil
+	}
 }
 
 // AdmissionStats are the admission's counters (Stats).
@@ -76,7 +125,7 @@ type AdmissionStats struct {
 }
 
 func (a *admission) stats() AdmissionStats {
-	return AdmissionStats{Waiting: a.waiting.Load(), Admitted: a.admitted.Load(), Peak: a.peak.Load(), Limit: cap(a.slots)}
+	return AdmissionStats{Waiting: a.waiting.Load(), Admitted: a.admitted.Load(), Peak: a.peak.Load(), Limit: a.limit}
 }
 
 // answeredConn is the embedded server's side of an in-process connection,

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -41,6 +42,53 @@ func TestAdmissionLimit(t *testing.T) {
 	r3()
 	if st := a.stats(); st.Admitted != 3 || st.Peak != 2 || st.Waiting != 0 || st.Limit != 2 {
 		t.Fatalf("stats %+v, want 3 admitted, peak 2, none waiting, limit 2", st)
+	}
+}
+
+// Under a queue the newest waiter is admitted first (the oldest is the
+// nearest to giving up), and one that gives up leaves the queue.
+func TestAdmissionNewestFirst(t *testing.T) {
+	a := newAdmission(1)
+	release, err := a.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		who     string
+		release func()
+	}
+	admitted := make(chan got, 3)
+	wait := func(who string, ctx context.Context, n int64) {
+		go func() {
+			if r, err := a.acquire(ctx); err == nil {
+				admitted <- got{who, r}
+			}
+		}()
+		for a.waiting.Load() != n {
+			runtime.Gosched()
+		}
+	}
+	gone, giveUp := context.WithCancel(context.Background())
+	wait("old", context.Background(), 1)
+	wait("gives up", gone, 2)
+	wait("new", context.Background(), 3)
+	giveUp()
+	for a.waiting.Load() != 2 {
+		runtime.Gosched()
+	}
+	release()
+	first := <-admitted
+	if first.who != "new" {
+		t.Fatalf("%s admitted first, want the newest waiter", first.who)
+	}
+	first.release()
+	if second := <-admitted; second.who != "old" {
+		t.Fatalf("%s admitted second, want the oldest (the other gave up)", second.who)
+	} else {
+		second.release()
+	}
+	if st := a.stats(); st.Admitted != 3 || st.Peak != 1 || st.Waiting != 0 {
+		t.Fatalf("stats %+v, want 3 admitted, peak 1, none waiting", st)
 	}
 }
 
