@@ -127,12 +127,23 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	// What went wrong in the control plane, for the runs that fail.
 	defer func() { logProblems(filepath.Join(e.dir, "serve.log")) }()
 	var storm []row
+	restarted := time.Now()
 	sp, storm, err = stormRows(ctx, sp, cl, ws, cfg.agents)
 	if err != nil {
 		// The rows measured so far stand; the storm's failure is a row.
-		return append(rows, row{Name: name + ": control plane restart, reconnect storm", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}), nil
+		rows = append(rows, row{Name: name + ": control plane restart, reconnect storm", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"})
+		if !steps.kill {
+			return rows, nil
+		}
+		// The kill needs the fleet online: how long after the restart
+		// it was, if at all within 3 more minutes.
+		if err := waitOnline(ctx, cl, ws, cfg.agents, 3*time.Minute); err != nil {
+			return append(rows, row{Name: name + ": all online after the restart", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}), nil
+		}
+		rows = append(rows, row{Name: name + ": all online after the restart, at last", Outpost: secs(time.Since(restarted)), Baseline: "—", Ratio: "—", Goal: loadNote()})
+	} else {
+		rows = append(rows, storm...)
 	}
-	rows = append(rows, storm...)
 	if steps.kill {
 		killed, err := killRows(ctx, cl, ws, fl, 0)
 		if err != nil {
