@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,6 +155,13 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	return rows, nil
 }
 
+// logClient and logNumber are what varies between the embedded server's
+// log lines of one kind: the client and the figures.
+var (
+	logClient = regexp.MustCompile(`cid:[0-9]+ - (\\"[^\\]*\\" - ){0,2}`)
+	logNumber = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+)
+
 // logProblems prints the last warnings and errors of outpost serve's log
 // at path to stderr (counted by message), for a run whose figures say that
 // something failed.
@@ -172,6 +180,9 @@ func logProblems(path string) {
 		if i := strings.Index(line, " msg="); i >= 0 {
 			msg = line[i:]
 		}
+		// One line per kind: the embedded server names each client.
+		msg = logClient.ReplaceAllString(msg, "cid:N - ")
+		msg = logNumber.ReplaceAllString(msg, "N")
 		if len(msg) > 200 {
 			msg = msg[:200]
 		}
