@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -54,7 +53,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	serveGC()
 	srv, err := controlplane.New(controlplane.Config{
 		Listen:         *listen,
 		StateDir:       *stateDir,
@@ -97,24 +95,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
 	return nil
-}
-
-// serveGOGC is the control plane's GOGC unless the environment sets one:
-// its heap is mostly long-lived per-agent state (the embedded server's
-// clients, TLS connections, relays), and Go's default of 100 lets the heap
-// grow to twice that before collecting. At 10,000 agents that was 500 MB
-// of live heap in 1.5 GB of RSS; 50 grows it by half instead, for more
-// frequent collections of a heap that changes little (BENCHMARKS.md,
-// "Scale"). GOGC and GOMEMLIMIT in the environment win, as in any Go
-// program.
-const serveGOGC = 50
-
-// serveGC applies serveGOGC when GOGC is not set.
-func serveGC() {
-	if _, set := os.LookupEnv("GOGC"); set {
-		return
-	}
-	debug.SetGCPercent(serveGOGC)
 }
 
 // parseSize reads a positive byte count: digits, optionally followed by
