@@ -75,14 +75,14 @@ func (e *portsEnv) httpClient() *http.Client {
 // agent enrolls and runs agent id; stop ends it (a clean stop: goodbye).
 func (e *portsEnv) agent(t *testing.T, id string) (stop func()) {
 	t.Helper()
-	return e.agentAt(t, id, "")
+	_, stop = e.agentAt(t, id, "")
+	return stop
 }
 
 // agentAt is agent, with url (when not "") as the control plane's URL the
 // agent keeps: where it dials its bulk connections.
-func (e *portsEnv) agentAt(t *testing.T, id, url string) (stop func()) {
+func (e *portsEnv) agentAt(t *testing.T, id, url string) (ident *enroll.Config, stop func()) {
 	t.Helper()
-	var ident *enroll.Config
 	if e.hc != nil {
 		tok, err := e.client().CreateEnrollmentToken(context.Background(), "w1", client.EnrollmentTokenRequest{Agent: id})
 		if err != nil {
@@ -118,7 +118,7 @@ func (e *portsEnv) agentAt(t *testing.T, id, url string) (stop func()) {
 	}
 	t.Cleanup(stop)
 	waitFor(t, waitLong, id+" online", func() bool { return e.s.presence.Get(ident.AgentID()).Status == "online" })
-	return stop
+	return ident, stop
 }
 
 func (e *portsEnv) target(id string) *client.Target { return e.client().Agent("w1", id) }
@@ -497,6 +497,68 @@ func testPortStream(t *testing.T, e *portsEnv, bulk bool) {
 		t.Fatalf("stream to a closed port: %v, want connection_refused", err)
 	}
 	waitFor(t, waitLong, "pipes closed", func() bool { return e.s.pipes.count() == 0 })
+}
+
+// A port stream's bulk connection is its own agent's and its own pipe's
+// only, as a transfer's: its ticket is refused to another agent's key
+// (under either name), to the right key over another ticket, and once
+// used; its agent takes it, and the stream's bytes go through it.
+func TestPortStreamBulkTicketIsItsAgentsOnly(t *testing.T) {
+	e := newPortsEnv(t)
+	victim, _ := e.agentAt(t, "a1", "")
+	hostile := enrollAgent(t, e.s, "w1", "a2")
+	var (
+		mu      sync.Mutex
+		tickets []string
+	)
+	e.s.bulk.mu.Lock()
+	e.s.bulk.issued = func(ticket string) {
+		mu.Lock()
+		tickets = append(tickets, ticket)
+		mu.Unlock()
+		// Before the agent has it: all of these are refused, and leave
+		// the ticket to its agent.
+		for _, tc := range []struct{ name, ticket, sig string }{
+			{"hostile agent's key, its own name", ticket, signBulk(t, hostile.seed, "w1", "a2", ticket)},
+			{"hostile agent's key, the victim's name", ticket, signBulk(t, hostile.seed, "w1", "a1", ticket)},
+			{"victim's key over another ticket", ticket, signBulk(t, []byte(victim.Seed), "w1", "a1", ticket+"x")},
+			{"victim's key, another agent's name", ticket, signBulk(t, []byte(victim.Seed), "w1", "a2", ticket)},
+			{"a ticket never issued", ticket + "x", signBulk(t, []byte(victim.Seed), "w1", "a1", ticket+"x")},
+		} {
+			code, conn, err := tryBulk(e.s, tc.ticket, tc.sig)
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+				continue
+			}
+			conn.Close()
+			if code != http.StatusUnauthorized {
+				t.Errorf("%s: status %d, want 401", tc.name, code)
+			}
+		}
+	}
+	e.s.bulk.mu.Unlock()
+	before := e.s.bulk.claimed.Load()
+	port := listen(t, echo)
+	c, err := e.dialStream(t, e.target("a1"), port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.OpBinary, []byte("through its own"))
+	if _, data, err := c.ReadMessage(); err != nil || string(data) != "through its own" {
+		t.Fatalf("echo: %q %v", data, err)
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 1 {
+		t.Fatalf("%d bulk connections taken, want 1 (the agent's)", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tickets) != 1 {
+		t.Fatalf("%d tickets issued for one stream", len(tickets))
+	}
+	if code, _ := dialBulk(t, e.s, tickets[0], signBulk(t, []byte(victim.Seed), "w1", "a1", tickets[0])); code != http.StatusUnauthorized {
+		t.Fatalf("the used ticket replayed by its own agent: %d, want 401", code)
+	}
 }
 
 // The service goes away mid-stream: the client reads what it sent, then
