@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -58,11 +59,22 @@ func NewStream(conn net.Conn, cfg StreamConfig) *Stream {
 	if s.r == nil {
 		s.r = conn
 	}
+	// A frame's header comes from the buffer, with the start of its data;
+	// reads of a frame's rest as large as the buffer go straight to the
+	// connection.
+	s.r = bufio.NewReaderSize(s.r, streamReadBuf)
 	return s
 }
 
 // streamPiece is how many bytes one data frame carries at most.
 const streamPiece = wire.PipeChunk
+
+// closeLinger bounds how long Close waits to send this end's EOF.
+const closeLinger = 5 * time.Second
+
+// streamReadBuf is the read buffer of a stream: a plain TCP connection
+// would otherwise take a read syscall for each frame's header.
+const streamReadBuf = 32 << 10
 
 // Read reads what the peer sent; io.EOF after the peer's half-close.
 func (s *Stream) Read(p []byte) (int, error) {
@@ -256,6 +268,9 @@ func (s *Stream) Close() error {
 	clean := s.peerEOF && s.reset == nil
 	s.mu.Unlock()
 	if clean {
+		// The EOF goes out after what was written, unless the peer has
+		// stopped reading for closeLinger.
+		_ = s.conn.SetWriteDeadline(time.Now().Add(closeLinger))
 		_ = s.CloseWrite()
 	} else {
 		s.Reset(errors.New("closed by the other side"))
