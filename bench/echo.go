@@ -44,7 +44,7 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	}
 	cmd := exec.CommandContext(ctx, bin, "exec", "-tt", "--agent", e.id, "--", "sh", "-c", echoCommand)
 	cmd.Env = envv
-	op, err := echoLatency(cmd, n)
+	op, err := echoLatency(cmd, n, true)
 	if err != nil {
 		return nil, fmt.Errorf("outpost exec -tt: %w", err)
 	}
@@ -58,7 +58,7 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 		}, nil
 	}
 	ssh, err := echoLatency(exec.CommandContext(ctx, "ssh", "-F", cfg, "-o", "ControlMaster=no", "-o", "ControlPath=none",
-		"-tt", "peer", echoCommand), n)
+		"-tt", "peer", echoCommand), n, false)
 	if err != nil {
 		return nil, fmt.Errorf("ssh -tt: %w", err)
 	}
@@ -71,8 +71,9 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 }
 
 // echoLatency starts cmd, waits for "ready", then types n bytes one at a
-// time and times each one's echo.
-func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
+// time and times each one's echo; trace: mark the hops Typed and Echoed
+// (a hoptrace build).
+func echoLatency(cmd *exec.Cmd, n int, trace bool) (latencies, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -113,6 +114,9 @@ func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
 	return measure(n, func() error {
 		b := byte('a' + i%26)
 		i++
+		if trace {
+			hoptrace.Mark(hoptrace.Typed)
+		}
 		if _, err := stdin.Write([]byte{b}); err != nil {
 			return err
 		}
@@ -122,6 +126,9 @@ func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
 				return err
 			}
 			if c == b {
+				if trace {
+					hoptrace.Mark(hoptrace.Echoed)
+				}
 				return nil
 			}
 		}
