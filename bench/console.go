@@ -60,7 +60,7 @@ func benchConsole(ctx context.Context, e *env) ([]row, error) {
 	cfg, err := sshPeer(ctx)
 	var ssh latencies
 	if err == nil {
-		ssh, err = echoLatency(exec.CommandContext(ctx, "ssh", "-F", cfg, "-o", "ControlMaster=no", "-o", "ControlPath=none", "-tt", "peer", echoCommand), n, false)
+		ssh, err = echoLatency(exec.CommandContext(ctx, "ssh", "-F", cfg, "-o", "ControlMaster=no", "-o", "ControlPath=none", "-tt", "peer", echoCommand), n)
 		if err != nil {
 			return nil, fmt.Errorf("ssh -tt: %w", err)
 		}
