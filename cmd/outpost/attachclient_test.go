@@ -24,3 +24,21 @@ func TestSeqFrame(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSeqFrame: whatever the server sends, a frame the fast path takes
+// is a seq frame to encoding/json too, with the same seq.
+func FuzzSeqFrame(f *testing.F) {
+	for _, s := range []string{`{"type":"seq"}`, `{"type":"seq","seq":1}`, `{"type":"seq","seq":01}`, `{"type":"exit","exitCode":3}`, `{"type":"seq","seq":18446744073709551616}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		seq, ok := seqFrame(p)
+		if !ok {
+			return
+		}
+		var m serverControl
+		if err := json.Unmarshal(p, &m); err != nil || m.Type != "seq" || m.Seq != seq {
+			t.Fatalf("%q: fast path seq %d; encoding/json %+v, %v", p, seq, m, err)
+		}
+	})
+}
