@@ -6,18 +6,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// darwin's sigprocmask(2) sets the calling thread's mask (XNU keeps the
-// mask per thread, and execve gives the new image the calling thread's),
-// which is what the shim needs before its exec. x/sys/unix has no wrapper
-// for it on darwin: the system call itself, through libc's syscall().
-// sigset_t is a uint32 there.
+// The calling thread's signal mask on darwin: XNU keeps the mask per
+// thread, and execve gives the new image the calling thread's, which is
+// what the shim needs before its exec. x/sys/unix has no wrapper for it on
+// darwin, so this is the system call libc's pthread_sigmask makes,
+// __pthread_sigmask (as a direct trap: unix.RawSyscall). sigset_t is a
+// uint32 there.
 const (
 	darwinSigBlock   = 1 // SIG_BLOCK of <sys/signal.h>
 	darwinSigSetmask = 3 // SIG_SETMASK
 )
 
-func sigprocmask(how int, set, old *uint32) error {
-	_, _, errno := unix.RawSyscall(unix.SYS_SIGPROCMASK, uintptr(how), uintptr(unsafe.Pointer(set)), uintptr(unsafe.Pointer(old)))
+func pthreadSigmask(how int, set, old *uint32) error {
+	_, _, errno := unix.RawSyscall(unix.SYS___PTHREAD_SIGMASK, uintptr(how), uintptr(unsafe.Pointer(set)), uintptr(unsafe.Pointer(old)))
 	if errno != 0 {
 		return errno
 	}
@@ -27,7 +28,7 @@ func sigprocmask(how int, set, old *uint32) error {
 // threadMaskBlocked reports whether this thread has signals blocked.
 func threadMaskBlocked() (bool, error) {
 	var cur uint32
-	if err := sigprocmask(darwinSigBlock, nil, &cur); err != nil {
+	if err := pthreadSigmask(darwinSigBlock, nil, &cur); err != nil {
 		return false, err
 	}
 	return cur != 0, nil
@@ -37,5 +38,5 @@ func threadMaskBlocked() (bool, error) {
 // sigResetEnv).
 func clearSignalMask() error {
 	var empty uint32
-	return sigprocmask(darwinSigSetmask, &empty, nil)
+	return pthreadSigmask(darwinSigSetmask, &empty, nil)
 }

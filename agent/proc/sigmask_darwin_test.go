@@ -8,5 +8,5 @@ func blockSignals(sigs ...syscall.Signal) error {
 	for _, sig := range sigs {
 		set |= 1 << (uint(sig) - 1)
 	}
-	return sigprocmask(darwinSigBlock, &set, nil)
+	return pthreadSigmask(darwinSigBlock, &set, nil)
 }
