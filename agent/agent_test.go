@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -312,6 +313,48 @@ func TestCleanStopIsOfflineAtOnce(t *testing.T) {
 	if we := wire.AsError(err); we.Code != wire.CodeUnavailable || we.Reason != wire.ReasonAgentOffline || rpc.MaybeDelivered(err) {
 		t.Fatalf("exec after stop: %v", err)
 	}
+}
+
+// TestSilentSubscriberHoldsTheDaemonBack: something subscribed to the
+// agent's rpc subject that never answers (a frozen daemon, or a server too
+// busy to answer for it) keeps a new daemon from serving, but does not end
+// it: it asks again past the claim's deadline and serves once the
+// subscriber is gone. (It used to exit with ErrAlreadyServed, and stay
+// down, 15 s into a connect storm.)
+func TestSilentSubscriberHoldsTheDaemonBack(t *testing.T) {
+	agent.ShortenClaim(t, 100*time.Millisecond, 300*time.Millisecond, 100*time.Millisecond)
+	w := newWorld(t)
+	rpcSubj, err := laptop.RPC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes atomic.Int64
+	silent, err := w.nc.Subscribe(rpcSubj, func(*nats.Msg) { probes.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r := w.start(t, agent.Config{})
+	// Well past the claim's deadline (300 ms): still waiting, not serving.
+	deadline := time.After(10 * time.Second)
+	for probes.Load() < 8 {
+		select {
+		case err := <-r.done:
+			t.Fatalf("Run returned while the subscriber was silent (after %d probes): %v", probes.Load(), err)
+		case <-deadline:
+			t.Fatalf("%d probes in 10 s, want 8 or more", probes.Load())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if e := w.pr.Get(laptop); e.Status == presence.Online {
+		t.Fatalf("the daemon serves beside a silent subscriber: %+v", e)
+	}
+	if err := silent.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitOnline(t, r.a.Instance())
 }
 
 func TestOneDaemonPerIdentity(t *testing.T) {

@@ -77,3 +77,11 @@ func (a *Agent) CheckThenHandle(op string, body any, gap func()) error {
 	}
 	return nil
 }
+
+// ShortenClaim makes the claim's probes, its warning deadline and its
+// pauses short for the test's length.
+func ShortenClaim(t interface{ Cleanup(func()) }, probe, claim, pause time.Duration) {
+	p, c, r := probeTimeout, claimTimeout, claimRetryMax
+	probeTimeout, claimTimeout, claimRetryMax = probe, claim, pause
+	t.Cleanup(func() { probeTimeout, claimTimeout, claimRetryMax = p, c, r })
+}
