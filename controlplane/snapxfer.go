@@ -29,6 +29,13 @@ const (
 	snapScanTimeout = 10 * time.Minute
 	// snapStoreWorkers read chunks from the store at once for a restore.
 	snapStoreWorkers = 16
+	// snapStallWait is how long a chunk's publish waits for room when
+	// the store has its most unacknowledged publishes outstanding (4000,
+	// nats.go's default): a loaded machine's JetStream falls that far
+	// behind a first carry, and nats.go's own 200 ms made the carry
+	// fail with "stalled with too many outstanding async published
+	// messages" (seen at load ~9).
+	snapStallWait = time.Minute
 )
 
 // Snapshot kinds.
@@ -336,7 +343,7 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 				return nil, err
 			}
 		}
-		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data)
+		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data, jetstream.WithStallWait(snapStallWait))
 		if err != nil {
 			return nil, stateErr("store chunk", err)
 		}
