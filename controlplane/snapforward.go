@@ -95,9 +95,10 @@ func (f *forwarder) stop() {
 	f.wg.Wait()
 }
 
-// finish sends the last batch, then what the restore still lacks from the
-// store, and commits the restore.
-func (f *forwarder) finish(ctx context.Context, ws string) (*client.RestoreResult, error) {
+// deliver sends the last batch, then what the restore still lacks from
+// the store (content the store had before), and waits for every call; a
+// carry runs it while it records the snapshot. stop cuts it short.
+func (f *forwarder) deliver(ws string) error {
 	f.mu.Lock()
 	if f.buf != nil {
 		f.sendLocked()
@@ -105,7 +106,7 @@ func (f *forwarder) finish(ctx context.Context, ws string) (*client.RestoreResul
 	f.mu.Unlock()
 	f.wg.Wait()
 	if err := context.Cause(f.ctx); err != nil {
-		return nil, err
+		return err
 	}
 	var rest []chunkRef
 	for _, r := range f.refs {
@@ -113,7 +114,19 @@ func (f *forwarder) finish(ctx context.Context, ws string) (*client.RestoreResul
 			rest = append(rest, r)
 		}
 	}
-	res, err := f.s.finishRestore(ctx, f.t, ws, f.h, rest, f.sent)
+	sent, err := f.s.pushChunks(f.ctx, f.t, ws, f.h, rest)
+	f.mu.Lock()
+	f.sent += sent
+	f.mu.Unlock()
+	return err
+}
+
+// commit commits the delivered restore.
+func (f *forwarder) commit(ctx context.Context) (*client.RestoreResult, error) {
+	f.mu.Lock()
+	sent := f.sent
+	f.mu.Unlock()
+	res, err := f.s.commitRestore(ctx, f.t, f.h, sent)
 	f.committed = err == nil
 	return res, err
 }

@@ -17,6 +17,9 @@ import (
 type RestoreOptions struct {
 	// Delete removes what the directory holds and the manifest does not.
 	Delete bool
+	// Survey, when set, is a listing of the directory taken before (see
+	// StartSurvey): BeginRestore waits for it and looks files up in it.
+	Survey *Survey
 }
 
 // RestoreResult counts what a restore did.
@@ -102,6 +105,12 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 		return nil, mapErr("restore", base, err)
 	}
 	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}}
+	if opts.Survey != nil {
+		if r.listed, err = opts.Survey.wait(ctx, base); err != nil {
+			return nil, err
+		}
+		r.opts.Survey = nil
+	}
 	for i := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
