@@ -133,7 +133,15 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	}
 	defer s.newRelay(t).cleanup(ctx, wire.OpSnapClose, scan.Handle)
 	t1 := time.Now()
-	entries, err := s.readManifest(ctx, t, scan)
+	// A carry's manifest goes on to dst page by page as it comes in.
+	var feed *manifestFeed
+	var onPage func([]wire.SnapEntry)
+	if dst != nil {
+		feed = s.feedManifest(ctx, dst, dstHandle)
+		defer feed.stop()
+		onPage = feed.add
+	}
+	entries, err := s.readManifest(ctx, t, scan, onPage)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,11 +165,12 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 			"the snapshot would add %d bytes to the %d workspace %s holds, over its limit of %d; delete snapshots to free space", newBytes, used, sp.ws, s.snaps.quota)
 	}
 	if dst != nil {
-		refs, err := s.sendManifest(ctx, dst, dstHandle, entries)
-		if errors.Is(err, &wire.Error{Code: wire.CodeNotFound}) {
+		refs, err := feed.finish(entries)
+		if errors.Is(err, &wire.Error{Code: wire.CodeNotFound}) || errors.Is(err, wire.ErrUnavailable) {
 			// The restore begun before the scan ended meanwhile (idle
 			// for longer than the agent keeps a handle, or the agent
-			// restarted): it begins again.
+			// restarted or is away): it begins again, once; an agent
+			// still away fails it as before.
 			var h string
 			if h, refs, err = s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true}); err == nil {
 				dstHandle = h
@@ -233,7 +242,7 @@ func cleanSnapPath(p string) string {
 }
 
 // readManifest pages the scan's manifest in.
-func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult) ([]wire.SnapEntry, error) {
+func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult, onPage func([]wire.SnapEntry)) ([]wire.SnapEntry, error) {
 	entries := make([]wire.SnapEntry, 0, scan.Entries)
 	for len(entries) < scan.Entries {
 		var page wire.SnapManifestPage
@@ -247,6 +256,9 @@ func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanR
 			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page at %d: %d entries, next %d", len(entries), len(page.Entries), page.Next)
 		}
 		entries = append(entries, page.Entries...)
+		if onPage != nil {
+			onPage(page.Entries)
+		}
 	}
 	return entries, nil
 }
@@ -439,8 +451,14 @@ func (s *Server) beginRestore(ctx context.Context, t target, req client.RestoreS
 // sendManifest sends the manifest of open restore h and returns the
 // chunks the agent lacks.
 func (s *Server) sendManifest(ctx context.Context, t target, h string, entries []wire.SnapEntry) ([]chunkRef, error) {
+	return s.sendManifestFrom(ctx, t, h, entries, 0)
+}
+
+// sendManifestFrom is sendManifest when the agent has the entries before
+// from already.
+func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entries []wire.SnapEntry, from int) ([]chunkRef, error) {
 	var plan wire.SnapRestorePlan
-	for off, n := 0, 0; off < len(entries) || n == 0; n++ {
+	for off, n := from, 0; off < len(entries) || n == 0; n++ {
 		end, size := off, 0
 		for end < len(entries) && size < snapPageBytes && end-off < wire.MaxSnapEntries {
 			size += len(entries[end].Path) + len(entries[end].Link) + len(entries[end].Sums) + 5*len(entries[end].Sizes) + 32
