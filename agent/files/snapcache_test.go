@@ -136,6 +136,10 @@ func TestRestoreWithSurvey(t *testing.T) {
 	s, err := src.Scan(context.Background(), ".", ScanOptions{})
 	must(t, err)
 	sv := dst.StartSurvey(".")
+	<-sv.done // a carry's survey is done by the time its manifest is
+	if len(sv.listed) != 3 {
+		t.Fatalf("the survey listed %d directories, want 3 (., run.sh, run.sh/sub)", len(sv.listed))
+	}
 	res, sent := restoreFrom(t, s, dst, RestoreOptions{Delete: true, Survey: sv})
 	sv.Stop()
 	sv.Stop() // a second Stop is harmless
@@ -153,13 +157,14 @@ func TestRestoreWithSurvey(t *testing.T) {
 	}
 	// Again with a survey, nothing changed: nothing sent or written.
 	sv = dst.StartSurvey(".")
+	<-sv.done
 	res, sent = restoreFrom(t, s, dst, RestoreOptions{Delete: true, Survey: sv})
 	sv.Stop()
 	if res.Written != 0 || sent != 0 {
 		t.Fatalf("no-op restore with a survey: %+v, sent %d", res, sent)
 	}
-	// A survey of another directory is not used; one stopped at once
-	// is harmless.
+	// A survey of another directory is not used, and one stopped
+	// before it listed anything leaves the plan to list for itself.
 	other := dst.StartSurvey("src")
 	other.Stop()
 	res, _ = restoreFrom(t, s, dst, RestoreOptions{Delete: true, Survey: other})

@@ -17,8 +17,9 @@ import (
 type RestoreOptions struct {
 	// Delete removes what the directory holds and the manifest does not.
 	Delete bool
-	// Survey, when set, is a listing of the directory taken before (see
-	// StartSurvey): BeginRestore waits for it and looks files up in it.
+	// Survey, when set, is a listing of the directory begun before (see
+	// StartSurvey): BeginRestore stops it and looks files up in what it
+	// listed.
 	Survey *Survey
 }
 
@@ -106,9 +107,7 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 	}
 	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}}
 	if opts.Survey != nil {
-		if r.listed, err = opts.Survey.wait(ctx, base); err != nil {
-			return nil, err
-		}
+		r.listed = opts.Survey.take(base)
 		r.opts.Survey = nil
 	}
 	for i := range entries {

@@ -10,8 +10,8 @@ import (
 // taken while a restore waits for its manifest (StartSurvey): a carry
 // begins the restore before the other side's scan, so the receiving side
 // lists what it has at the same time as the sending side scans, and
-// BeginRestore then finds each file of the manifest in memory instead of
-// listing the tree on the carry's critical path. It only reads.
+// BeginRestore then finds the files of the manifest in what it listed
+// instead of listing the tree on the carry's critical path. It only reads.
 //
 // A listing is as old as the survey: a file written on the receiving side
 // after it was listed and before the restore's commit may keep that write,
@@ -71,16 +71,14 @@ func (s *Survey) Stop() {
 	<-s.done
 }
 
-// wait waits for the survey (or ctx) and returns its listings of base;
-// nil when it surveyed another directory or was stopped.
-func (s *Survey) wait(ctx context.Context, base string) (map[string]map[string]iofs.FileInfo, error) {
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+// take stops the survey and returns the directories it listed completely,
+// when it surveyed base (else nil). A survey still under way when the
+// manifest is complete is not waited for: what it has not listed yet, the
+// plan lists itself, as without a survey.
+func (s *Survey) take(base string) map[string]map[string]iofs.FileInfo {
+	s.Stop()
 	if s.base != base || len(s.listed) == 0 {
-		return nil, nil
+		return nil
 	}
-	return s.listed, nil
+	return s.listed
 }
