@@ -31,6 +31,18 @@ type forwarder struct {
 	committed bool
 }
 
+// forwardBufs are batch buffers of forwarders: a first carry of 1 GiB
+// filled 512 of 2 MiB each, all garbage once sent.
+var forwardBufs sync.Pool
+
+// forwardBuf is an empty batch buffer with room for limit bytes.
+func forwardBuf(limit int) []byte {
+	if b, ok := forwardBufs.Get().(*[]byte); ok && cap(*b) >= limit {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, limit)
+}
+
 func (s *Server) newForwarder(ctx context.Context, t target, h string, refs []chunkRef) *forwarder {
 	ctx, cancel := context.WithCancelCause(ctx)
 	f := &forwarder{s: s, t: t, h: h, refs: refs, limit: s.batchBytes(), ctx: ctx, cancel: cancel,
@@ -53,7 +65,7 @@ func (f *forwarder) take(r chunkRef, data []byte) error {
 	}
 	delete(f.want, string(r.sum))
 	if f.buf == nil {
-		f.buf = &wire.SnapRestoreChunksRequest{Handle: f.h, Data: make([]byte, 0, f.limit)}
+		f.buf = &wire.SnapRestoreChunksRequest{Handle: f.h, Data: forwardBuf(f.limit)}
 	}
 	f.buf.Sums = append(f.buf.Sums, r.sum...)
 	f.buf.Sizes = append(f.buf.Sizes, r.size)
@@ -80,7 +92,11 @@ func (f *forwarder) sendLocked() {
 	go func() {
 		defer f.wg.Done()
 		defer func() { <-f.sem }()
-		if err := f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key)); err != nil {
+		err := f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key))
+		// The request was encoded (copied) before the call returned:
+		// its batch buffer is free.
+		forwardBufs.Put(&req.Data)
+		if err != nil {
 			f.cancel(err)
 		}
 	}()
