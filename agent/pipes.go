@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/pipe"
 	"github.com/outposthq/outpost/wire"
 )
@@ -89,11 +90,22 @@ func (ps *pipes) sweep() {
 	}
 }
 
+// pipeConn is an open pipe's end: frames over NATS (*pipe.Conn) or a bulk
+// connection of its own (*pipe.Stream).
+type pipeConn interface {
+	io.ReadWriter
+	CloseWrite() error
+	Close() error
+	Reset(why error)
+	WaitWriteDone()
+}
+
 // agentPipe is one open pipe.
 type agentPipe struct {
-	conn    *pipe.Conn
-	subj    string // where its frames go
-	owner   string // the control-plane connection
+	conn    pipeConn
+	frames  *pipe.Conn // conn when it is frames over NATS, else nil
+	subj    string     // where its frames go
+	owner   string     // the control-plane connection
 	tcp     net.Conn
 	session string
 	epoch   uint64
@@ -146,7 +158,23 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 		win = wire.PipeWindow
 	}
 	p := &agentPipe{subj: subj, owner: body.Owner, tcp: tcp, session: req.Session, epoch: req.Epoch, port: body.Port, moved: make(chan struct{})}
-	p.conn = pipe.New(pipe.Config{
+	if body.Ticket != "" {
+		// The control plane asks for a bulk connection: the pipe's bytes
+		// go there, not through NATS. Failing that, NATS carries them.
+		if bulk, r, err := ps.bulkDialer().dial(ctx, body.Ticket); err != nil {
+			ps.a.log.Debug("port stream: no bulk connection, frames over NATS", "port", body.Port, "err", err)
+		} else {
+			var gather func() func() error
+			if g := bulkconn.Under(bulk); g != nil {
+				gather = g.Gather
+			}
+			p.conn = pipe.NewStream(bulk, pipe.StreamConfig{Reader: r, Gather: gather, OnClose: func() { ps.remove(body.Pipe, p) }})
+		}
+	}
+	if p.conn != nil {
+		return ps.run(body.Pipe, p, &wire.PortOpenResult{Window: win, Acks: true, Bulk: true})
+	}
+	p.frames = pipe.New(pipe.Config{
 		ID: body.Pipe,
 		Send: func(b []byte) error {
 			if wire.KindOf(b, false) == wire.FrameData {
@@ -160,28 +188,47 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 		Local:      tcp.RemoteAddr(),
 		Remote:     pipe.Addr{Net: "pipe", Str: body.Owner},
 	})
+	p.conn = p.frames
+	return ps.run(body.Pipe, p, &wire.PortOpenResult{Window: win, Acks: true})
+}
+
+// bulkDialer is how the agent makes bulk connections (nil: it cannot).
+func (ps *pipes) bulkDialer() *bulkDialer {
+	if ps.a.files == nil {
+		return nil
+	}
+	return ps.a.files.bulk
+}
+
+// run registers the pipe id and starts its copies; res is port.open's
+// answer. A pipe that cannot run is closed (its local connection too).
+func (ps *pipes) run(id string, p *agentPipe, res *wire.PortOpenResult) (any, error) {
+	fail := func(err error) (any, error) {
+		p.tcp.Close()
+		if s, ok := p.conn.(*pipe.Stream); ok {
+			s.Reset(err)
+		}
+		return nil, err
+	}
 	ps.mu.Lock()
 	if ps.closed {
 		ps.mu.Unlock()
-		tcp.Close()
-		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent is stopping")
+		return fail(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent is stopping"))
 	}
 	if len(ps.open) >= maxPipes {
 		ps.mu.Unlock()
-		tcp.Close()
-		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "the agent has %d connections to its ports open; retry", maxPipes)
+		return fail(wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "the agent has %d connections to its ports open; retry", maxPipes))
 	}
-	if _, dup := ps.open[body.Pipe]; dup {
+	if _, dup := ps.open[id]; dup {
 		ps.mu.Unlock()
-		tcp.Close()
-		return nil, wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "pipe %q is open", body.Pipe)
+		return fail(wire.Errorf(wire.CodeConflict, wire.ReasonAlreadyExists, "pipe %q is open", id))
 	}
-	ps.open[body.Pipe] = p
+	ps.open[id] = p
 	ps.wg.Add(2)
 	ps.mu.Unlock()
 	go func() { defer ps.wg.Done(); ps.upstream(p) }()
 	go func() { defer ps.wg.Done(); ps.downstream(p) }()
-	return &wire.PortOpenResult{Window: win, Acks: true}, nil
+	return res, nil
 }
 
 // publish sends one frame of a pipe on the serving connection.
@@ -212,12 +259,14 @@ func (ps *pipes) upstream(p *agentPipe) {
 // downstream carries what the control plane sends to the local service,
 // half-closes it on the control plane's EOF, and ends the pipe.
 func (ps *pipes) downstream(p *agentPipe) {
-	_, err := io.Copy(onlyWriter{p.tcp}, p.conn)
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	_, err := io.CopyBuffer(onlyWriter{p.tcp}, onlyReader{p.conn}, *buf)
 	select {
 	case <-p.moved:
 		// The session moved on: the local side is closed, the control
 		// plane was told EOF; take what it still sends until its EOF.
-		_, err = io.Copy(io.Discard, p.conn)
+		_, err = io.CopyBuffer(io.Discard, onlyReader{p.conn}, *buf)
 	default:
 	}
 	if err == nil {
@@ -263,7 +312,7 @@ func (ps *pipes) deliver(data []byte) {
 	ps.mu.Lock()
 	p := ps.open[f.Pipe]
 	ack := 0
-	if p != nil && f.Kind == wire.FrameData {
+	if p != nil && p.frames != nil && f.Kind == wire.FrameData {
 		// The control plane paces its data frames to this agent by
 		// these acknowledgements (PortOpenResult.Acks).
 		ps.recvd[p.owner] += len(data)
@@ -275,8 +324,8 @@ func (ps *pipes) deliver(data []byte) {
 	if ack > 0 {
 		_ = ps.publish(p.subj, wire.AppendFrame(nil, wire.Frame{Kind: wire.FrameAck, Off: uint64(ack)}, false))
 	}
-	if p != nil {
-		p.conn.Deliver(f)
+	if p != nil && p.frames != nil {
+		p.frames.Deliver(f)
 	}
 }
 

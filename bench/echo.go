@@ -22,7 +22,9 @@ const echoCommand = "stty raw -echo; echo ready; exec cat"
 // -tt` (the attach WebSocket: CLI → control plane → NATS → agent → PTY and
 // back) next to `ssh -tt` to the loopback sshd on a direct connection (no
 // ControlMaster hop). Both are client processes with piped stdin and
-// stdout; one byte is typed, then its echo awaited.
+// stdout; one byte is typed, then its echo awaited. Both run at once and
+// the keystrokes alternate between them, so that a shared machine's load,
+// which comes and goes, weighs on both alike.
 func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	bin, err := outpostBinary(ctx)
 	if err != nil {
@@ -44,35 +46,55 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	}
 	cmd := exec.CommandContext(ctx, bin, "exec", "-tt", "--agent", e.id, "--", "sh", "-c", echoCommand)
 	cmd.Env = envv
-	op, err := echoLatency(cmd, n)
+	op, err := startEcho(cmd, true)
 	if err != nil {
 		return nil, fmt.Errorf("outpost exec -tt: %w", err)
 	}
-	hoptrace.Report(os.Stderr)
+	defer op.stop()
 	names := [2]string{"keystroke echo p50, `outpost exec -tt` vs `ssh -tt`", "keystroke echo p99, `outpost exec -tt` vs `ssh -tt`"}
-	cfg, err := sshPeer(ctx)
-	if err != nil {
+	cfg, sshErr := sshPeer(ctx)
+	if sshErr != nil {
+		lat, err := echoLatencies(n, op)
+		if err != nil {
+			return nil, fmt.Errorf("outpost exec -tt: %w", err)
+		}
+		hoptrace.Report(os.Stderr)
 		return []row{
-			{Name: names[0], Outpost: ms(op.pct(50)), Baseline: "skipped: " + err.Error(), Ratio: "—"},
-			{Name: names[1], Outpost: ms(op.pct(99)), Baseline: "skipped", Ratio: "—"},
+			{Name: names[0], Outpost: ms(lat[0].pct(50)), Baseline: "skipped: " + sshErr.Error(), Ratio: "—"},
+			{Name: names[1], Outpost: ms(lat[0].pct(99)), Baseline: "skipped", Ratio: "—"},
 		}, nil
 	}
-	ssh, err := echoLatency(exec.CommandContext(ctx, "ssh", "-F", cfg, "-o", "ControlMaster=no", "-o", "ControlPath=none",
-		"-tt", "peer", echoCommand), n)
+	ssh, err := startEcho(exec.CommandContext(ctx, "ssh", "-F", cfg, "-o", "ControlMaster=no", "-o", "ControlPath=none",
+		"-tt", "peer", echoCommand), false)
 	if err != nil {
 		return nil, fmt.Errorf("ssh -tt: %w", err)
 	}
+	defer ssh.stop()
+	lat, err := echoLatencies(n, op, ssh)
+	if err != nil {
+		return nil, err
+	}
+	hoptrace.Report(os.Stderr)
 	var rows []row
 	for i, p := range []float64{50, 99} {
-		a, b := op.pct(p), ssh.pct(p)
+		a, b := lat[0].pct(p), lat[1].pct(p)
 		rows = append(rows, row{Name: names[i], Outpost: ms(a), Baseline: ms(b), Ratio: ratio(a, b), Goal: "≤ 1x", Met: yesNo(a <= b)})
 	}
 	return rows, nil
 }
 
-// echoLatency starts cmd, waits for "ready", then types n bytes one at a
-// time and times each one's echo.
-func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
+// echoClient is a started client process whose echo is timed.
+type echoClient struct {
+	what  string // for errors
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	r     *bufio.Reader
+	i     int
+	trace bool // mark the hops Typed and Echoed (a hoptrace build)
+}
+
+// startEcho starts cmd and waits for its "ready".
+func startEcho(cmd *exec.Cmd, trace bool) (*echoClient, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -85,12 +107,11 @@ func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	r := bufio.NewReader(stdout)
+	c := &echoClient{what: filepath.Base(cmd.Path), cmd: cmd, stdin: stdin, r: bufio.NewReader(stdout), trace: trace}
 	ready := make(chan error, 1)
 	go func() {
 		for {
-			line, err := r.ReadString('\n')
+			line, err := c.r.ReadString('\n')
 			if err != nil {
 				ready <- fmt.Errorf("before ready: %w", err)
 				return
@@ -102,28 +123,78 @@ func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
 		}
 	}()
 	select {
-	case err := <-ready:
-		if err != nil {
-			return nil, err
-		}
+	case err = <-ready:
 	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("no ready line in 30 s")
+		err = fmt.Errorf("no ready line in 30 s")
 	}
-	i := 0
-	return measure(n, func() error {
-		b := byte('a' + i%26)
-		i++
-		if _, err := stdin.Write([]byte{b}); err != nil {
-			return err
+	if err != nil {
+		c.stop() // ends the reading goroutine too (its pipe closes)
+		return nil, err
+	}
+	return c, nil
+}
+
+// stop ends the client.
+func (c *echoClient) stop() { _ = c.cmd.Process.Kill(); _ = c.cmd.Wait() }
+
+// key types one byte and waits for its echo.
+func (c *echoClient) key() error {
+	b := byte('a' + c.i%26)
+	c.i++
+	if c.trace {
+		hoptrace.Mark(hoptrace.Typed)
+	}
+	if _, err := c.stdin.Write([]byte{b}); err != nil {
+		return fmt.Errorf("%s: %w", c.what, err)
+	}
+	for {
+		ch, err := c.r.ReadByte()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.what, err)
 		}
-		for {
-			c, err := r.ReadByte()
-			if err != nil {
-				return err
+		if ch == b {
+			if c.trace {
+				hoptrace.Mark(hoptrace.Echoed)
 			}
-			if c == b {
-				return nil
+			return nil
+		}
+	}
+}
+
+// echoLatencies times n keystrokes of each client, one client's then the
+// next's in turn, after a warm-up of each.
+func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
+	for range n/10 + 1 {
+		for _, c := range cs {
+			if err := c.key(); err != nil {
+				return nil, err
 			}
 		}
-	})
+	}
+	out := make([]latencies, len(cs))
+	for range n {
+		for i, c := range cs {
+			start := time.Now()
+			if err := c.key(); err != nil {
+				return nil, err
+			}
+			out[i] = append(out[i], time.Since(start))
+		}
+	}
+	return out, nil
+}
+
+// echoLatency starts cmd, waits for "ready", then types n bytes one at a
+// time and times each one's echo.
+func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
+	c, err := startEcho(cmd, false)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	lat, err := echoLatencies(n, c)
+	if err != nil {
+		return nil, err
+	}
+	return lat[0], nil
 }

@@ -123,6 +123,8 @@ type attachment struct {
 	after      uint64     // the cursor the client has
 	exitSent   bool
 	closedSeen bool
+	batch      []websocket.Message // send's, reused
+	seqBuf     []byte              // send's seq frame, reused
 
 	writeMu sync.Mutex  // stdin, in order; and writes below
 	writes  int         // stdin writes so far (their numbers)
@@ -225,37 +227,63 @@ func (a *attachment) sendOutput(ctx context.Context) (int, string) {
 }
 
 // send writes one read's events: output, a gap, exit, then the cursor;
-// under outMu.
+// under outMu. They go as one batch: a keystroke's echo and its cursor
+// reach the client in one write (one read, one wake-up there).
 func (a *attachment) send(res *wire.ProcReadResult, recovered bool) error {
+	msgs := a.batch[:0]
+	defer func() { clear(msgs); a.batch = msgs[:0] }()
+	control := func(c attachControl) error {
+		b, err := json.Marshal(c)
+		if err == nil {
+			msgs = append(msgs, websocket.Message{Op: websocket.OpText, Data: b})
+		}
+		return err
+	}
 	if res.Dropped > 0 {
-		if err := a.sendControl(attachControl{Type: "dropped", Bytes: res.Dropped}); err != nil {
+		if err := control(attachControl{Type: "dropped", Bytes: res.Dropped}); err != nil {
 			return err
 		}
 	}
 	for _, c := range res.Chunks {
-		var err error
 		if c.Stream == wire.StreamStderr {
-			err = a.sendControl(attachControl{Type: "output", Stream: c.Stream, Data: c.Data})
+			if err := control(attachControl{Type: "output", Stream: c.Stream, Data: c.Data}); err != nil {
+				return err
+			}
 		} else {
-			err = a.conn.WriteMessage(websocket.OpBinary, c.Data)
-			hoptrace.Mark(hoptrace.CPSent)
-		}
-		if err != nil {
-			return err
+			msgs = append(msgs, websocket.Message{Op: websocket.OpBinary, Data: c.Data})
 		}
 	}
 	if res.ExitSeq != 0 && !a.exitSent {
 		a.exitSent = true
 		code := res.ExitCode
-		if err := a.sendControl(attachControl{Type: "exit", ExitCode: &code, TimedOut: res.TimedOut}); err != nil {
+		if err := control(attachControl{Type: "exit", ExitCode: &code, TimedOut: res.TimedOut}); err != nil {
 			return err
 		}
 	}
 	if res.NextSeq > a.after || recovered {
 		a.after = res.NextSeq
-		return a.sendControl(attachControl{Type: "seq", Seq: res.NextSeq})
+		a.seqBuf = appendSeqFrame(a.seqBuf[:0], res.NextSeq)
+		msgs = append(msgs, websocket.Message{Op: websocket.OpText, Data: a.seqBuf})
 	}
-	return nil
+	if len(msgs) == 0 {
+		return nil
+	}
+	err := a.conn.WriteMessages(msgs...)
+	if len(res.Chunks) > 0 {
+		hoptrace.Mark(hoptrace.CPSent)
+	}
+	return err
+}
+
+// appendSeqFrame appends the "seq" control frame of seq, as json.Marshal
+// writes attachControl{Type: "seq", Seq: seq}: the frame of every
+// keystroke's echo, without reflection or allocation.
+func appendSeqFrame(b []byte, seq uint64) []byte {
+	if seq == 0 {
+		return append(b, `{"type":"seq"}`...)
+	}
+	b = append(b, `{"type":"seq","seq":`...)
+	return append(strconv.AppendUint(b, seq, 10), '}')
 }
 
 func (a *attachment) sendControl(c attachControl) error {

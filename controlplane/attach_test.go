@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -437,5 +438,19 @@ func TestAttachEndsWhenProcessesSwitchedOff(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if b, _ := os.ReadFile(mark); string(b) != "one\n" {
 		t.Fatalf("the process got %q, want only one", b)
+	}
+}
+
+// TestAppendSeqFrame: the seq frame is byte for byte what json.Marshal
+// makes of attachControl, which clients decode.
+func TestAppendSeqFrame(t *testing.T) {
+	for _, seq := range []uint64{0, 1, 7, 1 << 40, math.MaxUint64} {
+		want, err := json.Marshal(attachControl{Type: "seq", Seq: seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendSeqFrame([]byte("x"), seq); string(got) != "x"+string(want) {
+			t.Errorf("seq %d: %s, want x%s", seq, got, want)
+		}
 	}
 }

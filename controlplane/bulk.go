@@ -56,6 +56,9 @@ type bulkHub struct {
 	mu      sync.Mutex
 	waits   map[string]*bulkWait
 	claimed atomic.Int64 // connections taken (the tests count them)
+	// issued, if set, is told each ticket as it is issued, before it goes
+	// to the agent (tests try to take it).
+	issued func(ticket string)
 }
 
 // bulkWait is one ticket: the agent that may claim it, by its bound public
@@ -91,7 +94,11 @@ func (h *bulkHub) expect(ag subjects.Agent, pub string) (string, *bulkWait, func
 		h.waits = map[string]*bulkWait{}
 	}
 	h.waits[ticket] = w
+	issued := h.issued
 	h.mu.Unlock()
+	if issued != nil {
+		issued(ticket)
+	}
 	return ticket, w, func() {
 		h.mu.Lock()
 		delete(h.waits, ticket)

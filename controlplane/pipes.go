@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -44,10 +45,12 @@ type pipeHub struct {
 	done   chan struct{}
 }
 
-// hubPipe is one open pipe of the hub.
+// hubPipe is one open pipe of the hub: frames over NATS (conn), or a bulk
+// connection of its own (stream; conn is nil).
 type hubPipe struct {
-	conn *pipe.Conn
-	ws   string
+	conn   *pipe.Conn
+	stream *pipe.Stream
+	ws     string
 
 	mu     sync.Mutex
 	agent  string      // the agent that answered the open; "" until then
@@ -80,7 +83,21 @@ func newPipeHub(nc *nats.Conn, pr *presence.Tracker) (*pipeHub, error) {
 // dial opens a pipe to port on the target's machine. The target's call
 // decides which agent (a session's active backend); errors are the call's
 // (503 offline, 502 connection_refused, ...).
-func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pipe.Conn, error) {
+func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (net.Conn, error) {
+	return h.dialWith(ctx, ws, t, port, nil)
+}
+
+// pipeBulk asks for a pipe on a bulk connection: the ticket the agent
+// claims it with, and where the claimed connection arrives.
+type pipeBulk struct {
+	ticket string
+	conns  <-chan net.Conn
+}
+
+// dialWith is dial; with b, the agent is asked to carry the pipe on a bulk
+// connection made with b's ticket (it falls back to frames over NATS when
+// it cannot).
+func (h *pipeHub) dialWith(ctx context.Context, ws string, t target, port int, b *pipeBulk) (net.Conn, error) {
 	id := "p" + rand.Text()
 	p := &hubPipe{ws: ws}
 	p.conn = pipe.New(pipe.Config{
@@ -89,7 +106,9 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 		Window: wire.PipeGrant,
 		OnClose: func() {
 			h.mu.Lock()
-			delete(h.open, id)
+			if h.open[id] == p {
+				delete(h.open, id)
+			}
 			h.mu.Unlock()
 		},
 		Local:  pipe.Addr{Net: "pipe", Str: "control-plane"},
@@ -102,8 +121,12 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	}
 	h.open[id] = p
 	h.mu.Unlock()
+	req := &wire.PortOpenRequest{Port: port, Owner: h.owner, Pipe: id, Window: wire.PipeGrant}
+	if b != nil {
+		req.Ticket = b.ticket
+	}
 	var res wire.PortOpenResult
-	err := t.Call(ctx, wire.OpPortOpen, &wire.PortOpenRequest{Port: port, Owner: h.owner, Pipe: id, Window: wire.PipeGrant}, &res, rpc.CallOptions{})
+	err := t.Call(ctx, wire.OpPortOpen, req, &res, rpc.CallOptions{})
 	if err != nil {
 		h.forget(id)
 		return nil, err
@@ -113,6 +136,9 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 	if err != nil {
 		h.forget(id)
 		return nil, wire.Errorf(wire.CodeInternal, "", "pipe: %v", err)
+	}
+	if res.Bulk {
+		return h.takeStream(ctx, id, p, ag, subj, b)
 	}
 	p.mu.Lock()
 	p.agent, p.rpc, p.hello, p.opened = ag.ID, subj, h.presence.Get(ag).Hello, time.Now()
@@ -135,6 +161,63 @@ func (h *pipeHub) dial(ctx context.Context, ws string, t target, port int) (*pip
 		p.mu.Unlock()
 	}
 	return p.conn, nil
+}
+
+// takeStream makes pipe id, whose agent said it is on the bulk connection
+// b asked for, a stream on that connection. Only the agent the ticket was
+// issued to can have made it (bulkHub.claim); the frames pipe p made for
+// the open is dropped.
+func (h *pipeHub) takeStream(ctx context.Context, id string, p *hubPipe, ag subjects.Agent, subj string, b *pipeBulk) (net.Conn, error) {
+	if b == nil {
+		h.forget(id)
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "port.open: the agent says it is on a bulk connection nobody asked for")
+	}
+	var c net.Conn
+	select {
+	case c = <-b.conns:
+	case <-time.After(bulkArrive):
+	case <-ctx.Done():
+	}
+	if c == nil {
+		h.forget(id)
+		return nil, wire.Errorf(wire.CodeUnavailable, "", "port.open: the agent made its bulk connection, but it did not arrive")
+	}
+	q := &hubPipe{ws: p.ws, agent: ag.ID, rpc: subj, hello: h.presence.Get(ag).Hello, opened: time.Now()}
+	cfg := pipe.StreamConfig{OnClose: func() {
+		h.mu.Lock()
+		if h.open[id] == q {
+			delete(h.open, id)
+		}
+		h.mu.Unlock()
+	}}
+	under := c
+	if pc, ok := c.(*prefixedConn); ok {
+		under = pc.Conn
+	}
+	if g := gatherOf(under); g != nil {
+		cfg.Gather = g.Gather
+	}
+	q.stream = pipe.NewStream(c, cfg)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		q.stream.Reset(errors.New("the control plane is stopping"))
+		h.forget(id)
+		return nil, wire.Errorf(wire.CodeUnavailable, wire.ReasonStarting, "the control plane is stopping")
+	}
+	h.open[id] = q
+	h.mu.Unlock()
+	p.conn.Reset(errors.New("the pipe is on a bulk connection")) // p never got the agent's subject: nothing is sent
+	return q.stream, nil
+}
+
+// end resets the pipe, whichever way it is carried.
+func (p *hubPipe) end(why error) {
+	if p.stream != nil {
+		p.stream.Reset(why)
+		return
+	}
+	p.conn.Reset(why)
 }
 
 // send publishes the control plane's frames to the pipe's agent.
@@ -173,7 +256,7 @@ func (h *pipeHub) forget(id string) {
 	delete(h.open, id)
 	h.mu.Unlock()
 	if p != nil {
-		p.conn.Reset(errors.New("open failed"))
+		p.end(errors.New("open failed"))
 	}
 }
 
@@ -211,7 +294,7 @@ func (h *pipeHub) deliver(m *nats.Msg) {
 	if ack > 0 {
 		h.ackAgent(ag, ack)
 	}
-	if p == nil || p.ws != ag.Workspace {
+	if p == nil || p.ws != ag.Workspace || p.conn == nil {
 		return
 	}
 	p.mu.Lock()
@@ -288,9 +371,9 @@ func (h *pipeHub) watch() {
 			}
 			switch {
 			case e.Hello != hello:
-				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting, "agent %s reconnected: the connection's frames may be lost", agent))
+				p.end(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting, "agent %s reconnected: the connection's frames may be lost", agent))
 			case e.Status != presence.Online && time.Since(last) > pipeSilence:
-				p.conn.Reset(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent %s went offline", agent))
+				p.end(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent %s went offline", agent))
 			}
 		}
 	}
@@ -317,7 +400,7 @@ func (h *pipeHub) close() {
 	}
 	h.mu.Unlock()
 	for _, p := range ps {
-		p.conn.Reset(errors.New("the control plane is stopping"))
+		p.end(errors.New("the control plane is stopping"))
 	}
 	close(h.stop)
 	<-h.done

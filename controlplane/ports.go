@@ -14,6 +14,7 @@ import (
 
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -83,6 +84,8 @@ func pathPort(r *http.Request) (int, error) {
 // (internal/websocket's stream: binary messages, a text EOF message for
 // the half-close). The pipe is opened before the upgrade, so an agent
 // offline (503) or nothing listening (502) is an ordinary error answer.
+// The agent is asked to carry it on a bulk connection of its own (a
+// stream may move a lot; the proxy's requests stay on frames over NATS).
 func (s *Server) handlePortTCP(w http.ResponseWriter, r *http.Request, t target) error {
 	port, err := pathPort(r)
 	if err != nil {
@@ -91,7 +94,9 @@ func (s *Server) handlePortTCP(w http.ResponseWriter, r *http.Request, t target)
 	if !websocket.IsUpgrade(r) {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "ports/%d/tcp is a WebSocket: send Upgrade: websocket", port)
 	}
-	conn, err := s.pipes.dial(r.Context(), r.PathValue("ws"), t.Concurrent(), port)
+	b, withdraw := s.portBulk(r.Context(), r.PathValue("ws"), t)
+	conn, err := s.pipes.dialWith(r.Context(), r.PathValue("ws"), t.Concurrent(), port, b)
+	withdraw()
 	if err != nil {
 		return err
 	}
@@ -114,6 +119,23 @@ func (s *Server) handlePortTCP(w http.ResponseWriter, r *http.Request, t target)
 		s.log.Debug("port stream ended", "port", port, "err", err)
 	}
 	return nil
+}
+
+// portBulk issues a ticket for a pipe on a bulk connection from the agent
+// the target points at (a session's active backend; another agent, if the
+// call goes elsewhere, cannot claim it and uses NATS). withdraw forgets
+// the ticket once the pipe is open. nil without a key to bind it to.
+func (s *Server) portBulk(ctx context.Context, ws string, t target) (b *pipeBulk, withdraw func()) {
+	ag := subjects.Agent{Workspace: ws, ID: t.LastAgent()}
+	if ag.ID == "" {
+		return nil, func() {}
+	}
+	rec, _, err := s.enrolledAgent(ctx, ag)
+	if err != nil || rec.PublicKey == "" {
+		return nil, func() {}
+	}
+	ticket, wait, done := s.bulk.expect(ag, rec.PublicKey)
+	return &pipeBulk{ticket: ticket, conns: wait.conn}, done
 }
 
 // dialInfo is what the proxy's dial needs, carried by the request's

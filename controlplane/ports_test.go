@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 type portsEnv struct {
 	s     *Server
 	token string
+	hc    *http.Client // trusts the server's CA; nil: plain HTTP
 }
 
 func newPortsEnv(t *testing.T) *portsEnv {
@@ -39,11 +41,63 @@ func newPortsEnv(t *testing.T) *portsEnv {
 	return &portsEnv{s: s, token: s.AdminToken()}
 }
 
+// newPortsEnvTLS is newPortsEnv serving HTTPS, its agents on wss://
+// through the API's port.
+func newPortsEnvTLS(t *testing.T) *portsEnv {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s := startServer(t, cfg)
+	e := &portsEnv{s: s, token: s.AdminToken(), hc: trusting(t, s)}
+	if _, err := e.client().CreateWorkspace(context.Background(), "w1"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// client is the admin's client of the env.
+func (e *portsEnv) client() *client.Client {
+	c := adminClient(e.s)
+	if e.hc != nil {
+		c.HTTP = e.hc
+	}
+	return c
+}
+
+// httpClient is the env's HTTP client.
+func (e *portsEnv) httpClient() *http.Client {
+	if e.hc != nil {
+		return e.hc
+	}
+	return http.DefaultClient
+}
+
 // agent enrolls and runs agent id; stop ends it (a clean stop: goodbye).
 func (e *portsEnv) agent(t *testing.T, id string) (stop func()) {
 	t.Helper()
-	ta := enrollAgent(t, e.s, "w1", id)
-	ident := &enroll.Config{URL: e.s.URL(), Workspace: "w1", Agent: id, NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}
+	_, stop = e.agentAt(t, id, "")
+	return stop
+}
+
+// agentAt is agent, with url (when not "") as the control plane's URL the
+// agent keeps: where it dials its bulk connections.
+func (e *portsEnv) agentAt(t *testing.T, id, url string) (ident *enroll.Config, stop func()) {
+	t.Helper()
+	if e.hc != nil {
+		tok, err := e.client().CreateEnrollmentToken(context.Background(), "w1", client.EnrollmentTokenRequest{Agent: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ident, err = enroll.Enroll(context.Background(), e.s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256)); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		ta := enrollAgent(t, e.s, "w1", id)
+		ident = &enroll.Config{URL: e.s.URL(), Workspace: "w1", Agent: id, NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}
+	}
+	if url != "" {
+		ident.URL = url
+	}
 	a, err := agent.New(agent.Config{Identity: ident, Root: t.TempDir(), HeartbeatInterval: heartbeatEvery, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +118,10 @@ func (e *portsEnv) agent(t *testing.T, id string) (stop func()) {
 	}
 	t.Cleanup(stop)
 	waitFor(t, waitLong, id+" online", func() bool { return e.s.presence.Get(ident.AgentID()).Status == "online" })
-	return stop
+	return ident, stop
 }
 
-func (e *portsEnv) target(id string) *client.Target { return adminClient(e.s).Agent("w1", id) }
+func (e *portsEnv) target(id string) *client.Target { return e.client().Agent("w1", id) }
 
 // get does a request with the admin token (none when auth is false).
 func (e *portsEnv) do(t *testing.T, method, url string, body io.Reader, auth bool) *http.Response {
@@ -79,7 +133,7 @@ func (e *portsEnv) do(t *testing.T, method, url string, body io.Reader, auth boo
 	if auth {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.httpClient().Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -93,7 +147,7 @@ func (e *portsEnv) dialStream(t *testing.T, tgt *client.Target, port int) (*webs
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	h := http.Header{"Authorization": {"Bearer " + e.token}}
-	c, resp, err := websocket.Dial(ctx, http.DefaultClient, tgt.PortStreamURL(port), h)
+	c, resp, err := websocket.Dial(ctx, e.httpClient(), tgt.PortStreamURL(port), h)
 	if err != nil && resp != nil {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -319,10 +373,43 @@ func TestPortProxyWebSocket(t *testing.T) {
 	}
 }
 
-// A raw stream: bytes both ways, half-close both ways, a normal close.
+// deadURL is an http:// URL nothing listens on.
+func deadURL(t *testing.T) string {
+	t.Helper()
+	return "http://127.0.0.1:" + fmt.Sprint(freePort(t))
+}
+
+// A raw stream: bytes both ways, half-close both ways, a normal close; a
+// large download, byte for byte. The stream goes on a bulk connection of
+// its own, plain or TLS; an agent that cannot make one (it cannot reach
+// the control plane's URL) carries it as frames over NATS instead.
 func TestPortStream(t *testing.T) {
-	e := newPortsEnv(t)
-	e.agent(t, "a1")
+	for _, tc := range []struct {
+		name      string
+		tls, bulk bool
+	}{
+		{"bulk", false, true},
+		{"bulk over TLS", true, true},
+		{"NATS fallback", false, false},
+		{"NATS fallback over TLS", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newPortsEnv
+			if tc.tls {
+				e = newPortsEnvTLS
+			}
+			testPortStream(t, e(t), tc.bulk)
+		})
+	}
+}
+
+func testPortStream(t *testing.T, e *portsEnv, bulk bool) {
+	url := ""
+	if !bulk {
+		url = deadURL(t)
+	}
+	e.agentAt(t, "a1", url)
+	before := e.s.bulk.claimed.Load()
 	port := listen(t, echo)
 	c, err := e.dialStream(t, e.target("a1"), port)
 	if err != nil {
@@ -339,25 +426,139 @@ func TestPortStream(t *testing.T) {
 	if err != nil || !bytes.Equal(got, msg) {
 		t.Fatalf("echoed %d of %d bytes, equal %v, err %v", len(got), len(msg), bytes.Equal(got, msg), err)
 	}
-	// The agent acknowledged what the control plane sent it, which paced
-	// its frames by that (at most a flight ahead of its requests).
-	e.s.pipes.mu.Lock()
-	fl := e.s.pipes.flight[subjects.Agent{Workspace: "w1", ID: "a1"}]
-	e.s.pipes.mu.Unlock()
-	if fl == nil {
-		t.Fatal("no flight paces the control plane's frames to the agent (it did not say it acknowledges)")
-	}
-	if acked := fl.Acked(); acked < int64(len(msg)-wire.PipeAckEvery) {
-		t.Fatalf("the agent acknowledged %d of the %d bytes sent to it", acked, len(msg))
+	if bulk {
+		if n := e.s.bulk.claimed.Load() - before; n != 1 {
+			t.Fatalf("%d bulk connections for one stream, want 1", n)
+		}
+	} else {
+		if n := e.s.bulk.claimed.Load() - before; n != 0 {
+			t.Fatalf("%d bulk connections from an agent that cannot make one", n)
+		}
+		// The agent acknowledged what the control plane sent it, which
+		// paced its frames by that (at most a flight ahead of its
+		// requests).
+		e.s.pipes.mu.Lock()
+		fl := e.s.pipes.flight[subjects.Agent{Workspace: "w1", ID: "a1"}]
+		e.s.pipes.mu.Unlock()
+		if fl == nil {
+			t.Fatal("no flight paces the control plane's frames to the agent (it did not say it acknowledges)")
+		}
+		if acked := fl.Acked(); acked < int64(len(msg)-wire.PipeAckEvery) {
+			t.Fatalf("the agent acknowledged %d of the %d bytes sent to it", acked, len(msg))
+		}
 	}
 	var ce *websocket.CloseError
 	if _, _, err := c.ReadMessage(); !errors.As(err, &ce) || ce.Code != websocket.CloseNormal {
 		t.Fatalf("after both EOFs: %v, want a normal close", err)
 	}
+
+	// A large download from a service that then half-closes: every byte,
+	// then the EOF, while the client's side is still open.
+	big := pseudoRandom(48<<20, 7)
+	src := listen(t, func(c net.Conn) {
+		c.Write(big)
+		c.(*net.TCPConn).CloseWrite()
+		io.Copy(io.Discard, c)
+	})
+	d, err := e.dialStream(t, e.target("a1"), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	n := 0
+	for {
+		op, data, err := d.ReadMessage()
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", n, err)
+		}
+		if op == websocket.OpText {
+			if string(data) != websocket.EOFMessage {
+				t.Fatalf("text message %q", data)
+			}
+			break
+		}
+		h.Write(data)
+		n += len(data)
+	}
+	if want := sha256.Sum256(big); n != len(big) || !bytes.Equal(h.Sum(nil), want[:]) {
+		t.Fatalf("downloaded %d of %d bytes, sha256 %x, want %x", n, len(big), h.Sum(nil), want)
+	}
+	d.WriteMessage(websocket.OpText, []byte(websocket.EOFMessage))
+	if _, _, err := d.ReadMessage(); !errors.As(err, &ce) || ce.Code != websocket.CloseNormal {
+		t.Fatalf("after the download and both EOFs: %v, want a normal close", err)
+	}
+	if bulk {
+		if n := e.s.bulk.claimed.Load() - before; n != 2 {
+			t.Fatalf("%d bulk connections for two streams, want 2", n)
+		}
+	}
+
 	if _, err := e.dialStream(t, e.target("a1"), freePort(t)); err == nil || !strings.Contains(err.Error(), "connection_refused") {
 		t.Fatalf("stream to a closed port: %v, want connection_refused", err)
 	}
 	waitFor(t, waitLong, "pipes closed", func() bool { return e.s.pipes.count() == 0 })
+}
+
+// A port stream's bulk connection is its own agent's and its own pipe's
+// only, as a transfer's: its ticket is refused to another agent's key
+// (under either name), to the right key over another ticket, and once
+// used; its agent takes it, and the stream's bytes go through it.
+func TestPortStreamBulkTicketIsItsAgentsOnly(t *testing.T) {
+	e := newPortsEnv(t)
+	victim, _ := e.agentAt(t, "a1", "")
+	hostile := enrollAgent(t, e.s, "w1", "a2")
+	var (
+		mu      sync.Mutex
+		tickets []string
+	)
+	e.s.bulk.mu.Lock()
+	e.s.bulk.issued = func(ticket string) {
+		mu.Lock()
+		tickets = append(tickets, ticket)
+		mu.Unlock()
+		// Before the agent has it: all of these are refused, and leave
+		// the ticket to its agent.
+		for _, tc := range []struct{ name, ticket, sig string }{
+			{"hostile agent's key, its own name", ticket, signBulk(t, hostile.seed, "w1", "a2", ticket)},
+			{"hostile agent's key, the victim's name", ticket, signBulk(t, hostile.seed, "w1", "a1", ticket)},
+			{"victim's key over another ticket", ticket, signBulk(t, []byte(victim.Seed), "w1", "a1", ticket+"x")},
+			{"victim's key, another agent's name", ticket, signBulk(t, []byte(victim.Seed), "w1", "a2", ticket)},
+			{"a ticket never issued", ticket + "x", signBulk(t, []byte(victim.Seed), "w1", "a1", ticket+"x")},
+		} {
+			code, conn, err := tryBulk(e.s, tc.ticket, tc.sig)
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+				continue
+			}
+			conn.Close()
+			if code != http.StatusUnauthorized {
+				t.Errorf("%s: status %d, want 401", tc.name, code)
+			}
+		}
+	}
+	e.s.bulk.mu.Unlock()
+	before := e.s.bulk.claimed.Load()
+	port := listen(t, echo)
+	c, err := e.dialStream(t, e.target("a1"), port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.OpBinary, []byte("through its own"))
+	if _, data, err := c.ReadMessage(); err != nil || string(data) != "through its own" {
+		t.Fatalf("echo: %q %v", data, err)
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 1 {
+		t.Fatalf("%d bulk connections taken, want 1 (the agent's)", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tickets) != 1 {
+		t.Fatalf("%d tickets issued for one stream", len(tickets))
+	}
+	if code, _ := dialBulk(t, e.s, tickets[0], signBulk(t, []byte(victim.Seed), "w1", "a1", tickets[0])); code != http.StatusUnauthorized {
+		t.Fatalf("the used ticket replayed by its own agent: %d, want 401", code)
+	}
 }
 
 // The service goes away mid-stream: the client reads what it sent, then

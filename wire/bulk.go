@@ -132,3 +132,58 @@ func ParseBulkAuth(ticket, signature string) (BulkAuth, error) {
 	}
 	return BulkAuth{Ticket: ticket, Signature: sig}, nil
 }
+
+// Stream frames: a port's pipe on a bulk connection (PortOpenRequest.Ticket)
+// is a sequence of frames, each a header of StreamHeaderLen bytes (its
+// kind, then its payload's length, 4 bytes big-endian) and the payload.
+// TCP (or TLS over it) orders them and is the flow control, so there are
+// no offsets nor credits: data, the sender's half-close, and a reset with
+// its reason. A connection that ends without both EOFs is a reset.
+const (
+	// StreamHeaderLen is the length of a stream frame's header.
+	StreamHeaderLen = 5
+	// StreamData carries bytes (at most MaxStreamData).
+	StreamData = 'd'
+	// StreamEOF is the sender's half-close (no payload).
+	StreamEOF = 'e'
+	// StreamReset ends the pipe both ways; the payload is the reason
+	// (at most MaxStreamReason bytes).
+	StreamReset = 'r'
+	// MaxStreamData bounds a data frame's payload.
+	MaxStreamData = 1 << 20
+	// MaxStreamReason bounds a reset's reason.
+	MaxStreamReason = 1 << 10
+)
+
+// PutStreamHeader writes the header of a frame of kind with n bytes of
+// payload into h (StreamHeaderLen bytes).
+func PutStreamHeader(h []byte, kind byte, n int) {
+	_ = h[StreamHeaderLen-1]
+	h[0] = kind
+	h[1], h[2], h[3], h[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+}
+
+// ParseStreamHeader reads a stream frame's header: its kind and payload
+// length, checked against the kind's bounds.
+func ParseStreamHeader(h []byte) (kind byte, n int, err error) {
+	if len(h) < StreamHeaderLen {
+		return 0, 0, Errorf(CodeInvalidArgument, "", "stream frame header of %d bytes", len(h))
+	}
+	kind = h[0]
+	u := uint32(h[1])<<24 | uint32(h[2])<<16 | uint32(h[3])<<8 | uint32(h[4])
+	var limit uint32
+	switch kind {
+	case StreamData:
+		limit = MaxStreamData
+	case StreamEOF:
+		limit = 0
+	case StreamReset:
+		limit = MaxStreamReason
+	default:
+		return 0, 0, Errorf(CodeInvalidArgument, "", "stream frame of unknown kind %#x", kind)
+	}
+	if u > limit {
+		return 0, 0, Errorf(CodeInvalidArgument, "", "stream frame %q of %d bytes, at most %d", kind, u, limit)
+	}
+	return kind, int(u), nil
+}

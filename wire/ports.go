@@ -44,6 +44,12 @@ type PortOpenRequest struct {
 	Owner  string `msgpack:"owner"`
 	Pipe   string `msgpack:"pipe"`
 	Window int    `msgpack:"win,omitempty"` // bytes the agent may send before a credit; 0: PipeWindow
+	// Ticket, when set, asks the agent to carry the pipe on a bulk
+	// connection of its own (BulkPath, claimed with this ticket) instead of
+	// as frames over NATS: stream frames (AppendStreamHeader) both ways.
+	// An agent that cannot make one carries it over NATS as always and
+	// says so (PortOpenResult.Bulk false).
+	Ticket string `msgpack:"tk,omitempty"`
 }
 
 // Validate checks the port and the pipe's names.
@@ -57,6 +63,9 @@ func (r *PortOpenRequest) Validate() error {
 	if r.Window < 0 || r.Window > MaxPipeWindow {
 		return Errorf(CodeInvalidArgument, "", "window %d out of range 0-%d", r.Window, MaxPipeWindow)
 	}
+	if r.Ticket != "" {
+		return ValidTicket(r.Ticket)
+	}
 	return nil
 }
 
@@ -67,6 +76,9 @@ type PortOpenResult struct {
 	// (FrameAck on the pipe's subject, every PipeAckEvery bytes), so the
 	// control plane may pace them; agents before this do not.
 	Acks bool `msgpack:"acks,omitempty"`
+	// Bulk says the pipe is on the bulk connection the request's Ticket
+	// asked for (the control plane took it); false: frames over NATS.
+	Bulk bool `msgpack:"bulk,omitempty"`
 }
 
 // ValidPort checks a TCP port number.

@@ -1,11 +1,11 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package proc
 
 import "os/exec"
 
-// unblockChildSignals does nothing here: only the Linux agent clears an
-// inherited signal mask for its children (see sigmask_linux.go).
+// unblockChildSignals does nothing here: only the Linux and darwin agents
+// clear an inherited signal mask for their children (sigmask_unix.go).
 func unblockChildSignals(*exec.Cmd) {}
 
 // clearSignalMask: never asked for here (unblockChildSignals does nothing).

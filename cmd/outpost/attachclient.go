@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -275,6 +276,11 @@ func (a *attachment) read(c *websocket.Conn) endReason {
 			}
 			continue
 		}
+		if seq, ok := seqFrame(p); ok { // every echo's: no reflection
+			a.seq.Store(seq)
+			a.trouble.Store(0)
+			continue
+		}
 		var m serverControl
 		if json.Unmarshal(p, &m) != nil {
 			continue
@@ -317,6 +323,25 @@ func (a *attachment) read(c *websocket.Conn) endReason {
 			}
 		}
 	}
+}
+
+// seqFrame reads p when it is a "seq" frame as the control plane writes
+// it, {"type":"seq","seq":N} (or {"type":"seq"} for 0); any other
+// frame, or spelling, is not (ok false) and goes to encoding/json.
+func seqFrame(p []byte) (seq uint64, ok bool) {
+	const head, zero = `{"type":"seq","seq":`, `{"type":"seq"}`
+	if string(p) == zero {
+		return 0, true
+	}
+	if len(p) < len(head)+2 || string(p[:len(head)]) != head || p[len(p)-1] != '}' {
+		return 0, false
+	}
+	digits := p[len(head) : len(p)-1]
+	if len(digits) > 1 && digits[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(digits), 10, 64)
+	return n, err == nil
 }
 
 // pumpStdin sends local input to the process: in a terminal, after the

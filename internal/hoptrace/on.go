@@ -19,14 +19,14 @@ var (
 	done [][NumHops]int64
 )
 
-// Mark records that the current keystroke reached hop h. CPStdin starts a
+// Mark records that the current keystroke reached hop h. Typed starts a
 // new keystroke; a hop marked twice keeps its first time.
 func Mark(h int) {
 	now := time.Now().UnixNano()
 	mu.Lock()
 	defer mu.Unlock()
-	if h == CPStdin {
-		if cur[CPStdin] != 0 {
+	if h == Typed {
+		if cur[Typed] != 0 {
 			done = append(done, cur)
 		}
 		cur = [NumHops]int64{}
@@ -40,11 +40,11 @@ func Mark(h int) {
 // the keystrokes that reached every hop, and resets.
 func Report(w io.Writer) {
 	mu.Lock()
-	all := append(done, cur)
+	keys := append(done, cur)
 	done, cur = nil, [NumHops]int64{}
 	mu.Unlock()
 	var d [NumHops][]float64
-	for _, k := range all {
+	for _, k := range keys {
 		ok := true
 		for _, t := range k {
 			ok = ok && t != 0
@@ -55,17 +55,31 @@ func Report(w io.Writer) {
 		for h := 1; h < NumHops; h++ {
 			d[h] = append(d[h], float64(k[h]-k[h-1])/1e3)
 		}
-		d[0] = append(d[0], float64(k[NumHops-1]-k[0])/1e3)
+		d[0] = append(d[0], float64(k[CPSent]-k[CPStdin])/1e3)
+	}
+	// The whole echo and the client's part of it (both halves), before
+	// the per-hop slices are sorted.
+	var whole, cli []float64
+	for i := range d[0] {
+		cli = append(cli, d[CPStdin][i]+d[Echoed][i])
+		whole = append(whole, cli[i]+d[0][i])
 	}
 	fmt.Fprintf(w, "hops (µs, p50 / p99) over %d keystrokes:\n", len(d[0]))
+	line(w, "whole echo at the bench", whole)
+	line(w, "client's part (both halves)", cli)
 	for h := range NumHops {
 		name := "total cp→cp"
 		if h > 0 {
 			name = Names[h-1] + " → " + Names[h]
 		}
-		slices.Sort(d[h])
-		if n := len(d[h]); n > 0 {
-			fmt.Fprintf(w, "  %-40s %8.1f %8.1f\n", name, d[h][n/2], d[h][n*99/100])
-		}
+		line(w, name, d[h])
+	}
+}
+
+// line writes one hop's median and p99.
+func line(w io.Writer, name string, d []float64) {
+	slices.Sort(d)
+	if n := len(d); n > 0 {
+		fmt.Fprintf(w, "  %-40s %8.1f %8.1f\n", name, d[n/2], d[n*99/100])
 	}
 }

@@ -217,6 +217,65 @@ func (c *Conn) WriteMessage(op Opcode, p []byte) error {
 	return c.write(op, p)
 }
 
+// Message is one data message of WriteMessages.
+type Message struct {
+	Op   Opcode // OpText or OpBinary
+	Data []byte
+}
+
+// WriteMessages sends msgs, in order, as WriteMessage would each: when
+// they are all small (16 KiB or less), their frames go out in one write
+// to the transport, so a message and the one that always follows it
+// (output and its cursor, say) cost the peer one read and one wake-up,
+// not two.
+func (c *Conn) WriteMessages(msgs ...Message) error {
+	small := true
+	for _, m := range msgs {
+		if m.Op != OpText && m.Op != OpBinary {
+			return fmt.Errorf("websocket: WriteMessages of opcode %#x", byte(m.Op))
+		}
+		small = small && len(m.Data) <= directWrite
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if !small || len(msgs) == 1 {
+		for _, m := range msgs {
+			if err := c.writeLocked(m.Op, m.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if c.closeSent {
+		return ErrClosed
+	}
+	if c.Gather != nil {
+		done := c.Gather()
+		err := c.writeBatch(msgs)
+		if derr := done(); err == nil {
+			err = derr
+		}
+		return err
+	}
+	return c.writeBatch(msgs)
+}
+
+// writeBatch writes small msgs' frames in one write, under wmu.
+func (c *Conn) writeBatch(msgs []Message) error {
+	c.wbuf = c.wbuf[:0]
+	for _, m := range msgs {
+		var key [4]byte
+		if c.client {
+			if _, err := rand.Read(key[:]); err != nil {
+				return err
+			}
+		}
+		c.wbuf = appendFrame(c.wbuf, m.Op, m.Data, c.client, key)
+	}
+	_, err := c.rwc.Write(c.wbuf)
+	return err
+}
+
 // Ping sends a ping carrying p (at most 125 bytes).
 func (c *Conn) Ping(p []byte) error {
 	if len(p) > maxControlPayload {

@@ -348,3 +348,58 @@ func TestMaskBytes(t *testing.T) {
 		}
 	}
 }
+
+// countingRWC counts the writes to it.
+type countingRWC struct {
+	rwc
+	writes int
+}
+
+func (c *countingRWC) Write(p []byte) (int, error) { c.writes++; return c.rwc.Write(p) }
+
+// TestWriteMessages: the messages arrive intact and in order, from a
+// client (masked) and a server; small ones in one write, a batch with a
+// large one as WriteMessage would send each.
+func TestWriteMessages(t *testing.T) {
+	small := []Message{{OpBinary, []byte("k")}, {OpText, []byte(`{"type":"seq","seq":7}`)}, {OpBinary, nil}}
+	large := []Message{{OpBinary, []byte("a")}, {OpBinary, bytes.Repeat([]byte("z"), directWrite+1)}, {OpText, []byte("end")}}
+	for _, client := range []bool{false, true} {
+		// With a large one, the writes of WriteMessage, each.
+		each := &countingRWC{}
+		ce := newConn(each, bufio.NewReader(bytes.NewReader(nil)), client)
+		for _, m := range large {
+			if err := ce.WriteMessage(m.Op, m.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tt := range []struct {
+			name   string
+			msgs   []Message
+			writes int
+		}{{"small", small, 1}, {"with a large one", large, each.writes}} {
+			w := &countingRWC{}
+			c := newConn(w, bufio.NewReader(bytes.NewReader(nil)), client)
+			if err := c.WriteMessages(tt.msgs...); err != nil {
+				t.Fatal(err)
+			}
+			if w.writes != tt.writes {
+				t.Errorf("client %v, %s: %d writes, want %d", client, tt.name, w.writes, tt.writes)
+			}
+			r := newConn(&rwc{Reader: &w.out}, nil, !client)
+			for i, m := range tt.msgs {
+				op, p, err := r.ReadMessage()
+				if err != nil || op != m.Op || !bytes.Equal(p, m.Data) {
+					t.Fatalf("client %v, %s: message %d: op %d, %d bytes, %v; want op %d, %d bytes", client, tt.name, i, op, len(p), err, m.Op, len(m.Data))
+				}
+			}
+		}
+	}
+	c := newConn(&countingRWC{}, bufio.NewReader(bytes.NewReader(nil)), false)
+	if err := c.WriteMessages(Message{OpPing, nil}); err == nil {
+		t.Fatal("WriteMessages of a ping: no error")
+	}
+	_ = c.Close()
+	if err := c.WriteMessages(small...); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: %v, want ErrClosed", err)
+	}
+}
