@@ -16,7 +16,8 @@ import (
 const snapPageBytes = 512 << 10
 
 // restoreJob is one restore: its manifest while it arrives, then the
-// restore itself.
+// restore itself. Its survey, a listing of the directory taken while the
+// manifest is on its way, is its own: stopped once planned or aborted.
 type restoreJob struct {
 	path    string
 	opts    files.RestoreOptions
@@ -28,6 +29,10 @@ type restoreJob struct {
 func (j *restoreJob) abort() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.opts.Survey != nil {
+		j.opts.Survey.Stop()
+		j.opts.Survey = nil
+	}
 	if j.r != nil {
 		j.r.Abort()
 	}
@@ -132,8 +137,12 @@ func (fo *fileOps) restoreBegin(_ context.Context, req *wire.Request) (any, erro
 	if _, err := files.Clean(body.Path); err != nil {
 		return nil, err
 	}
-	h, err := fo.transfers.add(&openTransfer{restore: &restoreJob{path: body.Path, opts: files.RestoreOptions{Delete: body.Delete}}, tag: handleTag(req.Op, body.Path)})
+	// What the directory holds is listed while the manifest comes (a
+	// carry begins the restore before it scans the other side).
+	sv := fo.fs.StartSurvey(body.Path)
+	h, err := fo.transfers.add(&openTransfer{restore: &restoreJob{path: body.Path, opts: files.RestoreOptions{Delete: body.Delete, Survey: sv}}, tag: handleTag(req.Op, body.Path)})
 	if err != nil {
+		sv.Stop()
 		return nil, err
 	}
 	return &wire.FsUploadBeginResult{Handle: h}, nil
@@ -175,6 +184,10 @@ func (fo *fileOps) restoreManifest(ctx context.Context, req *wire.Request) (any,
 		return &wire.SnapRestorePlan{}, nil
 	}
 	r, err := fo.fs.BeginRestore(ctx, j.path, j.entries, j.opts)
+	if j.opts.Survey != nil {
+		j.opts.Survey.Stop()
+		j.opts.Survey = nil
+	}
 	if err != nil {
 		return nil, err
 	}

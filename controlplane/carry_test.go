@@ -50,6 +50,7 @@ type carryEnv struct {
 	cl                  *client.Client
 	laptopDir, cloudDir string
 	stopLaptop          func()
+	stopCloud           func()
 }
 
 func newCarryEnv(t *testing.T, everyMs int64) *carryEnv {
@@ -63,7 +64,7 @@ func newCarryEnv(t *testing.T, everyMs int64) *carryEnv {
 	e := &carryEnv{s: s, cl: cl, laptopDir: t.TempDir(), cloudDir: t.TempDir()}
 	writeMixedTree(t, e.laptopDir)
 	e.stopLaptop = stoppableAgent(t, s, "w1", "laptop", e.laptopDir)
-	stoppableAgent(t, s, "w1", "cloud", e.cloudDir)
+	e.stopCloud = stoppableAgent(t, s, "w1", "cloud", e.cloudDir)
 	_, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop", SnapshotEveryMs: everyMs,
 		Backends: map[string]client.SessionBackend{"laptop": {Kind: "agent", Agent: "laptop"}, "cloud": {Kind: "agent", Agent: "cloud"}}})
 	if err != nil {
@@ -117,6 +118,32 @@ func TestSwapCarryThereAndBack(t *testing.T) {
 		t.Fatalf("the carry back stored %d new bytes and sent %d", last.NewBytes, lc.TransferredBytes)
 	}
 	sameTree(t, e.cloudDir, e.laptopDir)
+}
+
+// A carry begins its restore on the new backend before it scans the old
+// one; when that restore is gone by the time the manifest is complete
+// (here the cloud's agent restarted; a scan longer than the agent keeps an
+// idle handle does the same), the carry begins it again and completes.
+func TestSwapCarryRestoreBegunAgain(t *testing.T) {
+	e := newCarryEnv(t, 0)
+	ctx := context.Background()
+	restarted := false
+	e.s.afterChunkLookup = func() {
+		if restarted {
+			return
+		}
+		restarted = true
+		e.stopCloud()
+		e.stopCloud = stoppableAgent(t, e.s, "w1", "cloud", e.cloudDir)
+	}
+	sess, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !restarted || sess.Active != "cloud" || sess.LastCarry == nil || sess.LastCarry.Files != 45 {
+		t.Fatalf("after the carry: %+v, lastCarry %+v (agent restarted: %v)", sess, sess.LastCarry, restarted)
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
 }
 
 // The laptop stops mid-session: a swap with carry restores the latest

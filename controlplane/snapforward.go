@@ -31,6 +31,18 @@ type forwarder struct {
 	committed bool
 }
 
+// forwardBufs are batch buffers of forwarders: a first carry of 1 GiB
+// filled 512 of 2 MiB each, all garbage once sent.
+var forwardBufs sync.Pool
+
+// forwardBuf is an empty batch buffer with room for limit bytes.
+func forwardBuf(limit int) []byte {
+	if b, ok := forwardBufs.Get().(*[]byte); ok && cap(*b) >= limit {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, limit)
+}
+
 func (s *Server) newForwarder(ctx context.Context, t target, h string, refs []chunkRef) *forwarder {
 	ctx, cancel := context.WithCancelCause(ctx)
 	f := &forwarder{s: s, t: t, h: h, refs: refs, limit: s.batchBytes(), ctx: ctx, cancel: cancel,
@@ -53,7 +65,7 @@ func (f *forwarder) take(r chunkRef, data []byte) error {
 	}
 	delete(f.want, string(r.sum))
 	if f.buf == nil {
-		f.buf = &wire.SnapRestoreChunksRequest{Handle: f.h, Data: make([]byte, 0, f.limit)}
+		f.buf = &wire.SnapRestoreChunksRequest{Handle: f.h, Data: forwardBuf(f.limit)}
 	}
 	f.buf.Sums = append(f.buf.Sums, r.sum...)
 	f.buf.Sizes = append(f.buf.Sizes, r.size)
@@ -80,7 +92,11 @@ func (f *forwarder) sendLocked() {
 	go func() {
 		defer f.wg.Done()
 		defer func() { <-f.sem }()
-		if err := f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key)); err != nil {
+		err := f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key))
+		// The request was encoded (copied) before the call returned:
+		// its batch buffer is free.
+		forwardBufs.Put(&req.Data)
+		if err != nil {
 			f.cancel(err)
 		}
 	}()
@@ -95,9 +111,10 @@ func (f *forwarder) stop() {
 	f.wg.Wait()
 }
 
-// finish sends the last batch, then what the restore still lacks from the
-// store, and commits the restore.
-func (f *forwarder) finish(ctx context.Context, ws string) (*client.RestoreResult, error) {
+// deliver sends the last batch, then what the restore still lacks from
+// the store (content the store had before), and waits for every call; a
+// carry runs it while it records the snapshot. stop cuts it short.
+func (f *forwarder) deliver(ws string) error {
 	f.mu.Lock()
 	if f.buf != nil {
 		f.sendLocked()
@@ -105,7 +122,7 @@ func (f *forwarder) finish(ctx context.Context, ws string) (*client.RestoreResul
 	f.mu.Unlock()
 	f.wg.Wait()
 	if err := context.Cause(f.ctx); err != nil {
-		return nil, err
+		return err
 	}
 	var rest []chunkRef
 	for _, r := range f.refs {
@@ -113,7 +130,19 @@ func (f *forwarder) finish(ctx context.Context, ws string) (*client.RestoreResul
 			rest = append(rest, r)
 		}
 	}
-	res, err := f.s.finishRestore(ctx, f.t, ws, f.h, rest, f.sent)
+	sent, err := f.s.pushChunks(f.ctx, f.t, ws, f.h, rest)
+	f.mu.Lock()
+	f.sent += sent
+	f.mu.Unlock()
+	return err
+}
+
+// commit commits the delivered restore.
+func (f *forwarder) commit(ctx context.Context) (*client.RestoreResult, error) {
+	f.mu.Lock()
+	sent := f.sent
+	f.mu.Unlock()
+	res, err := f.s.commitRestore(ctx, f.t, f.h, sent)
 	f.committed = err == nil
 	return res, err
 }

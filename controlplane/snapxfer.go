@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,13 @@ const (
 	snapScanTimeout = 10 * time.Minute
 	// snapStoreWorkers read chunks from the store at once for a restore.
 	snapStoreWorkers = 16
+	// snapStallWait is how long a chunk's publish waits for room when
+	// the store has its most unacknowledged publishes outstanding (4000,
+	// nats.go's default): a loaded machine's JetStream falls that far
+	// behind a first carry, and nats.go's own 200 ms made the carry
+	// fail with "stalled with too many outstanding async published
+	// messages" (seen at load ~9).
+	snapStallWait = time.Minute
 )
 
 // Snapshot kinds.
@@ -104,6 +112,20 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 			<-looked // the lookup ends with this call
 		}
 	}()
+	// A carry's restore begins first: dst lists what it has while t
+	// scans, and is aborted unless it is committed.
+	var dstHandle string
+	var fw *forwarder
+	if dst != nil {
+		if dstHandle, err = s.beginRestore(ctx, dst, client.RestoreSnapshotRequest{Delete: true}); err != nil {
+			return nil, nil, err
+		}
+		defer func() {
+			if fw == nil || !fw.committed {
+				s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, dstHandle)
+			}
+		}()
+	}
 	var scan wire.SnapScanResult
 	err = t.Call(ctx, wire.OpSnapScan, &wire.SnapScanRequest{Path: sp.req.Path, Exclude: sp.req.Exclude, Gitignore: sp.req.Gitignore}, &scan, snapCall(snapScanTimeout, ""))
 	if err != nil {
@@ -111,7 +133,15 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	}
 	defer s.newRelay(t).cleanup(ctx, wire.OpSnapClose, scan.Handle)
 	t1 := time.Now()
-	entries, err := s.readManifest(ctx, t, scan)
+	// A carry's manifest goes on to dst page by page as it comes in.
+	var feed *manifestFeed
+	var onPage func([]wire.SnapEntry)
+	if dst != nil {
+		feed = s.feedManifest(ctx, dst, dstHandle)
+		defer feed.stop()
+		onPage = feed.add
+	}
+	entries, err := s.readManifest(ctx, t, scan, onPage)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,20 +164,22 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 		return nil, nil, wire.Errorf(wire.CodeInsufficientStorage, wire.ReasonSnapshotQuota,
 			"the snapshot would add %d bytes to the %d workspace %s holds, over its limit of %d; delete snapshots to free space", newBytes, used, sp.ws, s.snaps.quota)
 	}
-	var fw *forwarder
 	if dst != nil {
-		h, refs, err := s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true})
+		refs, err := feed.finish(entries)
+		if errors.Is(err, &wire.Error{Code: wire.CodeNotFound}) || errors.Is(err, wire.ErrUnavailable) {
+			// The restore begun before the scan ended meanwhile (idle
+			// for longer than the agent keeps a handle, or the agent
+			// restarted or is away): it begins again, once; an agent
+			// still away fails it as before.
+			var h string
+			if h, refs, err = s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true}); err == nil {
+				dstHandle = h
+			}
+		}
 		if err != nil {
 			return nil, nil, err
 		}
-		committed := false
-		defer func() {
-			if !committed {
-				s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, h)
-			}
-		}()
-		fw = s.newForwarder(ctx, dst, h, refs)
-		defer func() { committed = fw.committed }()
+		fw = s.newForwarder(ctx, dst, dstHandle, refs)
 	}
 	t3 := time.Now()
 	var take func(chunkRef, []byte) error
@@ -160,28 +192,40 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	}
 	now := time.Now().UTC()
 	s.log.Debug("snapshot phases", "ws", sp.ws, "scan", t1.Sub(t0), "manifest", t2.Sub(t1), "lookup", t3.Sub(t2), "chunks", now.Sub(t3), "newBytes", newBytes)
+	// The restore's last chunks are delivered while the snapshot is
+	// recorded; it is committed only once the record is written.
+	delivered := make(chan error, 1)
+	if fw != nil {
+		go func() { delivered <- fw.deliver(sp.ws) }()
+	}
+	fail := func(err error) (*client.Snapshot, *client.RestoreResult, error) {
+		if fw != nil {
+			fw.stop()
+			<-delivered
+		}
+		return nil, nil, err
+	}
 	sn := &client.Snapshot{ID: newSnapshotID(now), CreatedAt: now, Source: client.SnapshotSource{Agent: sp.agent, Path: cleanSnapPath(sp.req.Path)},
 		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Backend: sp.backend, Kind: sp.kind}
 	if err := s.snaps.putManifest(ctx, sp.ws, sn.ID, entries); err != nil {
-		fw.stop()
-		return nil, nil, err
+		return fail(err)
 	}
 	if err := use.held(); err != nil {
-		fw.stop()
-		return nil, nil, err
+		return fail(err)
 	}
 	if err := s.snaps.setUsage(ctx, sp.ws, func(n int64) int64 { return n + newBytes }); err != nil {
-		fw.stop()
-		return nil, nil, err
+		return fail(err)
 	}
 	if err := s.snaps.put(ctx, sp.ws, sn); err != nil {
-		fw.stop()
-		return nil, nil, err
+		return fail(err)
 	}
 	if fw == nil {
 		return sn, nil, nil
 	}
-	res, err := fw.finish(ctx, sp.ws)
+	if err := <-delivered; err != nil {
+		return nil, nil, err
+	}
+	res, err := fw.commit(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,7 +242,7 @@ func cleanSnapPath(p string) string {
 }
 
 // readManifest pages the scan's manifest in.
-func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult) ([]wire.SnapEntry, error) {
+func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult, onPage func([]wire.SnapEntry)) ([]wire.SnapEntry, error) {
 	entries := make([]wire.SnapEntry, 0, scan.Entries)
 	for len(entries) < scan.Entries {
 		var page wire.SnapManifestPage
@@ -212,6 +256,9 @@ func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanR
 			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page at %d: %d entries, next %d", len(entries), len(page.Entries), page.Next)
 		}
 		entries = append(entries, page.Entries...)
+		if onPage != nil {
+			onPage(page.Entries)
+		}
 	}
 	return entries, nil
 }
@@ -336,7 +383,7 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 				return nil, err
 			}
 		}
-		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data)
+		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data, jetstream.WithStallWait(snapStallWait))
 		if err != nil {
 			return nil, stateErr("store chunk", err)
 		}
@@ -368,7 +415,7 @@ func (s *Server) restoreSnapshot(ctx context.Context, t target, ws, id string, r
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.finishRestore(ctx, t, ws, h, refs, 0)
+	res, err := s.finishRestore(ctx, t, ws, h, refs)
 	if err != nil {
 		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
 		return nil, err
@@ -379,23 +426,39 @@ func (s *Server) restoreSnapshot(ctx context.Context, t target, ws, id string, r
 // planRestore begins a restore of entries on t and returns its handle and
 // the chunks t lacks.
 func (s *Server) planRestore(ctx context.Context, t target, entries []wire.SnapEntry, req client.RestoreSnapshotRequest) (string, []chunkRef, error) {
+	h, err := s.beginRestore(ctx, t, req)
+	if err != nil {
+		return "", nil, err
+	}
+	refs, err := s.sendManifest(ctx, t, h, entries)
+	if err != nil {
+		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
+		return "", nil, err
+	}
+	return h, refs, nil
+}
+
+// beginRestore opens a restore on t and returns its handle; the agent
+// starts listing the directory then (wire/PROTOCOL.md).
+func (s *Server) beginRestore(ctx context.Context, t target, req client.RestoreSnapshotRequest) (string, error) {
 	var begun wire.FsUploadBeginResult
 	if err := t.Call(ctx, wire.OpSnapRestoreBegin, &wire.SnapRestoreBeginRequest{Path: req.Path, Delete: req.Delete}, &begun, fileCall()); err != nil {
-		return "", nil, err
+		return "", err
 	}
-	refs, err := s.sendManifest(ctx, t, begun.Handle, entries)
-	if err != nil {
-		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, begun.Handle)
-		return "", nil, err
-	}
-	return begun.Handle, refs, nil
+	return begun.Handle, nil
 }
 
 // sendManifest sends the manifest of open restore h and returns the
 // chunks the agent lacks.
 func (s *Server) sendManifest(ctx context.Context, t target, h string, entries []wire.SnapEntry) ([]chunkRef, error) {
+	return s.sendManifestFrom(ctx, t, h, entries, 0)
+}
+
+// sendManifestFrom is sendManifest when the agent has the entries before
+// from already.
+func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entries []wire.SnapEntry, from int) ([]chunkRef, error) {
 	var plan wire.SnapRestorePlan
-	for off, n := 0, 0; off < len(entries) || n == 0; n++ {
+	for off, n := from, 0; off < len(entries) || n == 0; n++ {
 		end, size := off, 0
 		for end < len(entries) && size < snapPageBytes && end-off < wire.MaxSnapEntries {
 			size += len(entries[end].Path) + len(entries[end].Link) + len(entries[end].Sums) + 5*len(entries[end].Sizes) + 32
@@ -422,18 +485,22 @@ func (s *Server) sendManifest(ctx context.Context, t target, h string, entries [
 }
 
 // finishRestore sends the chunks refs of open restore h from the store and
-// commits it; already counts bytes sent before.
-func (s *Server) finishRestore(ctx context.Context, t target, ws, h string, refs []chunkRef, already int64) (*client.RestoreResult, error) {
+// commits it.
+func (s *Server) finishRestore(ctx context.Context, t target, ws, h string, refs []chunkRef) (*client.RestoreResult, error) {
 	t1 := time.Now()
 	sent, err := s.pushChunks(ctx, t, ws, h, refs)
 	if err != nil {
 		return nil, err
 	}
-	sent += already
-	t2 := time.Now()
-	defer func() {
-		s.log.Debug("restore phases", "ws", ws, "chunks", t2.Sub(t1), "commit", time.Since(t2), "sent", sent)
-	}()
+	s.log.Debug("restore chunks", "ws", ws, "took", time.Since(t1), "sent", sent)
+	return s.commitRestore(ctx, t, h, sent)
+}
+
+// commitRestore commits open restore h on t, to which sent bytes of
+// chunks were sent.
+func (s *Server) commitRestore(ctx context.Context, t target, h string, sent int64) (*client.RestoreResult, error) {
+	t0 := time.Now()
+	defer func() { s.log.Debug("restore commit", "took", time.Since(t0)) }()
 	var done wire.SnapRestoreResult
 	if err := t.Call(ctx, wire.OpSnapRestoreCommit, &wire.FsHandleRequest{Handle: h}, &done, snapCall(snapScanTimeout, h+"@commit")); err != nil {
 		return nil, err

@@ -17,6 +17,10 @@ import (
 type RestoreOptions struct {
 	// Delete removes what the directory holds and the manifest does not.
 	Delete bool
+	// Survey, when set, is a listing of the directory begun before (see
+	// StartSurvey): BeginRestore stops it and looks files up in what it
+	// listed.
+	Survey *Survey
 }
 
 // RestoreResult counts what a restore did.
@@ -102,6 +106,10 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 		return nil, mapErr("restore", base, err)
 	}
 	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}}
+	if opts.Survey != nil {
+		r.listed = opts.Survey.take(base)
+		r.opts.Survey = nil
+	}
 	for i := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err

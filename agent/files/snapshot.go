@@ -152,7 +152,17 @@ type Scan struct {
 	Files int
 	Bytes int64
 	loc   map[Sum]chunkLoc
-	stats map[int]iofs.FileInfo // the files' Lstat from the walk, by entry
+	// hash is where the walk sends the files the cache does not know,
+	// to be chunked while it goes on (chunkAll); nil: none of that.
+	hash chan<- hashJob
+}
+
+// hashJob is one file of a scan to read and chunk: entry i, root-relative
+// c, with its Lstat from the walk.
+type hashJob struct {
+	i  int
+	c  string
+	fi iofs.FileInfo
 }
 
 // Scan walks directory p (never through symlinks, skipping the agent's
@@ -185,13 +195,12 @@ func (f *FS) Scan(ctx context.Context, p string, opts ScanOptions) (*Scan, error
 		ig = f.ancestorIgnores(base)
 	}
 	s := &Scan{fs: f, loc: map[Sum]chunkLoc{}}
-	if err := f.scanDir(ctx, s, base, base, ig, globs); err != nil {
+	err = f.chunkAll(ctx, s, base, func(ctx context.Context) error {
+		return f.scanDir(ctx, s, base, base, ig, globs)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := f.chunkAll(ctx, s, base); err != nil {
-		return nil, err
-	}
-	s.stats = nil
 	return s, nil
 }
 
@@ -241,11 +250,18 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, 
 			s.Entries = append(s.Entries, e)
 		case m.IsRegular():
 			e.Type, e.Size = TypeFile, fi.Size()
-			s.Entries = append(s.Entries, e)
-			if s.stats == nil {
-				s.stats = map[int]iofs.FileInfo{}
+			chunks, ok := f.cache().lookup(p, fi)
+			if ok {
+				e.Chunks = chunks
 			}
-			s.stats[len(s.Entries)-1] = fi
+			s.Entries = append(s.Entries, e)
+			if !ok {
+				select {
+				case s.hash <- hashJob{i: len(s.Entries) - 1, c: p, fi: fi}:
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+			}
 		}
 	}
 	return nil
@@ -282,53 +298,59 @@ func excluded(p, base string, isDir bool, ig *ignorer, globs []*pathGlob) bool {
 	return false
 }
 
-// chunkAll chunks the scan's files, one worker per CPU but one, and at
-// least two: the agent keeps a CPU for its other calls and its heartbeats
+// chunkAll runs walk, which lists the tree into s (a file the chunk
+// cache knows by its stat gets its chunks from there), and chunks the
+// other files while it goes on: one worker per CPU but one, and at least
+// two. The agent keeps a CPU for its other calls and its heartbeats
 // while it hashes a large tree, but a two-CPU machine hashes on both (the
 // scheduler preempts them for the heartbeats; one alone made the scan
 // the longest part of a carry there).
-func (f *FS) chunkAll(ctx context.Context, s *Scan, base string) error {
+func (f *FS) chunkAll(ctx context.Context, s *Scan, base string, walk func(context.Context) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	work := make(chan int)
+	work := make(chan hashJob, 64)
+	type hashed struct {
+		i      int
+		fi     iofs.FileInfo
+		chunks []Chunk
+	}
+	var mu sync.Mutex
+	var done []hashed
 	var wg sync.WaitGroup
 	for range max(runtime.GOMAXPROCS(0)-1, 2) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range work {
-				e := &s.Entries[i]
-				c := join(base, e.Path)
-				fi, err := s.stats[i], error(nil)
-				if fi == nil {
-					fi, err = f.root.Lstat(native(c))
+			for j := range work {
+				if ctx.Err() != nil {
+					continue
 				}
-				if err == nil && !fi.Mode().IsRegular() {
-					err = errorf(ErrSourceChanged, "snapshot %s: no longer a regular file", c)
-				}
-				if err == nil {
-					e.Chunks, err = f.chunkFile(c, fi)
-					e.Size, e.ModTime, e.Mode = fi.Size(), fi.ModTime().UnixNano(), uint32(fi.Mode().Perm())
-				}
+				chunks, err := f.chunkFile(j.c, j.fi)
 				if err != nil {
 					cancel(err)
+					continue
 				}
+				mu.Lock()
+				done = append(done, hashed{i: j.i, fi: j.fi, chunks: chunks})
+				mu.Unlock()
 			}
 		}()
 	}
-	for i := range s.Entries {
-		if s.Entries[i].Type != TypeFile {
-			continue
-		}
-		select {
-		case work <- i:
-		case <-ctx.Done():
-		}
-	}
+	s.hash = work
+	err := walk(ctx)
+	s.hash = nil
 	close(work)
 	wg.Wait()
+	if err != nil {
+		cancel(err)
+	}
 	if err := context.Cause(ctx); err != nil {
 		return err
+	}
+	for _, h := range done {
+		e := &s.Entries[h.i]
+		e.Chunks = h.chunks
+		e.Size, e.ModTime, e.Mode = h.fi.Size(), h.fi.ModTime().UnixNano(), uint32(h.fi.Mode().Perm())
 	}
 	for _, e := range s.Entries {
 		if e.Type != TypeFile {
