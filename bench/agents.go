@@ -251,11 +251,13 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 	w := watchCP(sp, fl)
 	res := drive(ctx, cl, ws, cfg, loadMix)
 	cpMix := w.stop()
+	tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, mix", cfg.agents, cfg.rate), res, w.samples)
 	note := loadNote()
 	profiled()
 	w = watchCP(sp, fl)
 	noExec := drive(ctx, cl, ws, cfg, noExecMix)
 	cpQuiet := w.stop()
+	tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, without exec", cfg.agents, cfg.rate), noExec, w.samples)
 	peak := max(cpMix.peakRSS, cpQuiet.peakRSS)
 	p50, p99 := res.lat.pct(50), res.lat.pct(99)
 	name := fmt.Sprintf("%d agents", cfg.agents)
@@ -281,6 +283,7 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 		w = watchCP(sp, fl)
 		r2 := drive(ctx, cl, ws, c2, loadMix)
 		cp2 := w.stop()
+		tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, mix", cfg.agents, rate2), r2, w.samples)
 		rows = append(rows,
 			row{Name: fmt.Sprintf("%s: p50 / p99 at %d calls/s (mix %s), failed", name, rate2, mix),
 				Outpost: ms(r2.lat.pct(50)) + " / " + ms(r2.lat.pct(99)) + fmt.Sprintf(", %d (%.0f/s)", r2.failed, r2.achieved), Baseline: "—", Ratio: "—", Goal: loadNote()},
@@ -394,6 +397,16 @@ type loadResult struct {
 	calls, failed int
 	achieved      float64 // calls completed per second
 	firstErr      error
+	start         time.Time
+	each          []callRecord // every call that returned, in no order
+}
+
+// callRecord is one call of a drive: when it was due (after the drive's
+// start), how long it took from then, which agent and which kind.
+type callRecord struct {
+	due, took time.Duration
+	agent     int
+	op        string
 }
 
 // drive makes cfg.rate calls per second for cfg.duration, spread over the
@@ -404,7 +417,7 @@ func drive(ctx context.Context, cl *client.Client, ws string, cfg loadConfig, mi
 	interval := time.Second / time.Duration(cfg.rate)
 	sem := make(chan struct{}, cfg.inflight)
 	var mu sync.Mutex
-	res := loadResult{lat: make(latencies, 0, total)}
+	res := loadResult{lat: make(latencies, 0, total), each: make([]callRecord, 0, total)}
 	fail := func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -415,6 +428,7 @@ func drive(ctx context.Context, cl *client.Client, ws string, cfg loadConfig, mi
 	}
 	var wg sync.WaitGroup
 	start := time.Now()
+	res.start = start
 	for i := 0; i < total && ctx.Err() == nil; i++ {
 		due := start.Add(time.Duration(i) * interval)
 		if d := time.Until(due); d > 0 {
@@ -439,6 +453,7 @@ func drive(ctx context.Context, cl *client.Client, ws string, cfg loadConfig, mi
 			}
 			mu.Lock()
 			res.lat = append(res.lat, took)
+			res.each = append(res.each, callRecord{due: due.Sub(start), took: took, agent: i % cfg.agents, op: mix[i%len(mix)]})
 			mu.Unlock()
 		}()
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -34,13 +35,14 @@ type cpSample struct {
 	cpu               time.Duration // of the process, from /proc
 	rss               int64
 	m                 cpMetrics
+	self              cpMetrics // this process's (the driver's) runtime figures
 }
 
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
 
 // sample reads the control plane's figures now.
 func (p *serveProc) sample(fl *fleet) (cpSample, error) {
-	s := cpSample{at: time.Now(), cpu: p.cpuTime(), selfCPU: procCPU(os.Getpid())}
+	s := cpSample{at: time.Now(), cpu: p.cpuTime(), selfCPU: procCPU(os.Getpid()), self: selfMetrics()}
 	if fl != nil {
 		s.fleetCPU = fl.cpu()
 	}
@@ -62,6 +64,7 @@ type cpWatch struct {
 	first, last cpSample
 	peakRSS     int64
 	peakG       float64
+	samples     []cpSample // every sample, the first included
 	quit, done  chan struct{}
 	mu          sync.Mutex
 }
@@ -70,6 +73,7 @@ func watchCP(p *serveProc, fl *fleet) *cpWatch {
 	w := &cpWatch{quit: make(chan struct{}), done: make(chan struct{})}
 	w.first, _ = p.sample(fl)
 	w.last = w.first
+	w.samples = []cpSample{w.first}
 	w.peakRSS, w.peakG = w.first.rss, w.first.m.Runtime["/sched/goroutines:goroutines"]
 	go func() {
 		defer close(w.done)
@@ -97,6 +101,7 @@ func (w *cpWatch) note(s cpSample) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.last = s
+	w.samples = append(w.samples, s)
 	w.peakRSS = max(w.peakRSS, s.rss)
 	w.peakG = max(w.peakG, s.m.Runtime["/sched/goroutines:goroutines"])
 }
@@ -120,6 +125,7 @@ func (w *cpWatch) stop() cpFigures {
 	if total := b.m.Runtime["/cpu/classes/total:cpu-seconds"] - a.m.Runtime["/cpu/classes/total:cpu-seconds"]; total > 0 {
 		f.gcShare = (b.m.Runtime["/cpu/classes/gc/total:cpu-seconds"] - a.m.Runtime["/cpu/classes/gc/total:cpu-seconds"]) / total
 	}
+	f.assist = b.m.Runtime["/cpu/classes/gc/mark/assist:cpu-seconds"] - a.m.Runtime["/cpu/classes/gc/mark/assist:cpu-seconds"]
 	f.pauseMax = histDelta(a.m, b.m, "/sched/pauses/total/gc:seconds", 100)
 	f.schedP99 = histDelta(a.m, b.m, "/sched/latencies:seconds", 99)
 	return f
@@ -162,12 +168,51 @@ type cpFigures struct {
 	peakG    int
 	gcCycles int
 	gcShare  float64 // of the process's CPU
+	assist   float64 // CPU seconds goroutines spent helping the GC mark
 	pauseMax time.Duration
 	schedP99 time.Duration // goroutines waiting to run
 	presence float64       // presence messages a second
 }
 
 func (f cpFigures) String() string {
-	return fmt.Sprintf("%.2f cores (fleet %.2f, driver %.2f), RSS %s, %d goroutines, GC %d× (%.0f%% CPU, STW max %s), sched p99 %s, presence %.0f msg/s",
-		f.cores, f.fleet, f.driver, mib(f.peakRSS), f.peakG, f.gcCycles, f.gcShare*100, ms(f.pauseMax), ms(f.schedP99), f.presence)
+	return fmt.Sprintf("%.2f cores (fleet %.2f, driver %.2f), RSS %s, %d goroutines, GC %d× (%.0f%% CPU, assists %.2f s, STW max %s), sched p99 %s, presence %.0f msg/s",
+		f.cores, f.fleet, f.driver, mib(f.peakRSS), f.peakG, f.gcCycles, f.gcShare*100, f.assist, ms(f.pauseMax), ms(f.schedP99), f.presence)
+}
+
+// selfMetrics reads this process's runtime figures (the driver's) in the
+// shape of the control plane's, for histDelta.
+func selfMetrics() cpMetrics {
+	names := []string{"/gc/cycles/total:gc-cycles", "/sched/pauses/total/gc:seconds", "/sched/latencies:seconds"}
+	samples := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		samples[i].Name = n
+	}
+	metrics.Read(samples)
+	var m cpMetrics
+	m.Runtime = map[string]float64{}
+	m.Histograms = map[string]struct {
+		Counts  []uint64  `json:"counts"`
+		Buckets []float64 `json:"buckets"`
+	}{}
+	for _, s := range samples {
+		switch s.Value.Kind() {
+		case metrics.KindUint64:
+			m.Runtime[s.Name] = float64(s.Value.Uint64())
+		case metrics.KindFloat64Histogram:
+			h := s.Value.Float64Histogram()
+			b := append([]float64(nil), h.Buckets...)
+			for i := range b {
+				// JSON has no infinities: the control plane's handler
+				// sends them clamped too.
+				if math.IsInf(b[i], 0) {
+					b[i] = math.Copysign(math.MaxFloat64, b[i])
+				}
+			}
+			m.Histograms[s.Name] = struct {
+				Counts  []uint64  `json:"counts"`
+				Buckets []float64 `json:"buckets"`
+			}{append([]uint64(nil), h.Counts...), b}
+		}
+	}
+	return m
 }

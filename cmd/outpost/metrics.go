@@ -14,6 +14,7 @@ import (
 var runtimeSamples = []string{
 	"/gc/cycles/total:gc-cycles",
 	"/cpu/classes/gc/total:cpu-seconds",
+	"/cpu/classes/gc/mark/assist:cpu-seconds",
 	"/cpu/classes/total:cpu-seconds",
 	"/gc/heap/live:bytes",
 	"/memory/classes/total:bytes",
