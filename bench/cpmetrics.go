@@ -35,7 +35,8 @@ type cpSample struct {
 	cpu               time.Duration // of the process, from /proc
 	rss               int64
 	m                 cpMetrics
-	self              cpMetrics // this process's (the driver's) runtime figures
+	self              cpMetrics   // this process's (the driver's) runtime figures
+	fleetM            []cpMetrics // each fleet process's, in order (when all answered)
 }
 
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
@@ -45,6 +46,7 @@ func (p *serveProc) sample(fl *fleet) (cpSample, error) {
 	s := cpSample{at: time.Now(), cpu: p.cpuTime(), selfCPU: procCPU(os.Getpid()), self: selfMetrics()}
 	if fl != nil {
 		s.fleetCPU = fl.cpu()
+		s.fleetM = fl.metrics()
 	}
 	s.rss, _ = p.memory()
 	resp, err := metricsClient.Get("http://" + p.pprof + "/debug/metrics")

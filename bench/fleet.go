@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,6 +28,9 @@ const (
 	envFleetDir  = "OUTPOST_BENCH_FLEET_DIR"
 	envFleetRoot = "OUTPOST_BENCH_FLEET_ROOT"
 	envFleetRate = "OUTPOST_BENCH_FLEET_RATE" // agents started a second
+	// fleetMetricsFile, in a fleet process's directory, holds the address
+	// where it answers its runtime figures (selfMetrics) as JSON.
+	fleetMetricsFile = "metrics.addr"
 )
 
 // fleetStartRate is how many agents a second the whole fleet starts: a
@@ -54,6 +60,7 @@ type fleetProc struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	ids  []string // agent ids, "a<i>"
+	dir  string   // its identities and its fleetMetricsFile
 }
 
 // startFleet writes the identities under dir and starts a fleet process for
@@ -71,7 +78,7 @@ func startFleet(dir string, idents []*enroll.Config, root string) (*fleet, error
 			f.stop()
 			return nil, err
 		}
-		fp := &fleetProc{done: make(chan struct{})}
+		fp := &fleetProc{done: make(chan struct{}), dir: pd}
 		for i := lo; i < hi; i++ {
 			id := idents[i].AgentID().ID
 			if err := idents[i].Save(filepath.Join(pd, id+".json")); err != nil {
@@ -129,6 +136,34 @@ func (f *fleet) cpu() time.Duration {
 	return sum
 }
 
+// metrics reads every live fleet process's runtime figures (a process
+// that does not answer, or is gone, is left out).
+func (f *fleet) metrics() []cpMetrics {
+	var out []cpMetrics
+	for _, p := range f.procs {
+		select {
+		case <-p.done:
+			continue
+		default:
+		}
+		addr, err := os.ReadFile(filepath.Join(p.dir, fleetMetricsFile))
+		if err != nil {
+			continue
+		}
+		resp, err := metricsClient.Get("http://" + string(addr) + "/")
+		if err != nil {
+			continue
+		}
+		var m cpMetrics
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // rss is the resident set of every fleet process together.
 func (f *fleet) rss() int64 {
 	var sum int64
@@ -178,6 +213,27 @@ func serveFleet(dir, root string, rate int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	var wg sync.WaitGroup
+	// This process's runtime figures, for the driver's tail report.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, fleetMetricsFile), []byte(ln.Addr().String()), 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(selfMetrics())
+	}), ReadHeaderTimeout: 5 * time.Second}
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = hs.Serve(ln) }()
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
 	for _, a := range agents {

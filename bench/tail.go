@@ -80,14 +80,14 @@ func tailReport(out io.Writer, label string, res loadResult, samples []cpSample)
 		sp.interesting = sp.nslow > 0 || b.m.Runtime["/gc/cycles/total:gc-cycles"] != a.m.Runtime["/gc/cycles/total:gc-cycles"]
 		spans = append(spans, sp)
 	}
-	fmt.Fprintf(out, "  %-13s %6s %5s %9s | %-34s | %-22s | %s\n", "span", "due", "slow", "max", "serve: cores, sched p99, GC n/STW max/assist", "driver: sched p99, GC", "fleet cores")
+	fmt.Fprintf(out, "  %-13s %6s %5s %9s | %-34s | %-22s | %s\n", "span", "due", "slow", "max", "serve: cores, sched p99, GC n/STW max/assist", "driver: sched p99, GC", "fleet: cores, worst sched p99 (process), GC n")
 	for i, sp := range spans {
 		if !sp.interesting && (i+1 >= len(spans) || !spans[i+1].interesting) {
 			continue
 		}
 		a, b := sp.a, sp.b
 		secs := b.at.Sub(a.at).Seconds()
-		fmt.Fprintf(out, "  %5.1f-%5.1fs %6d %5d %9s | %4.2f, %9s, %d/%9s/%4.2fs | %9s, %d | %4.2f\n",
+		fmt.Fprintf(out, "  %5.1f-%5.1fs %6d %5d %9s | %4.2f, %9s, %d/%9s/%4.2fs | %9s, %d | %4.2f, %s\n",
 			sp.from.Seconds(), sp.to.Seconds(), sp.due, sp.nslow, ms(sp.worst),
 			(b.cpu-a.cpu).Seconds()/secs, ms(histDelta(a.m, b.m, "/sched/latencies:seconds", 99)),
 			int(b.m.Runtime["/gc/cycles/total:gc-cycles"]-a.m.Runtime["/gc/cycles/total:gc-cycles"]),
@@ -95,6 +95,24 @@ func tailReport(out io.Writer, label string, res loadResult, samples []cpSample)
 			b.m.Runtime["/cpu/classes/gc/mark/assist:cpu-seconds"]-a.m.Runtime["/cpu/classes/gc/mark/assist:cpu-seconds"],
 			ms(histDelta(a.self, b.self, "/sched/latencies:seconds", 99)),
 			int(b.self.Runtime["/gc/cycles/total:gc-cycles"]-a.self.Runtime["/gc/cycles/total:gc-cycles"]),
-			(b.fleetCPU-a.fleetCPU).Seconds()/secs)
+			(b.fleetCPU-a.fleetCPU).Seconds()/secs, fleetSpan(a, b))
 	}
+}
+
+// fleetSpan is the fleet processes' worst scheduling p99 between a and b
+// (and whose) and their GC cycles together; "?" when a process did not
+// answer at either end.
+func fleetSpan(a, b cpSample) string {
+	if len(a.fleetM) != len(b.fleetM) || len(b.fleetM) == 0 {
+		return "?"
+	}
+	var worst time.Duration
+	who, gcs := 0, 0
+	for i := range b.fleetM {
+		if d := histDelta(a.fleetM[i], b.fleetM[i], "/sched/latencies:seconds", 99); d > worst {
+			worst, who = d, i
+		}
+		gcs += int(b.fleetM[i].Runtime["/gc/cycles/total:gc-cycles"] - a.fleetM[i].Runtime["/gc/cycles/total:gc-cycles"])
+	}
+	return fmt.Sprintf("%s (p%d), %d", ms(worst), who, gcs)
 }
