@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTailReport: the report counts the slow calls by fleet process and
+// kind, lays them in the half second they were due, next to the control
+// plane's GC cycles counted there, and leaves out quiet spans.
+func TestTailReport(t *testing.T) {
+	start := time.Now()
+	res := loadResult{start: start}
+	for i := 0; i < 30; i++ {
+		took := 2 * time.Millisecond
+		if i >= 10 && i < 14 {
+			took = 400 * time.Millisecond
+		}
+		op := "caps"
+		if i%2 == 1 {
+			op = "stat"
+		}
+		res.each = append(res.each, callRecord{due: time.Duration(i) * 100 * time.Millisecond, took: took, agent: 1000 + i, op: op})
+	}
+	sample := func(at time.Duration, gcs float64) cpSample {
+		s := cpSample{at: start.Add(at)}
+		s.m.Runtime = map[string]float64{"/gc/cycles/total:gc-cycles": gcs}
+		return s
+	}
+	var samples []cpSample
+	for i := 0; i <= 6; i++ {
+		gcs := 0.0
+		if i >= 3 {
+			gcs = 1 // one GC of the control plane's between 1.0 s and 1.5 s
+		}
+		samples = append(samples, sample(time.Duration(i)*500*time.Millisecond, gcs))
+	}
+	var out bytes.Buffer
+	tailReport(&out, "test", res, samples)
+	got := out.String()
+	for _, want := range []string{
+		"4 of 30 calls over 50ms; by fleet process map[1:4]; by kind map[caps:2 stat:2]",
+		"slowest: a1010 caps due 1.000s took 400.000 ms",
+		"1.0-  1.5s      5     4",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	// Spans with nothing slow and no GC, not before such a span, are left out.
+	if strings.Contains(got, "2.5-  3.0s") {
+		t.Errorf("report shows a quiet span:\n%s", got)
+	}
+}
