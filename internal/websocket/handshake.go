@@ -130,11 +130,10 @@ func Dial(ctx context.Context, hc *http.Client, url string, header http.Header) 
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	var k [16]byte
-	if _, err := rand.Read(k[:]); err != nil {
+	key, err := newKey()
+	if err != nil {
 		return nil, nil, err
 	}
-	key := base64.StdEncoding.EncodeToString(k[:])
 	// The upgraded connection must outlive ctx: it only bounds the
 	// handshake, through stop.
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -145,13 +144,7 @@ func Dial(ctx context.Context, hc *http.Client, url string, header http.Header) 
 		cancel()
 		return nil, nil, err
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "websocket")
-	req.Header.Set("Sec-WebSocket-Version", "13")
-	req.Header.Set("Sec-WebSocket-Key", key)
+	setUpgrade(req.Header, header, key)
 	resp, err := hc.Do(req)
 	if err != nil {
 		cancel()
@@ -165,7 +158,7 @@ func Dial(ctx context.Context, hc *http.Client, url string, header http.Header) 
 		return nil, resp, fmt.Errorf("%w: %s", ErrNotUpgraded, resp.Status)
 	}
 	rwc, ok := resp.Body.(io.ReadWriteCloser)
-	if !ok || !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") || resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(key) {
+	if !ok || !upgradedTo(resp, key) {
 		resp.Body.Close()
 		cancel()
 		return nil, resp, fmt.Errorf("websocket: bad handshake response")
@@ -176,6 +169,34 @@ func Dial(ctx context.Context, hc *http.Client, url string, header http.Header) 
 	}
 	c := newConn(cancelRWC{rwc, cancel}, nil, true)
 	return c, resp, nil
+}
+
+// newKey is a client's Sec-WebSocket-Key: 16 random bytes, base64.
+func newKey() (string, error) {
+	var k [16]byte
+	if _, err := rand.Read(k[:]); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(k[:]), nil
+}
+
+// setUpgrade puts the caller's header and a client's upgrade headers for
+// key into h.
+func setUpgrade(h, header http.Header, key string) {
+	for k, v := range header {
+		h[k] = v
+	}
+	h.Set("Connection", "Upgrade")
+	h.Set("Upgrade", "websocket")
+	h.Set("Sec-WebSocket-Version", "13")
+	h.Set("Sec-WebSocket-Key", key)
+}
+
+// upgradedTo reports whether resp is the server's switch to WebSocket
+// for the client's key.
+func upgradedTo(resp *http.Response, key string) bool {
+	return resp.StatusCode == http.StatusSwitchingProtocols && strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") &&
+		resp.Header.Get("Sec-WebSocket-Accept") == acceptKey(key)
 }
 
 // cancelCloser cancels the handshake's context when its body is closed.

@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 )
@@ -48,20 +46,13 @@ func DialStream(ctx context.Context, c net.Conn, host, path string, header http.
 		_ = c.SetDeadline(d)
 		defer c.SetDeadline(time.Time{})
 	}
-	var k [16]byte
-	if _, err := rand.Read(k[:]); err != nil {
+	key, err := newKey()
+	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	key := base64.StdEncoding.EncodeToString(k[:])
 	req := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}, Host: host, Header: http.Header{}, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "websocket")
-	req.Header.Set("Sec-WebSocket-Version", "13")
-	req.Header.Set("Sec-WebSocket-Key", key)
+	setUpgrade(req.Header, header, key)
 	req.Header.Set(UnmaskedHeader, "1")
 	if err := req.Write(c); err != nil {
 		c.Close()
@@ -74,8 +65,7 @@ func DialStream(ctx context.Context, c net.Conn, host, path string, header http.
 		return nil, fmt.Errorf("websocket: handshake: %w", err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") ||
-		resp.Header.Get("Sec-WebSocket-Accept") != acceptKey(key) {
+	if !upgradedTo(resp, key) {
 		c.Close()
 		return nil, fmt.Errorf("%w: %s", ErrNotUpgraded, resp.Status)
 	}
