@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"strings"
 )
 
@@ -158,9 +159,8 @@ const (
 // PutStreamHeader writes the header of a frame of kind with n bytes of
 // payload into h (StreamHeaderLen bytes).
 func PutStreamHeader(h []byte, kind byte, n int) {
-	_ = h[StreamHeaderLen-1]
 	h[0] = kind
-	h[1], h[2], h[3], h[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	binary.BigEndian.PutUint32(h[1:StreamHeaderLen], uint32(n))
 }
 
 // ParseStreamHeader reads a stream frame's header: its kind and payload
@@ -170,7 +170,7 @@ func ParseStreamHeader(h []byte) (kind byte, n int, err error) {
 		return 0, 0, Errorf(CodeInvalidArgument, "", "stream frame header of %d bytes", len(h))
 	}
 	kind = h[0]
-	u := uint32(h[1])<<24 | uint32(h[2])<<16 | uint32(h[3])<<8 | uint32(h[4])
+	u := binary.BigEndian.Uint32(h[1:StreamHeaderLen])
 	var limit uint32
 	switch kind {
 	case StreamData:
