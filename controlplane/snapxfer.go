@@ -166,11 +166,14 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	}
 	if dst != nil {
 		refs, err := feed.finish(entries)
-		if errors.Is(err, &wire.Error{Code: wire.CodeNotFound}) || errors.Is(err, wire.ErrUnavailable) {
+		if errors.Is(err, wire.ErrNotFound) || errors.Is(err, wire.ErrUnavailable) {
 			// The restore begun before the scan ended meanwhile (idle
 			// for longer than the agent keeps a handle, or the agent
 			// restarted or is away): it begins again, once; an agent
-			// still away fails it as before.
+			// still away fails it as before. The first handle is
+			// aborted first: unavailable may have been a call that
+			// timed out while the handle lived on.
+			s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, dstHandle)
 			var h string
 			if h, refs, err = s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true}); err == nil {
 				dstHandle = h
