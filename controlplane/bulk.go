@@ -194,15 +194,10 @@ func (x *fileRelay) bulkOpen(ctx context.Context, op string, body func(ticket st
 	if x.bulk == nil {
 		return nil, nil, errNoBulk
 	}
-	ag := subjects.Agent{Workspace: x.ws, ID: x.t.LastAgent()}
-	rec, _, err := x.bulk.s.enrolledAgent(ctx, ag)
+	ticket, wait, withdraw, err := x.bulk.s.bulkTicket(ctx, x.ws, x.t)
 	if err != nil {
 		return nil, nil, err
 	}
-	if rec.PublicKey == "" {
-		return nil, nil, errNoBulk
-	}
-	ticket, wait, withdraw := x.bulk.hub.expect(ag, rec.PublicKey)
 	defer withdraw()
 	reply := make(chan error, 1)
 	go func() { reply <- x.t.Concurrent().Call(ctx, op, body(ticket), nil, opts(ticket)) }()
@@ -226,6 +221,26 @@ func (x *fileRelay) bulkOpen(ctx context.Context, op string, body func(ticket st
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
+}
+
+// bulkTicket issues a ticket for a bulk connection from the agent t points
+// at (a session's active backend), bound to that agent's enrolled key: an
+// agent the call reaches instead cannot claim it. withdraw forgets it.
+// errNoBulk when the agent has no key to bind it to.
+func (s *Server) bulkTicket(ctx context.Context, ws string, t target) (ticket string, wait *bulkWait, withdraw func(), err error) {
+	ag := subjects.Agent{Workspace: ws, ID: t.LastAgent()}
+	if ag.ID == "" {
+		return "", nil, nil, errNoBulk
+	}
+	rec, _, err := s.enrolledAgent(ctx, ag)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if rec.PublicKey == "" {
+		return "", nil, nil, errNoBulk
+	}
+	ticket, wait, withdraw = s.bulk.expect(ag, rec.PublicKey)
+	return ticket, wait, withdraw, nil
 }
 
 // errNoBulk: no bulk connection for this transfer; NATS carries it.

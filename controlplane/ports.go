@@ -14,7 +14,6 @@ import (
 
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/rpc"
-	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -121,21 +120,15 @@ func (s *Server) handlePortTCP(w http.ResponseWriter, r *http.Request, t target)
 	return nil
 }
 
-// portBulk issues a ticket for a pipe on a bulk connection from the agent
-// the target points at (a session's active backend; another agent, if the
-// call goes elsewhere, cannot claim it and uses NATS). withdraw forgets
-// the ticket once the pipe is open. nil without a key to bind it to.
+// portBulk issues a ticket for a pipe on a bulk connection (bulkTicket);
+// withdraw forgets it once the pipe is open. nil without a key to bind it
+// to: the pipe's frames go over NATS.
 func (s *Server) portBulk(ctx context.Context, ws string, t target) (b *pipeBulk, withdraw func()) {
-	ag := subjects.Agent{Workspace: ws, ID: t.LastAgent()}
-	if ag.ID == "" {
+	ticket, wait, withdraw, err := s.bulkTicket(ctx, ws, t)
+	if err != nil {
 		return nil, func() {}
 	}
-	rec, _, err := s.enrolledAgent(ctx, ag)
-	if err != nil || rec.PublicKey == "" {
-		return nil, func() {}
-	}
-	ticket, wait, done := s.bulk.expect(ag, rec.PublicKey)
-	return &pipeBulk{ticket: ticket, conns: wait.conn}, done
+	return &pipeBulk{ticket: ticket, conns: wait.conn}, withdraw
 }
 
 // dialInfo is what the proxy's dial needs, carried by the request's
