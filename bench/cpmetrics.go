@@ -36,7 +36,7 @@ type cpSample struct {
 	rss               int64
 	m                 cpMetrics
 	self              cpMetrics   // this process's (the driver's) runtime figures
-	fleetM            []cpMetrics // each fleet process's, in order (when all answered)
+	fleetM            []cpMetrics // each fleet process's, in order (nil Runtime: it did not answer)
 }
 
 var metricsClient = &http.Client{Timeout: 5 * time.Second}

@@ -136,11 +136,12 @@ func (f *fleet) cpu() time.Duration {
 	return sum
 }
 
-// metrics reads every live fleet process's runtime figures (a process
-// that does not answer, or is gone, is left out).
+// metrics reads every fleet process's runtime figures, one slot each in
+// the order of f.procs: a process that is gone or does not answer has a
+// zero slot (nil Runtime).
 func (f *fleet) metrics() []cpMetrics {
-	var out []cpMetrics
-	for _, p := range f.procs {
+	out := make([]cpMetrics, len(f.procs))
+	for i, p := range f.procs {
 		select {
 		case <-p.done:
 			continue
@@ -158,7 +159,7 @@ func (f *fleet) metrics() []cpMetrics {
 		err = json.NewDecoder(resp.Body).Decode(&m)
 		resp.Body.Close()
 		if err == nil {
-			out = append(out, m)
+			out[i] = m
 		}
 	}
 	return out

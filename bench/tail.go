@@ -100,19 +100,26 @@ func tailReport(out io.Writer, label string, res loadResult, samples []cpSample)
 }
 
 // fleetSpan is the fleet processes' worst scheduling p99 between a and b
-// (and whose) and their GC cycles together; "?" when a process did not
-// answer at either end.
+// (and whose) and their GC cycles together, over the processes that
+// answered at both ends; "?" when none did.
 func fleetSpan(a, b cpSample) string {
-	if len(a.fleetM) != len(b.fleetM) || len(b.fleetM) == 0 {
+	if len(a.fleetM) != len(b.fleetM) {
 		return "?"
 	}
 	var worst time.Duration
-	who, gcs := 0, 0
+	who, gcs, seen := 0, 0, 0
 	for i := range b.fleetM {
+		if a.fleetM[i].Runtime == nil || b.fleetM[i].Runtime == nil {
+			continue
+		}
+		seen++
 		if d := histDelta(a.fleetM[i], b.fleetM[i], "/sched/latencies:seconds", 99); d > worst {
 			worst, who = d, i
 		}
 		gcs += int(b.fleetM[i].Runtime["/gc/cycles/total:gc-cycles"] - a.fleetM[i].Runtime["/gc/cycles/total:gc-cycles"])
+	}
+	if seen == 0 {
+		return "?"
 	}
 	return fmt.Sprintf("%s (p%d), %d", ms(worst), who, gcs)
 }
