@@ -28,8 +28,7 @@ type Stream struct {
 	left int        // bytes of the current data frame not yet read
 	hdr  [wire.StreamHeaderLen]byte
 
-	wmu  sync.Mutex // writes of frames
-	wbuf []byte
+	wmu sync.Mutex // writes of frames
 
 	mu        sync.Mutex
 	wclosed   bool  // this end's EOF was sent
@@ -151,6 +150,8 @@ func (s *Stream) broken(err error) error {
 
 // Write sends p in data frames.
 func (s *Stream) Write(p []byte) (int, error) {
+	bp := frameBufs.Get().(*[]byte)
+	defer frameBufs.Put(bp)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	n := 0
@@ -159,8 +160,8 @@ func (s *Stream) Write(p []byte) (int, error) {
 			return n, err
 		}
 		k := min(len(p)-n, streamPiece)
-		s.wbuf = append(s.frameBuf(k)[:wire.StreamHeaderLen], p[n:n+k]...)
-		if err := s.send(wire.StreamData, s.wbuf); err != nil {
+		b := append((*bp)[:wire.StreamHeaderLen], p[n:n+k]...)
+		if err := s.send(wire.StreamData, b); err != nil {
 			return n, err
 		}
 		n += k
@@ -169,19 +170,21 @@ func (s *Stream) Write(p []byte) (int, error) {
 }
 
 // ReadFrom sends what r reads, read straight into the frames, until r's
-// EOF (io.Copy uses it: one copy less).
+// EOF (io.Copy uses it: one copy less). Frames are sent under the write
+// lock, the reads of r are not: a Reset meanwhile still tells the peer
+// why.
 func (s *Stream) ReadFrom(r io.Reader) (int64, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	bp := frameBufs.Get().(*[]byte)
+	defer frameBufs.Put(bp)
+	buf := *bp
 	var total int64
 	for {
 		if err := s.writable(); err != nil {
 			return total, err
 		}
-		buf := s.frameBuf(streamPiece)
 		m, rerr := r.Read(buf[wire.StreamHeaderLen : wire.StreamHeaderLen+streamPiece])
 		if m > 0 {
-			if err := s.send(wire.StreamData, buf[:wire.StreamHeaderLen+m]); err != nil {
+			if err := s.sendData(buf[:wire.StreamHeaderLen+m]); err != nil {
 				return total, err
 			}
 			total += int64(m)
@@ -195,13 +198,23 @@ func (s *Stream) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// frameBuf is the write buffer, with room for a frame of n bytes.
-func (s *Stream) frameBuf(n int) []byte {
-	if cap(s.wbuf) < wire.StreamHeaderLen+n {
-		s.wbuf = make([]byte, wire.StreamHeaderLen+streamPiece)
+// sendData sends data frame b under the write lock, unless the stream
+// was half-closed or reset since the caller looked.
+func (s *Stream) sendData(b []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.writable(); err != nil {
+		return err
 	}
-	return s.wbuf[:cap(s.wbuf)]
+	return s.send(wire.StreamData, b)
 }
+
+// frameBufs are buffers of one data frame (header and streamPiece bytes),
+// taken for one Write or ReadFrom: an idle stream holds none.
+var frameBufs = sync.Pool{New: func() any {
+	b := make([]byte, wire.StreamHeaderLen+streamPiece)
+	return &b
+}}
 
 // writable says why nothing more may be written, if so.
 func (s *Stream) writable() error {

@@ -123,6 +123,31 @@ func TestStreamReset(t *testing.T) {
 	}
 }
 
+// A reset while the sending side waits for its source (io.Copy into the
+// stream, as the agent copies a local service) still reaches the peer
+// with its reason: the wait does not hold the write lock.
+func TestStreamResetWhileCopying(t *testing.T) {
+	a, b, _ := streamPair(t)
+	src, feed := io.Pipe()
+	defer feed.Close()
+	copied := make(chan error, 1)
+	go func() { _, err := io.Copy(a, src); copied <- err }()
+	if _, err := feed.Write([]byte("some")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, _ := io.ReadFull(b, buf[:4]); string(buf[:n]) != "some" {
+		t.Fatalf("read %q before the reset", buf[:n])
+	}
+	a.Reset(errors.New("policy changed")) // the copy is waiting in src.Read
+	_, err := b.Read(buf)
+	if !errors.Is(err, ErrReset) || !strings.Contains(err.Error(), "policy changed") {
+		t.Fatalf("read after a reset during the copy: %v, want ErrReset with its reason", err)
+	}
+	feed.Close()
+	<-copied
+}
+
 // Closing before the peer's EOF is a reset (as a TCP close with data
 // unread); a connection that ends without an EOF is one too.
 func TestStreamCloseEarlyAndCut(t *testing.T) {
