@@ -224,18 +224,20 @@ type Message struct {
 }
 
 // WriteMessages sends msgs, in order, as WriteMessage would each: when
-// they are all small (16 KiB or less), their frames go out in one write
-// to the transport, so a message and the one that always follows it
+// they are small together (16 KiB or less), their frames go out in one
+// write to the transport, so a message and the one that always follows it
 // (output and its cursor, say) cost the peer one read and one wake-up,
-// not two.
+// not two. (Larger batches go message by message, so the write buffer
+// kept between writes stays small.)
 func (c *Conn) WriteMessages(msgs ...Message) error {
-	small := true
+	total := 0
 	for _, m := range msgs {
 		if m.Op != OpText && m.Op != OpBinary {
 			return fmt.Errorf("websocket: WriteMessages of opcode %#x", byte(m.Op))
 		}
-		small = small && len(m.Data) <= directWrite
+		total += len(m.Data)
 	}
+	small := total <= directWrite
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if !small || len(msgs) == 1 {
