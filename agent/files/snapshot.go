@@ -311,7 +311,6 @@ func (f *FS) chunkAll(ctx context.Context, s *Scan, base string, walk func(conte
 	work := make(chan hashJob, 64)
 	type hashed struct {
 		i      int
-		fi     iofs.FileInfo
 		chunks []Chunk
 	}
 	var mu sync.Mutex
@@ -331,7 +330,7 @@ func (f *FS) chunkAll(ctx context.Context, s *Scan, base string, walk func(conte
 					continue
 				}
 				mu.Lock()
-				done = append(done, hashed{i: j.i, fi: j.fi, chunks: chunks})
+				done = append(done, hashed{i: j.i, chunks: chunks})
 				mu.Unlock()
 			}
 		}()
@@ -339,18 +338,16 @@ func (f *FS) chunkAll(ctx context.Context, s *Scan, base string, walk func(conte
 	s.hash = work
 	err := walk(ctx)
 	s.hash = nil
+	if err != nil {
+		cancel(err) // the workers skip what is still queued
+	}
 	close(work)
 	wg.Wait()
-	if err != nil {
-		cancel(err)
-	}
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
 	for _, h := range done {
-		e := &s.Entries[h.i]
-		e.Chunks = h.chunks
-		e.Size, e.ModTime, e.Mode = h.fi.Size(), h.fi.ModTime().UnixNano(), uint32(h.fi.Mode().Perm())
+		s.Entries[h.i].Chunks = h.chunks // the walk set its size, time and mode from the same stat
 	}
 	for _, e := range s.Entries {
 		if e.Type != TypeFile {
