@@ -202,12 +202,17 @@ func selfMetrics() cpMetrics {
 			m.Runtime[s.Name] = float64(s.Value.Uint64())
 		case metrics.KindFloat64Histogram:
 			h := s.Value.Float64Histogram()
+			// JSON has no infinities: as the control plane's handler
+			// sends them, an infinite upper edge becomes its neighbour,
+			// an infinite lower edge 0 (a percentile in the last bucket
+			// then reads as that bucket's lower edge, not MaxFloat64).
 			b := append([]float64(nil), h.Buckets...)
 			for i := range b {
-				// JSON has no infinities: the control plane's handler
-				// sends them clamped too.
-				if math.IsInf(b[i], 0) {
-					b[i] = math.Copysign(math.MaxFloat64, b[i])
+				if math.IsInf(b[i], 1) && i > 0 {
+					b[i] = b[i-1]
+				}
+				if math.IsInf(b[i], -1) {
+					b[i] = 0
 				}
 			}
 			m.Histograms[s.Name] = struct {

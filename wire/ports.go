@@ -46,7 +46,7 @@ type PortOpenRequest struct {
 	Window int    `msgpack:"win,omitempty"` // bytes the agent may send before a credit; 0: PipeWindow
 	// Ticket, when set, asks the agent to carry the pipe on a bulk
 	// connection of its own (BulkPath, claimed with this ticket) instead of
-	// as frames over NATS: stream frames (AppendStreamHeader) both ways.
+	// as frames over NATS: stream frames (PutStreamHeader) both ways.
 	// An agent that cannot make one carries it over NATS as always and
 	// says so (PortOpenResult.Bulk false).
 	Ticket string `msgpack:"tk,omitempty"`
