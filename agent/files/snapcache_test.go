@@ -121,6 +121,43 @@ func TestRestorePlanRehashesChangedFile(t *testing.T) {
 	}
 }
 
+// A survey stops at surveyMaxEntries; a restore with it still makes the
+// whole tree (the plan lists what the survey did not reach).
+func TestSurveyBounded(t *testing.T) {
+	defer func(n int) { surveyMaxEntries = n }(surveyMaxEntries)
+	surveyMaxEntries = 3
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	writeTree(t, srcDir)
+	for _, d := range []string{"a", "b", "c"} {
+		must(t, os.MkdirAll(filepath.Join(dstDir, "junk", d), 0o755))
+		must(t, os.WriteFile(filepath.Join(dstDir, "junk", d, "f"), []byte(d), 0o644))
+	}
+	src, dst := newFS(t, srcDir), newFS(t, dstDir)
+	s, err := src.Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	sv := dst.StartSurvey(".")
+	<-sv.done
+	listed := 0
+	for _, l := range sv.listed {
+		listed += len(l)
+	}
+	if listed > 3 || sv.n <= 3 {
+		t.Fatalf("the survey kept %d entries of %d seen, want at most 3 kept", listed, sv.n)
+	}
+	if res, sent := restoreFrom(t, s, dst, RestoreOptions{Delete: true, Survey: sv}); res.Written == 0 || sent != s.Bytes {
+		t.Fatalf("restore with a bounded survey: %+v, sent %d of %d", res, sent, s.Bytes)
+	}
+	want, got := digest(t, srcDir), digest(t, dstDir)
+	if len(want) != len(got) {
+		t.Fatalf("trees differ:\n%v\n%v", want, got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+}
+
 // A restore with a survey (the receiving side listed while the manifest
 // came, as a carry does) makes the same tree as one without; the survey
 // ends with Stop.

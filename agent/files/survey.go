@@ -21,7 +21,13 @@ type Survey struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	listed map[string]map[string]iofs.FileInfo // complete once done is closed
+	n      int                                  // entries listed
 }
+
+// surveyMaxEntries bounds what a survey keeps: a tree the manifest barely
+// touches (an ignored node_modules, build output) is not held in memory
+// whole. Past it the survey stops; the plan lists what it did not reach.
+var surveyMaxEntries = 200_000
 
 // StartSurvey lists directory p and every directory under it (never
 // through symlinks, leaving out the paths SetHidden hides) in a goroutine
@@ -51,6 +57,10 @@ func (f *FS) survey(ctx context.Context, s *Survey, c string) {
 	infos, err := f.readDir(c)
 	if err != nil {
 		return // BeginRestore lists it again itself
+	}
+	if s.n += len(infos); s.n > surveyMaxEntries {
+		s.cancel() // c and what is left are the plan's to list
+		return
 	}
 	list := make(map[string]iofs.FileInfo, len(infos))
 	for _, fi := range infos {
