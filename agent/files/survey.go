@@ -21,7 +21,7 @@ type Survey struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	listed map[string]map[string]iofs.FileInfo // complete once done is closed
-	n      int                                  // entries listed
+	n      int                                 // entries listed
 }
 
 // surveyMaxEntries bounds what a survey keeps: a tree the manifest barely
