@@ -28,7 +28,8 @@ type Stream struct {
 	left int        // bytes of the current data frame not yet read
 	hdr  [wire.StreamHeaderLen]byte
 
-	wmu sync.Mutex // writes of frames
+	wmu  sync.Mutex // writes of frames
+	torn bool       // a write failed, maybe part way through a frame; under wmu
 
 	mu        sync.Mutex
 	wclosed   bool  // this end's EOF was sent
@@ -244,6 +245,7 @@ func (s *Stream) send(kind byte, b []byte) error {
 		_, err = s.conn.Write(b)
 	}
 	if err != nil {
+		s.torn = true
 		s.resetBy(fmt.Errorf("%w: send: %v", ErrReset, err), false)
 		if rerr := s.readErr(); rerr != nil {
 			return rerr
@@ -304,6 +306,9 @@ func (s *Stream) Reset(why error) {
 }
 
 // resetBy resets with err once; tell sends the peer a reset frame first.
+// A write under way when told ends within a second (the write deadline;
+// between two frames at once) and the frame follows it, off the caller's
+// goroutine: Reset never waits for a peer that stopped reading.
 func (s *Stream) resetBy(err error, tell bool) {
 	s.mu.Lock()
 	if s.reset != nil {
@@ -313,16 +318,41 @@ func (s *Stream) resetBy(err error, tell bool) {
 	s.reset = err
 	s.mu.Unlock()
 	s.wdoneOnce.Do(func() { close(s.wdone) })
-	if tell && s.wmu.TryLock() {
-		msg := err.Error()
-		msg = msg[:min(len(msg), wire.MaxStreamReason)]
-		b := make([]byte, wire.StreamHeaderLen, wire.StreamHeaderLen+len(msg))
-		b = append(b, msg...)
-		wire.PutStreamHeader(b, wire.StreamReset, len(msg))
-		_ = s.conn.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = s.conn.Write(b)
-		s.wmu.Unlock()
+	if !tell {
+		s.end()
+		return
 	}
+	_ = s.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if s.wmu.TryLock() {
+		s.tellReset(err)
+		s.end()
+		return
+	}
+	go func() {
+		s.wmu.Lock()
+		s.tellReset(err)
+		s.end()
+	}()
+}
+
+// tellReset sends the reset frame with err's reason, unless a write
+// failed part way through a frame (the peer could not parse it). Under
+// wmu, which it releases.
+func (s *Stream) tellReset(err error) {
+	defer s.wmu.Unlock()
+	if s.torn {
+		return
+	}
+	msg := err.Error()
+	msg = msg[:min(len(msg), wire.MaxStreamReason)]
+	b := make([]byte, wire.StreamHeaderLen, wire.StreamHeaderLen+len(msg))
+	b = append(b, msg...)
+	wire.PutStreamHeader(b, wire.StreamReset, len(msg))
+	_, _ = s.conn.Write(b)
+}
+
+// end closes the connection and calls OnClose.
+func (s *Stream) end() {
 	s.conn.Close()
 	s.finish()
 }
