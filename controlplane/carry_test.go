@@ -250,3 +250,110 @@ func TestPeriodicSnapshotsPruned(t *testing.T) {
 		t.Fatalf("session %+v, %v: want snapshotEveryMs 1000", sess, err)
 	}
 }
+
+// A session's next carry knows the chunks of its last snapshot (the use
+// lease keeps them while that snapshot's record exists) and does not list
+// every chunk of the store; a chunk it does not know of but the store
+// holds (an older snapshot's) is sent but not stored or counted again, so
+// the usage stays the bytes the store holds. Once that last snapshot is
+// deleted, the next carry lists the store again.
+func TestSwapCarryKnowsLastSnapshotChunks(t *testing.T) {
+	e := newCarryEnv(t, 0)
+	ctx := context.Background()
+	const blob = "data/blob2.bin"
+	orig, err := os.ReadFile(filepath.Join(e.laptopDir, blob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swap := func(to string) *client.LastCarry {
+		t.Helper()
+		sess, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: to, Carry: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.Active != to || sess.LastCarry == nil {
+			t.Fatalf("after the carry to %s: %+v", to, sess)
+		}
+		return sess.LastCarry
+	}
+	// usageIsStored: the usage is the bytes of the distinct chunks the
+	// recorded snapshots name.
+	usageIsStored := func(when string) {
+		t.Helper()
+		snaps, err := e.cl.ListSnapshots(ctx, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		var want int64
+		for _, sn := range snaps {
+			entries, err := e.s.snaps.manifest(ctx, "w1", sn.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, en := range entries {
+				for i, n := range en.Sizes {
+					if h := string(en.Sums[i*wire.SumSize : (i+1)*wire.SumSize]); !seen[h] {
+						seen[h] = true
+						want += int64(n)
+					}
+				}
+			}
+		}
+		if used, _, err := e.s.snaps.usage(ctx, "w1"); err != nil || used != want {
+			t.Fatalf("%s: usage %d (%v), want the %d bytes the snapshots name", when, used, err, want)
+		}
+	}
+
+	lc1 := swap("cloud") // nothing known: the store is listed
+	if n := e.s.chunkListings.Load(); n != 1 {
+		t.Fatalf("the first carry listed the store %d times, want 1", n)
+	}
+	// On the cloud the blob gets new content: new chunks only.
+	writeFile(t, filepath.Join(e.cloudDir, blob), string(pseudoRandom(len(orig), 77)), 0o600)
+	swap("laptop")
+	sn2 := lastSnapshot(t, e)
+	if sn2.NewBytes != int64(len(orig)) {
+		t.Fatalf("the second carry stored %d new bytes, want the blob's %d", sn2.NewBytes, len(orig))
+	}
+	// On the laptop the blob is put back: its chunks are the first
+	// snapshot's (in the store), not the last one's.
+	writeFile(t, filepath.Join(e.laptopDir, blob), string(orig), 0o600)
+	lc3 := swap("cloud")
+	sn3 := lastSnapshot(t, e)
+	if n := e.s.chunkListings.Load(); n != 1 {
+		t.Fatalf("the later carries listed the store: %d listings, want 1", n)
+	}
+	if sn3.NewBytes != 0 || lc3.TransferredBytes != int64(len(orig)) {
+		t.Fatalf("the carry of the put-back blob stored %d new bytes (want 0: the store held them) and sent %d (want %d)",
+			sn3.NewBytes, lc3.TransferredBytes, len(orig))
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
+	usageIsStored("after three carries")
+	if used, _, _ := e.s.snaps.usage(ctx, "w1"); used != lc1.TransferredBytes+sn2.NewBytes {
+		t.Fatalf("usage %d, want %d", used, lc1.TransferredBytes+sn2.NewBytes)
+	}
+
+	// The last snapshot deleted, the next carry cannot count on its
+	// chunks: it lists the store.
+	if err := e.cl.DeleteSnapshot(ctx, "w1", sn3.ID); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(e.cloudDir, "src/after-delete.go"), "package pkg\n// after the delete\n", 0o644)
+	swap("laptop")
+	if n := e.s.chunkListings.Load(); n != 2 {
+		t.Fatalf("the carry after its last snapshot was deleted listed the store %d times in all, want 2", n)
+	}
+	sameTree(t, e.cloudDir, e.laptopDir)
+	usageIsStored("after the delete and a carry")
+}
+
+// lastSnapshot is the newest snapshot of w1.
+func lastSnapshot(t *testing.T, e *carryEnv) client.Snapshot {
+	t.Helper()
+	snaps, err := e.cl.ListSnapshots(context.Background(), "w1")
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("snapshots: %+v, %v", snaps, err)
+	}
+	return snaps[len(snaps)-1]
+}
