@@ -229,7 +229,10 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	if err := s.snaps.put(ctx, sp.ws, sn); err != nil {
 		return fail(err)
 	}
-	s.prevChunks.put(sp.ws, sp.session, sn.ID, entries)
+	s.log.Debug("snapshot recorded", "ws", sp.ws, "took", time.Since(now))
+	// The session's next snapshot counts on this one's chunks; they
+	// are remembered once the restore no longer waits.
+	defer s.prevChunks.put(sp.ws, sp.session, sn.ID, entries)
 	if fw == nil {
 		return sn, nil, nil
 	}
