@@ -2,8 +2,10 @@ package controlplane
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,14 +57,26 @@ type carryEnv struct {
 
 func newCarryEnv(t *testing.T, everyMs int64) *carryEnv {
 	t.Helper()
-	s := startServer(t, testConfig(t))
+	return newCarryEnvConfig(t, everyMs, nil)
+}
+
+// newCarryEnvConfig is newCarryEnv whose control plane's configuration
+// configure changes, knowing the laptop's tree (written first).
+func newCarryEnvConfig(t *testing.T, everyMs int64, configure func(cfg *Config, laptopDir string)) *carryEnv {
+	t.Helper()
+	laptopDir := t.TempDir()
+	writeMixedTree(t, laptopDir)
+	cfg := testConfig(t)
+	if configure != nil {
+		configure(&cfg, laptopDir)
+	}
+	s := startServer(t, cfg)
 	cl := adminClient(s)
 	ctx := context.Background()
 	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
 		t.Fatal(err)
 	}
-	e := &carryEnv{s: s, cl: cl, laptopDir: t.TempDir(), cloudDir: t.TempDir()}
-	writeMixedTree(t, e.laptopDir)
+	e := &carryEnv{s: s, cl: cl, laptopDir: laptopDir, cloudDir: t.TempDir()}
 	e.stopLaptop = stoppableAgent(t, s, "w1", "laptop", e.laptopDir)
 	e.stopCloud = stoppableAgent(t, s, "w1", "cloud", e.cloudDir)
 	_, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop", SnapshotEveryMs: everyMs,
@@ -265,46 +279,13 @@ func TestSwapCarryKnowsLastSnapshotChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	swap := func(to string) *client.LastCarry {
-		t.Helper()
-		sess, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: to, Carry: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sess.Active != to || sess.LastCarry == nil {
-			t.Fatalf("after the carry to %s: %+v", to, sess)
-		}
-		return sess.LastCarry
-	}
-	// usageIsStored: the usage is the bytes of the distinct chunks the
-	// recorded snapshots name.
+	swap := carrySwap(t, e)
 	usageIsStored := func(when string) {
 		t.Helper()
-		snaps, err := e.cl.ListSnapshots(ctx, "w1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		var want int64
-		for _, sn := range snaps {
-			entries, err := e.s.snaps.manifest(ctx, "w1", sn.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, en := range entries {
-				for i, n := range en.Sizes {
-					if h := string(en.Sums[i*wire.SumSize : (i+1)*wire.SumSize]); !seen[h] {
-						seen[h] = true
-						want += int64(n)
-					}
-				}
-			}
-		}
-		if used, _, err := e.s.snaps.usage(ctx, "w1"); err != nil || used != want {
-			t.Fatalf("%s: usage %d (%v), want the %d bytes the snapshots name", when, used, err, want)
+		if used, want := usageAndStored(t, e); used != want {
+			t.Fatalf("%s: usage %d, want the %d bytes the snapshots name", when, used, want)
 		}
 	}
-
 	lc1 := swap("cloud") // nothing known: the store is listed
 	if n := e.s.chunkListings.Load(); n != 1 {
 		t.Fatalf("the first carry listed the store %d times, want 1", n)
@@ -356,4 +337,114 @@ func lastSnapshot(t *testing.T, e *carryEnv) client.Snapshot {
 		t.Fatalf("snapshots: %+v, %v", snaps, err)
 	}
 	return snaps[len(snaps)-1]
+}
+
+// carrySwap returns a swap of session s1 with carry to a backend, which
+// checks the session moved and returns its lastCarry.
+func carrySwap(t *testing.T, e *carryEnv) func(to string) *client.LastCarry {
+	return func(to string) *client.LastCarry {
+		t.Helper()
+		sess, err := e.cl.Swap(context.Background(), "w1", "s1", client.SwapRequest{To: to, Carry: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.Active != to || sess.LastCarry == nil {
+			t.Fatalf("after the carry to %s: %+v", to, sess)
+		}
+		return sess.LastCarry
+	}
+}
+
+// usageAndStored is w1's snapshot usage and the bytes of the distinct
+// chunks its recorded snapshots name (what the usage should be).
+func usageAndStored(t *testing.T, e *carryEnv) (used, stored int64) {
+	t.Helper()
+	ctx := context.Background()
+	snaps, err := e.cl.ListSnapshots(ctx, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, sn := range snaps {
+		entries, err := e.s.snaps.manifest(ctx, "w1", sn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			for i, n := range en.Sizes {
+				if h := string(en.Sums[i*wire.SumSize : (i+1)*wire.SumSize]); !seen[h] {
+					seen[h] = true
+					stored += int64(n)
+				}
+			}
+		}
+	}
+	used, _, err = e.s.snaps.usage(ctx, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return used, stored
+}
+
+// A carry whose bound on new bytes (the chunks its session's last
+// snapshot does not have) is over the workspace's limit lists the store
+// for the exact figure: a file put back as an older snapshot had it adds
+// nothing and fits. A change that does not fit is 507 and the pointer
+// stays.
+func TestSwapCarryQuotaExactWhenBoundOver(t *testing.T) {
+	const blob = "data/blob2.bin"
+	var tree, blobSize int64
+	e := newCarryEnvConfig(t, 0, func(cfg *Config, laptopDir string) {
+		filepath.WalkDir(laptopDir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				fi, _ := d.Info()
+				tree += fi.Size()
+				if strings.HasSuffix(p, blob) {
+					blobSize = fi.Size()
+				}
+			}
+			return nil
+		})
+		// Room for the tree and one new version of the blob, and
+		// less than half the blob more.
+		cfg.SnapshotQuota = tree + blobSize + blobSize/2
+	})
+	ctx := context.Background()
+	swap := carrySwap(t, e)
+	orig, err := os.ReadFile(filepath.Join(e.laptopDir, blob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swap("cloud")
+	writeFile(t, filepath.Join(e.cloudDir, blob), string(pseudoRandom(len(orig), 78)), 0o600)
+	swap("laptop")
+	if used, _ := usageAndStored(t, e); used != tree+blobSize {
+		t.Fatalf("usage %d after two carries, want %d", used, tree+blobSize)
+	}
+	// The blob put back: its chunks are not the last snapshot's, and
+	// counting them as new would go over the limit.
+	writeFile(t, filepath.Join(e.laptopDir, blob), string(orig), 0o600)
+	lc := swap("cloud")
+	if n := e.s.chunkListings.Load(); n != 2 {
+		t.Fatalf("the store was listed %d times, want 2 (the first carry, and the one over its bound)", n)
+	}
+	if lc.TransferredBytes != blobSize {
+		t.Fatalf("the carry of the put-back blob sent %d bytes, want %d", lc.TransferredBytes, blobSize)
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
+	if used, stored := usageAndStored(t, e); used != tree+blobSize || used != stored {
+		t.Fatalf("usage %d, want %d (the store holds %d)", used, tree+blobSize, stored)
+	}
+	// A new version that does not fit: 507, nothing moved.
+	writeFile(t, filepath.Join(e.cloudDir, blob), string(pseudoRandom(len(orig), 79)), 0o600)
+	_, err = e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "laptop", Carry: true})
+	if we := wire.AsError(err); err == nil || we.Code != wire.CodeInsufficientStorage || we.Reason != wire.ReasonSnapshotQuota {
+		t.Fatalf("a carry over the limit: %v, want insufficient_storage/snapshot_quota", err)
+	}
+	if sess, err := e.cl.GetSession(ctx, "w1", "s1"); err != nil || sess.Active != "cloud" {
+		t.Fatalf("after the refused carry: %+v, %v", sess, err)
+	}
+	if used, stored := usageAndStored(t, e); used != stored {
+		t.Fatalf("usage %d after the refused carry, the store holds %d", used, stored)
+	}
 }
