@@ -40,7 +40,7 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	ws, err := websocket.AcceptRelay(w, r)
+	ws, err := websocket.AcceptStream(w, r)
 	if err != nil {
 		release()
 		return // Accept answered a bad handshake itself

@@ -33,7 +33,7 @@ type ServerStream struct {
 }
 
 // NewServerStream is the stream over ws, a server side connection from
-// AcceptRelay; opt.Gather, when set, is called around each frame written.
+// AcceptStream (or AcceptRelay); opt.Gather, when set, is called around each frame written.
 // Nothing else may read ws afterwards.
 func NewServerStream(ws *Conn, opt RelayOptions) (*ServerStream, error) {
 	if ws.client {

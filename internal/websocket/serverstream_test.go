@@ -27,7 +27,7 @@ func TestServerStream(t *testing.T) {
 				if !agree {
 					r.Header.Del(UnmaskedHeader)
 				}
-				ws, err := AcceptRelay(rw, r)
+				ws, err := AcceptStream(rw, r)
 				if err != nil {
 					t.Error(err)
 					return
