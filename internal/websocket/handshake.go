@@ -56,14 +56,6 @@ func Accept(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 	return accept(w, r, 32<<10, false)
 }
 
-// AcceptRelay is Accept for a connection that will be Relay's: it reads
-// through a small buffer (the HTTP server's own, when it has one), as
-// thousands of mostly idle relays are held at once. It agrees to a
-// client's UnmaskedHeader.
-func AcceptRelay(w http.ResponseWriter, r *http.Request) (*Conn, error) {
-	return accept(w, r, relaySmall, r.Header.Get(UnmaskedHeader) == "1")
-}
-
 // streamReadBuf is the read buffer of a ServerStream's connection: frame
 // headers are parsed in it, and a payload is read through it only when
 // the reader asks for less than this; TLS underneath keeps the record
