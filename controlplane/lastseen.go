@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/outposthq/outpost/internal/kvjson"
@@ -26,7 +27,7 @@ const seenFlushPace = 5 * time.Millisecond
 // seenWriteTimeout bounds one agent's write (read the record, update it).
 // Each write has its own: a burst of thousands of changes (a fleet
 // connecting) used to share one budget, and every write after it ran out
-// failed at once. A variable for tests.
+// failed at once. A variable for tests (a writer reads it when made).
 var seenWriteTimeout = 10 * time.Second
 
 // seenRetryDelay is how long the writes that failed wait before they are
@@ -41,6 +42,8 @@ type seenWriter struct {
 	stop chan struct{}
 	done chan struct{}
 
+	timeout atomic.Int64 // seenWriteTimeout, in nanoseconds
+
 	mu     sync.Mutex
 	dirty  map[subjects.Agent]struct{}
 	closed bool
@@ -54,6 +57,7 @@ func newSeenWriter(s *Server) *seenWriter {
 		done:  make(chan struct{}),
 		dirty: map[subjects.Agent]struct{}{},
 	}
+	w.timeout.Store(int64(seenWriteTimeout))
 	go w.run()
 	return w
 }
@@ -117,7 +121,7 @@ func (w *seenWriter) flushDirty() (failed bool) {
 			return false
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), seenWriteTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(w.timeout.Load()))
 		err := w.write(ctx, ag)
 		cancel()
 		if err != nil {
