@@ -165,6 +165,9 @@ func (w *seenWriter) flushAll(ctx context.Context, pace time.Duration) {
 		defer t.Stop()
 		tick = t.C
 	}
+	var failed int
+	var first subjects.Agent
+	var firstErr error
 	for _, ag := range ags {
 		if tick != nil {
 			select {
@@ -174,8 +177,14 @@ func (w *seenWriter) flushAll(ctx context.Context, pace time.Duration) {
 			}
 		}
 		if err := w.write(ctx, ag); err != nil {
-			w.s.log.Warn("store agent lastSeen", "agent", ag, "err", err)
+			if failed == 0 {
+				first, firstErr = ag, err
+			}
+			failed++
 		}
+	}
+	if failed > 0 {
+		w.s.log.Warn("store agent lastSeen", "failed", failed, "of", len(ags), "first", first, "err", firstErr)
 	}
 }
 
