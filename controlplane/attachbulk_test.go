@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -173,5 +174,44 @@ func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
 		if op == websocket.OpText && json.Unmarshal(p, &m) == nil && m.Type == "exit" {
 			exit = m.ExitCode
 		}
+	}
+}
+
+// TestAttachOnBulkEveryByte: 4.5 MB of output through an attach stream on a
+// bulk connection arrive whole and in order, paced by credits (the agent
+// pushes at most 256 KiB ahead of them: without the credit every 64 KiB,
+// one every 2 s keepalive would take most of a minute).
+func TestAttachOnBulkEveryByte(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	e.agentAt(t, "a1", "")
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	before := e.s.bulk.claimed.Load()
+	const n = 600000
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"seq", "1", strconv.Itoa(n)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	start := time.Now()
+	ev := readAttach(t, c)
+	var want strings.Builder
+	for i := 1; i <= n; i++ {
+		want.WriteString(strconv.Itoa(i))
+		want.WriteByte('\n')
+	}
+	if got := ev.stdout.String(); got != want.String() || ev.closeCode != websocket.CloseNormal {
+		t.Fatalf("%d bytes of %d, equal %v, close %d (in %s)", len(got), want.Len(), got == want.String(), ev.closeCode, time.Since(start))
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 1 {
+		t.Fatalf("%d bulk connections for one attach, want 1", n)
 	}
 }
