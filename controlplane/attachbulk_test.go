@@ -153,6 +153,42 @@ func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
 		t.Fatalf("%d attach frames crossed the nats-server, want none", n)
 	}
 
+	// A second client at once: a stream (and a bulk connection) of its
+	// own, the output from its cursor; both see what is typed in either.
+	c2, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial a second client: %v", err)
+	}
+	defer c2.Close()
+	var out2 strings.Builder
+	readUntil2 := func(want string) {
+		t.Helper()
+		for !strings.HasSuffix(out2.String(), want) {
+			op, p, err := c2.ReadMessage()
+			if err != nil {
+				t.Fatalf("second client: read: %v (output %q, want it to end in %q)", err, out2.String(), want)
+			}
+			if op == websocket.OpBinary {
+				out2.Write(p)
+			}
+		}
+	}
+	readUntil2("ready\ntyped-after")
+	if err := c2.WriteMessage(websocket.OpBinary, []byte("+2")); err != nil {
+		t.Fatal(err)
+	}
+	readUntil2("+2")
+	readUntil("+2")
+	if got, got2 := out.String(), out2.String(); got != "ready\ntyped-after+2" || got2 != got {
+		t.Fatalf("outputs %q and %q, want ready, typed-after+2 in both", got, got2)
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 3 {
+		t.Fatalf("%d bulk connections for two attachments and a cut, want 3", n)
+	}
+	if n := overNATS.Load(); n != 0 {
+		t.Fatalf("%d attach frames crossed the nats-server, want none", n)
+	}
+
 	// The process ends: exit and a normal close, as over NATS.
 	if err := c.WriteMessage(websocket.OpText, []byte(`{"type":"signal","signal":"KILL"}`)); err != nil {
 		t.Fatal(err)
