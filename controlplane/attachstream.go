@@ -79,7 +79,8 @@ type cpStream struct {
 	rdone chan struct{} // closed when readBulk returned
 }
 
-// attachCloseWait bounds the write of a bulk stream's close.
+// attachCloseWait bounds a bulk stream's close: a write stuck on a full
+// socket, and the wait for the agent's end of the connection.
 const attachCloseWait = time.Second
 
 func (st *cpStream) finish() { st.endOne.Do(func() { close(st.end) }) }
@@ -294,13 +295,15 @@ func (a *attachment) closeStream(st *cpStream) {
 	}
 	a.mu.Unlock()
 	if st.bulk != nil {
-		st.wmu.Lock()
-		st.wbuf = wire.AppendAttachBulkFrame(st.wbuf[:0], wire.AttachFrame{Kind: wire.AttachClose, Stream: st.id}, true)
+		// Half-close: what was sent (stdin typed just before) still goes,
+		// then the agent's EOF ends the stream there, and the agent closes
+		// its side. A write stuck on a full socket gives up, and so does
+		// the wait for the agent's EOF, after attachCloseWait.
 		_ = st.bulk.SetWriteDeadline(time.Now().Add(attachCloseWait))
-		_, _ = st.bulk.Write(st.wbuf)
-		st.wmu.Unlock()
-		st.bulk.Close()
+		_ = closeWrite(st.bulk)
+		_ = st.bulk.SetReadDeadline(time.Now().Add(attachCloseWait))
 		<-st.rdone
+		st.bulk.Close()
 		return
 	}
 	_ = st.sub.Unsubscribe()
