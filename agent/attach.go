@@ -37,7 +37,7 @@ const (
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
 	// attachBulkLinger bounds how long a bulk stream's connection stays
-	// open after the stream ended (for the control plane's close).
+	// open after the stream ended (for the control plane's half-close).
 	attachBulkLinger = 2 * time.Second
 )
 
@@ -411,8 +411,9 @@ func (s *attachStream) endLocked(reason string) {
 		s.send(wire.AttachFrame{Kind: wire.AttachEnd, Data: []byte(reason)})
 	}
 	if s.bulk != nil {
-		// Nothing follows: the control plane reads the end, answers with
-		// its close (or closes), and the reader closes the connection.
+		// Nothing follows (a half-close: what was sent still arrives); the
+		// control plane takes the EOF as the end and half-closes too, and
+		// the reader, at that EOF or after attachBulkLinger, closes.
 		_ = s.bulk.SetReadDeadline(time.Now().Add(attachBulkLinger))
 		_ = closeWrite(s.bulk)
 	}
