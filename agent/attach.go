@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/outposthq/outpost/agent/proc"
@@ -36,6 +37,12 @@ const (
 	attachAckEvery = 16
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
+	// attachDialWait bounds an attach stream's bulk dial (a terminal does
+	// not wait the 10 s of a transfer's for a control plane it cannot
+	// reach), and attachDialPause is how long after a failed one attach
+	// streams go over NATS without trying.
+	attachDialWait  = 3 * time.Second
+	attachDialPause = 30 * time.Second
 	// attachBulkLinger bounds how long a bulk stream's connection stays
 	// open after the stream ended (for the control plane's half-close).
 	attachBulkLinger = 2 * time.Second
@@ -47,7 +54,8 @@ var attachLease = wire.AttachLease * time.Millisecond
 
 // attachStreams are the agent's open attach streams, by stream id.
 type attachStreams struct {
-	a *Agent
+	a          *Agent
+	dialFailed atomic.Int64 // Unix ns of the last failed bulk dial
 
 	mu   sync.Mutex
 	open map[string]*attachStream
@@ -112,12 +120,16 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 	}
 	var res wire.ProcAttachResult
 	var r io.Reader
-	if b.Ticket != "" {
+	if b.Ticket != "" && time.Since(time.Unix(0, a.attach.dialFailed.Load())) > attachDialPause {
 		// The control plane asks for a bulk connection; failing that, the
 		// stream's frames go over NATS.
+		dctx, cancel := context.WithTimeout(ctx, attachDialWait)
 		var err error
-		if s.bulk, r, err = a.attachDialer().dial(ctx, b.Ticket); err != nil {
+		s.bulk, r, err = a.attachDialer().dial(dctx, b.Ticket)
+		cancel()
+		if err != nil {
 			a.log.Debug("attach stream: no bulk connection, frames over NATS", "err", err)
+			a.attach.dialFailed.Store(time.Now().UnixNano())
 			s.bulk = nil
 		} else {
 			res.Bulk = true

@@ -251,3 +251,75 @@ func TestAttachOnBulkEveryByte(t *testing.T) {
 		t.Fatalf("%d bulk connections for one attach, want 1", n)
 	}
 }
+
+// TestAttachBulkDialHangs: an agent whose way to the control plane's URL
+// takes connections and never answers (a proxy or firewall that holds
+// them) gives up its bulk dial within a few seconds and carries the
+// stream over NATS; the next attach does not try again, so it does not
+// wait again.
+func TestAttachBulkDialHangs(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held atomic.Int64
+	go func() { // ends when the listener closes
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held.Add(1)
+			conns = append(conns, c) // read nothing, answer nothing
+		}
+	}()
+	e.agentAt(t, "a1", "http://"+ln.Addr().String())
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	before := e.s.bulk.claimed.Load()
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range []string{"one\n", "two\n"} {
+		c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+		if err != nil {
+			t.Fatalf("attach %d: dial: %v", i+1, err)
+		}
+		if err := c.WriteMessage(websocket.OpBinary, []byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		stop := time.AfterFunc(waitLong, func() { c.Close() })
+		var out strings.Builder
+		for !strings.HasSuffix(out.String(), in) {
+			op, p, err := c.ReadMessage()
+			if err != nil {
+				t.Fatalf("attach %d: read: %v (output %q)", i+1, err, out.String())
+			}
+			if op == websocket.OpBinary {
+				out.Write(p)
+			}
+		}
+		stop.Stop()
+		c.Close()
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 0 {
+		t.Fatalf("%d bulk connections claimed through a route that holds them", n)
+	}
+	if n := held.Load(); n != 1 {
+		t.Fatalf("the agent dialed %d times for two attaches, want once (then NATS without trying)", n)
+	}
+}
