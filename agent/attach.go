@@ -1,12 +1,17 @@
 package agent
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/outposthq/outpost/agent/proc"
+	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/internal/hoptrace"
 	"github.com/outposthq/outpost/wire"
 )
@@ -17,7 +22,10 @@ import (
 // process's pump: no handoff, no request per read), on
 // agent.<ws>.<agent>.attach.<owner>.<stream>, its own subjects. The control
 // plane's frames (credit, stdin, eof, close) come on the rpc subject with
-// no reply subject, like pipe frames.
+// no reply subject, like pipe frames. A stream whose proc.attach carried a
+// ticket goes on a bulk connection of its own instead, both ways (no
+// nats-server between the agent and the control plane on a keystroke's
+// path); NATS carries it when the agent cannot make one.
 const (
 	// attachFlight bounds a stream's pushed output not yet credited: a
 	// slow uplink holds the connection's pings behind at most that much.
@@ -29,6 +37,15 @@ const (
 	attachAckEvery = 16
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
+	// attachDialWait bounds an attach stream's bulk dial (a terminal does
+	// not wait the 10 s of a transfer's for a control plane it cannot
+	// reach), and attachDialPause is how long after a failed one attach
+	// streams go over NATS without trying.
+	attachDialWait  = 3 * time.Second
+	attachDialPause = 30 * time.Second
+	// attachBulkLinger bounds how long a bulk stream's connection stays
+	// open after the stream ended (for the control plane's half-close).
+	attachBulkLinger = 2 * time.Second
 )
 
 // attachLease is how long a stream lives without a frame from the control
@@ -37,7 +54,8 @@ var attachLease = wire.AttachLease * time.Millisecond
 
 // attachStreams are the agent's open attach streams, by stream id.
 type attachStreams struct {
-	a *Agent
+	a          *Agent
+	dialFailed atomic.Int64 // Unix ns of the last failed bulk dial
 
 	mu   sync.Mutex
 	open map[string]*attachStream
@@ -65,6 +83,12 @@ type attachStream struct {
 	accepted uint64     // the last write taken, in order
 	written  uint64     // the last write done
 	told     uint64     // the last write acknowledged to the control plane
+
+	// bulk is the bulk connection the stream is on (nil: NATS); its
+	// reader (readBulk) owns it and closes it.
+	bulk net.Conn
+	bmu  sync.Mutex // writes on bulk; bbuf
+	bbuf []byte
 }
 
 // flightMark: output bytes pushed up to cursor next.
@@ -73,7 +97,7 @@ type flightMark struct {
 	bytes int
 }
 
-func (a *Agent) procAttach(_ context.Context, req *wire.Request) (any, error) {
+func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) {
 	b, err := decode[wire.ProcAttachRequest](req)
 	if err != nil {
 		return nil, err
@@ -94,10 +118,69 @@ func (a *Agent) procAttach(_ context.Context, req *wire.Request) (any, error) {
 		max: min(max(b.MaxBytes, 1), attachFrameMax), sent: b.After,
 		accepted: b.Writes, written: b.Writes, told: b.Writes,
 	}
+	var res wire.ProcAttachResult
+	var r io.Reader
+	if b.Ticket != "" && time.Since(time.Unix(0, a.attach.dialFailed.Load())) > attachDialPause {
+		// The control plane asks for a bulk connection; failing that, the
+		// stream's frames go over NATS.
+		dctx, cancel := context.WithTimeout(ctx, attachDialWait)
+		var err error
+		s.bulk, r, err = a.attachDialer().dial(dctx, b.Ticket)
+		cancel()
+		if err != nil {
+			a.log.Debug("attach stream: no bulk connection, frames over NATS", "err", err)
+			a.attach.dialFailed.Store(time.Now().UnixNano())
+			s.bulk = nil
+		} else {
+			res.Bulk = true
+			sizeBulkBuffer(s.bulk)
+		}
+	}
 	if err := a.attach.add(s); err != nil {
+		if s.bulk != nil {
+			s.bulk.Close()
+		}
 		return nil, err
 	}
-	return nil, nil
+	if s.bulk != nil {
+		go s.readBulk(r) // ends with the connection: the stream's end closes it within attachBulkLinger
+	}
+	return &res, nil
+}
+
+// attachDialer is how the agent makes bulk connections (nil: it cannot).
+func (a *Agent) attachDialer() *bulkDialer {
+	if a.files == nil {
+		return nil
+	}
+	return a.files.bulk
+}
+
+// sizeBulkBuffer lets the kernel hold a stream's whole flight of output:
+// pushing (in the process's pump) then never waits for the control plane
+// to read.
+func sizeBulkBuffer(c net.Conn) {
+	if g := bulkconn.Under(c); g != nil {
+		c = g.Conn
+	}
+	if tcp, ok := c.(*net.TCPConn); ok {
+		_ = tcp.SetWriteBuffer(2 * attachFlight)
+	}
+}
+
+// readBulk takes the control plane's frames from the stream's bulk
+// connection until it ends, then ends the stream and closes it.
+func (s *attachStream) readBulk(r io.Reader) {
+	defer s.bulk.Close()
+	defer s.end("")
+	br := bufio.NewReaderSize(r, 16<<10)
+	for {
+		f, err := wire.ReadAttachBulkFrame(br, true)
+		if err != nil || f.Stream != s.id {
+			return
+		}
+		s.a.attach.frame(s, f)
+	}
 }
 
 func (as *attachStreams) add(s *attachStream) error {
@@ -128,8 +211,23 @@ func (as *attachStreams) get(id string) *attachStream {
 	return as.open[id]
 }
 
-// closeAll ends every stream: the connection they were on is gone.
-func (as *attachStreams) closeAll() { as.endAll("") }
+// closeAll ends every stream: the connection they were on is gone (or the
+// agent stops). The bulk streams' connections are closed (their readers
+// return).
+func (as *attachStreams) closeAll() {
+	as.mu.Lock()
+	var bulk []net.Conn
+	for _, s := range as.open {
+		if s.bulk != nil {
+			bulk = append(bulk, s.bulk)
+		}
+	}
+	as.mu.Unlock()
+	as.endAll("")
+	for _, c := range bulk {
+		c.Close()
+	}
+}
 
 // endAll ends every stream; with a reason, each says so.
 func (as *attachStreams) endAll(reason string) {
@@ -153,9 +251,14 @@ func (as *attachStreams) deliver(data []byte) {
 		return
 	}
 	s := as.get(f.Stream)
-	if s == nil {
-		return
+	if s == nil || s.bulk != nil {
+		return // a bulk stream's frames come on its connection only
 	}
+	as.frame(s, f)
+}
+
+// frame runs one frame of the control plane on stream s.
+func (as *attachStreams) frame(s *attachStream, f wire.AttachFrame) {
 	if as.a.paused.Load() {
 		s.end("the machine's owner paused this agent")
 		return
@@ -319,11 +422,30 @@ func (s *attachStream) endLocked(reason string) {
 	if reason != "" {
 		s.send(wire.AttachFrame{Kind: wire.AttachEnd, Data: []byte(reason)})
 	}
+	if s.bulk != nil {
+		// Nothing follows (a half-close: what was sent still arrives); the
+		// control plane takes the EOF as the end and half-closes too, and
+		// the reader, at that EOF or after attachBulkLinger, closes.
+		_ = s.bulk.SetReadDeadline(time.Now().Add(attachBulkLinger))
+		_ = closeWrite(s.bulk)
+	}
 }
 
 // send publishes one frame on the stream's subject; a frame lost with the
 // connection is the control plane's to notice (it opens a new stream).
 func (s *attachStream) send(f wire.AttachFrame) {
+	if s.bulk != nil {
+		s.bmu.Lock()
+		s.bbuf = wire.AppendAttachBulkFrame(s.bbuf[:0], f, false)
+		_ = s.bulk.SetWriteDeadline(time.Now().Add(bulkIdle))
+		_, err := s.bulk.Write(s.bbuf)
+		s.bmu.Unlock()
+		if err != nil {
+			s.a.log.Debug("attach stream bulk write", "err", err)
+			_ = s.bulk.SetReadDeadline(time.Now()) // the reader ends the stream
+		}
+		return
+	}
 	nc := s.a.conn.Load()
 	if nc == nil {
 		return
@@ -331,4 +453,13 @@ func (s *attachStream) send(f wire.AttachFrame) {
 	if err := nc.Publish(s.subject, wire.AppendAttachFrame(nil, f, false)); err != nil {
 		s.a.log.Debug("attach stream publish", "err", err)
 	}
+}
+
+// closeWrite ends what the agent sends on c (TLS: close_notify; TCP: FIN)
+// and keeps reading.
+func closeWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }

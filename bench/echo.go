@@ -19,7 +19,8 @@ import (
 const echoCommand = "stty raw -echo; echo ready; exec cat"
 
 // benchEcho: keystroke echo latency over a remote terminal, `outpost exec
-// -tt` (the attach WebSocket: CLI → control plane → NATS → agent → PTY and
+// -tt` (the attach WebSocket: CLI → control plane → the attach stream's
+// bulk connection, NATS when the agent cannot make one → agent → PTY and
 // back) next to `ssh -tt` to the loopback sshd on a direct connection (no
 // ControlMaster hop). Both are client processes with piped stdin and
 // stdout; one byte is typed, then its echo awaited. Both run at once and

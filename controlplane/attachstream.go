@@ -1,9 +1,11 @@
 package controlplane
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +25,10 @@ import (
 // socket (a slow client stops only its own stream; the agent's flight
 // bound keeps what waits small); stdin goes to the agent as numbered
 // frames, fire and forget, acknowledged in batches off the keystroke's
-// path. An agent without the op gets the proc.read/proc.write loop.
+// path. A stream goes on a bulk connection the agent makes (a ticket in
+// proc.attach, as a port stream's), both ways, with no nats-server on a
+// keystroke's path; over NATS when the agent cannot make one. An agent
+// without the op gets the proc.read/proc.write loop.
 const (
 	// attachCreditEvery: the client got this much output since the last
 	// credit: tell the agent (a quarter of its flight bound).
@@ -62,7 +67,21 @@ type cpStream struct {
 	endOne sync.Once
 	closed bool // under attachment.outMu: frames are ignored
 	credit int  // output bytes written to the client since the last credit
+
+	// bulk is the bulk connection the stream is on (nil: NATS, sub).
+	// Its reader (readBulk) never writes on it: a credit due goes by
+	// kick to serveStream, so that neither side's reader waits for the
+	// other's.
+	bulk  net.Conn
+	wmu   sync.Mutex // writes on bulk; wbuf
+	wbuf  []byte
+	kick  chan struct{} // a credit is due (buffered, 1)
+	rdone chan struct{} // closed when readBulk returned
 }
+
+// attachCloseWait bounds a bulk stream's close: a write stuck on a full
+// socket, and the wait for the agent's end of the connection.
+const attachCloseWait = time.Second
 
 func (st *cpStream) finish() { st.endOne.Do(func() { close(st.end) }) }
 
@@ -133,18 +152,39 @@ func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*
 	a.mu.Lock()
 	writes := a.acked
 	a.mu.Unlock()
-	err = a.t.Call(ctx, wire.OpProcAttach, &wire.ProcAttachRequest{
+	req := &wire.ProcAttachRequest{
 		ID: a.id, After: after, MaxBytes: a.s.readCap(), Owner: a.owner, Stream: id,
 		WritePrefix: a.writePrefix, Writes: writes,
-	}, nil, rpc.CallOptions{Timeout: procCallTimeout})
+	}
+	var wait *bulkWait
+	if ticket, w, withdraw, err := a.s.bulkTicket(ctx, a.ws, a.t); err == nil {
+		req.Ticket, wait = ticket, w
+		defer withdraw()
+	}
+	var res wire.ProcAttachResult
+	err = a.t.Call(ctx, wire.OpProcAttach, req, &res, rpc.CallOptions{Timeout: procCallTimeout})
 	if err == nil {
 		ag := subjects.Agent{Workspace: a.ws, ID: a.t.LastAgent()}
 		st.rpc, err = ag.RPC()
 		st.agent.Store(&ag.ID)
 	}
+	if err == nil && res.Bulk {
+		st.bulk, err = takeBulk(ctx, wait)
+	}
 	if err != nil {
 		_ = st.sub.Unsubscribe()
 		return nil, err
+	}
+	if st.bulk != nil {
+		_ = st.sub.Unsubscribe() // every frame of the stream comes on the connection
+		st.kick, st.rdone = make(chan struct{}, 1), make(chan struct{})
+		a.s.bulk.mu.Lock()
+		h := a.s.bulk.attached
+		a.s.bulk.mu.Unlock()
+		if h != nil {
+			h(st.bulk)
+		}
+		go a.readBulk(st)
 	}
 	st.heard.Store(time.Now().UnixNano())
 	if failing {
@@ -164,6 +204,37 @@ func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*
 	return st, nil
 }
 
+// takeBulk waits for the bulk connection the agent said it made with
+// wait's ticket.
+func takeBulk(ctx context.Context, wait *bulkWait) (net.Conn, error) {
+	if wait == nil {
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "proc.attach: the agent says it is on a bulk connection nobody asked for")
+	}
+	select {
+	case c := <-wait.conn:
+		return c, nil
+	case <-time.After(bulkArrive):
+		return nil, wire.Errorf(wire.CodeUnavailable, "", "proc.attach: the agent made its bulk connection, but it did not arrive")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readBulk takes the agent's frames from the stream's bulk connection
+// until it ends (closeStream closes it); the stream then ends.
+func (a *attachment) readBulk(st *cpStream) {
+	defer close(st.rdone)
+	defer st.finish()
+	br := bufio.NewReaderSize(st.bulk, 64<<10)
+	for {
+		f, err := wire.ReadAttachBulkFrame(br, false)
+		if err != nil {
+			return
+		}
+		a.streamFrame(st, f)
+	}
+}
+
 // serveStream keeps the stream alive until it ends: closed reports the
 // process closed, lost that the agent went silent.
 func (a *attachment) serveStream(ctx context.Context, st *cpStream) (closed, lost bool) {
@@ -179,6 +250,12 @@ func (a *attachment) serveStream(ctx context.Context, st *cpStream) (closed, los
 			closed = a.closedSeen
 			a.outMu.Unlock()
 			return closed, false
+		case <-st.kick: // nil over NATS
+			a.outMu.Lock()
+			after := a.after
+			a.outMu.Unlock()
+			a.publish(st, wire.AttachFrame{Kind: wire.AttachCredit, N: after})
+			continue
 		case <-t.C:
 		}
 		if time.Since(time.Unix(0, st.heard.Load())) > attachSilent {
@@ -217,6 +294,18 @@ func (a *attachment) closeStream(st *cpStream) {
 		a.cur = nil
 	}
 	a.mu.Unlock()
+	if st.bulk != nil {
+		// Half-close: what was sent (stdin typed just before) still goes,
+		// then the agent's EOF ends the stream there, and the agent closes
+		// its side. A write stuck on a full socket gives up, and so does
+		// the wait for the agent's EOF, after attachCloseWait.
+		_ = st.bulk.SetWriteDeadline(time.Now().Add(attachCloseWait))
+		_ = closeWrite(st.bulk)
+		_ = st.bulk.SetReadDeadline(time.Now().Add(attachCloseWait))
+		<-st.rdone
+		st.bulk.Close()
+		return
+	}
 	_ = st.sub.Unsubscribe()
 	if st.rpc != "" {
 		a.publish(st, wire.AttachFrame{Kind: wire.AttachClose})
@@ -234,6 +323,12 @@ func (a *attachment) onStreamFrame(st *cpStream, m *nats.Msg) {
 	if err != nil {
 		return
 	}
+	a.streamFrame(st, f)
+}
+
+// streamFrame runs one frame of the agent: events go to the client at
+// once.
+func (a *attachment) streamFrame(st *cpStream, f wire.AttachFrame) {
 	st.heard.Store(time.Now().UnixNano())
 	switch f.Kind {
 	case wire.AttachEvents:
@@ -262,7 +357,14 @@ func (a *attachment) onStreamFrame(st *cpStream, m *nats.Msg) {
 		}
 		if st.credit >= attachCreditEvery {
 			st.credit = 0
-			a.publish(st, wire.AttachFrame{Kind: wire.AttachCredit, N: a.after})
+			if st.bulk != nil {
+				select {
+				case st.kick <- struct{}{}:
+				default: // one is due already
+				}
+			} else {
+				a.publish(st, wire.AttachFrame{Kind: wire.AttachCredit, N: a.after})
+			}
 		}
 		if res.ClosedSeq != 0 {
 			a.closedSeen = true
@@ -326,6 +428,17 @@ func (a *attachment) sendWrite(st *cpStream, w pendingWrite) {
 
 func (a *attachment) publish(st *cpStream, f wire.AttachFrame) {
 	f.Stream = st.id
+	if st.bulk != nil {
+		st.wmu.Lock()
+		st.wbuf = wire.AppendAttachBulkFrame(st.wbuf[:0], f, true)
+		_ = st.bulk.SetWriteDeadline(time.Now().Add(bulkIdle))
+		_, err := st.bulk.Write(st.wbuf)
+		st.wmu.Unlock()
+		if err != nil {
+			_ = st.bulk.SetReadDeadline(time.Now()) // readBulk ends the stream
+		}
+		return
+	}
 	_ = a.s.pipeNC.Publish(st.rpc, wire.AppendAttachFrame(nil, f, true))
 }
 

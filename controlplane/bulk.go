@@ -59,6 +59,9 @@ type bulkHub struct {
 	// issued, if set, is told each ticket as it is issued, before it goes
 	// to the agent (tests try to take it).
 	issued func(ticket string)
+	// attached, if set, is told each attach stream's bulk connection as
+	// the stream takes it (tests cut it).
+	attached func(net.Conn)
 }
 
 // bulkWait is one ticket: the agent that may claim it, by its bound public

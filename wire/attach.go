@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // OpProcAttach opens an attach stream (PROTOCOL.md "Attach streams"): the
@@ -48,6 +49,20 @@ type ProcAttachRequest struct {
 	Stream      string `msgpack:"stream"`
 	WritePrefix string `msgpack:"wp,omitempty"`
 	Writes      uint64 `msgpack:"writes,omitempty"`
+	// Ticket, when set, asks the agent to carry the stream on a bulk
+	// connection it makes with this ticket (BulkPath, as fs.send's): the
+	// frames of both ways go there, each after its length
+	// (AppendAttachBulkFrame), and no frame of the stream goes through
+	// NATS. An agent that cannot make it answers without Bulk and the
+	// stream's frames go over NATS as without a ticket.
+	Ticket string `msgpack:"tk,omitempty"`
+}
+
+// ProcAttachResult is the answer to proc.attach. Bulk: the stream is on the
+// bulk connection made with the request's ticket. An agent from before
+// bulk attach streams answers nothing (no Bulk).
+type ProcAttachResult struct {
+	Bulk bool `msgpack:"bulk,omitempty"`
 }
 
 // Validate checks the request's shape.
@@ -59,6 +74,11 @@ func (r *ProcAttachRequest) Validate() error {
 		return Errorf(CodeInvalidArgument, "", "owner and stream must be 1 to %d of [A-Za-z0-9_-]", MaxPipeID)
 	case len(r.WritePrefix)+20 > MaxWriteIDLen:
 		return Errorf(CodeInvalidArgument, "", "write prefix is longer than %d characters", MaxWriteIDLen-20)
+	}
+	if r.Ticket != "" {
+		if err := ValidTicket(r.Ticket); err != nil {
+			return err
+		}
 	}
 	return validProcID(r.ID)
 }
@@ -160,4 +180,44 @@ func DecodeAttachFrame(b []byte, toAgent bool) (AttachFrame, error) {
 		return f, fmt.Errorf("%w: write number 0", ErrBadAttachFrame)
 	}
 	return f, nil
+}
+
+// MaxAttachBulkFrame bounds one attach frame on a bulk connection (its
+// length, after the 4-byte length itself): a stdin write of AttachWriteMax
+// with its header, or an events frame of the agent's (its output is at
+// most 64 KiB).
+const MaxAttachBulkFrame = 1 << 20
+
+// AppendAttachBulkFrame encodes f after dst as it goes on a bulk
+// connection: its length (4 bytes, big-endian), then the frame as
+// AppendAttachFrame writes it (toAgent: with its stream id).
+func AppendAttachBulkFrame(dst []byte, f AttachFrame, toAgent bool) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = AppendAttachFrame(dst, f, toAgent)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}
+
+// ReadAttachBulkFrame reads and decodes one frame of a bulk connection
+// (AppendAttachBulkFrame); toAgent as DecodeAttachFrame's. Each frame is
+// read into a buffer of its own: its Data stays the caller's. io.EOF only
+// at a frame's boundary.
+func ReadAttachBulkFrame(r io.Reader, toAgent bool) (AttachFrame, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return AttachFrame{}, err
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	if n > MaxAttachBulkFrame {
+		return AttachFrame{}, fmt.Errorf("%w: %d bytes on a bulk connection, at most %d", ErrBadAttachFrame, n, MaxAttachBulkFrame)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return AttachFrame{}, err
+	}
+	return DecodeAttachFrame(b, toAgent)
 }

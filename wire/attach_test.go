@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -110,4 +111,63 @@ func FuzzDecodeAttachFrame(f *testing.F) {
 			t.Fatalf("frame %x decodes to %+v, which encodes to %x", b, fr, again)
 		}
 	})
+}
+
+// FuzzReadAttachBulkFrame reads arbitrary bytes as a bulk connection's
+// attach frames: never a panic, never more than the length said, and a
+// frame read encodes back to the bytes it came from.
+func FuzzReadAttachBulkFrame(f *testing.F) {
+	two := AppendAttachBulkFrame(nil, AttachFrame{Kind: AttachWrite, Stream: "s1", N: 1, Data: []byte("a")}, true)
+	two = AppendAttachBulkFrame(two, AttachFrame{Kind: AttachCredit, Stream: "s1", N: 9}, true)
+	f.Add(two, true)
+	f.Add(AppendAttachBulkFrame(nil, AttachFrame{Kind: AttachEvents, Data: []byte{0x81, 0xa4, 'n', 'e', 'x', 't', 0x01}}, false), false)
+	f.Add(AppendAttachBulkFrame(nil, AttachFrame{Kind: AttachEnd, Data: []byte("bye")}, false), false)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 'a'}, false)
+	f.Add([]byte{0, 0, 0, 9, 'a', 0, 0}, false)
+	f.Add([]byte{}, true)
+	f.Fuzz(func(t *testing.T, b []byte, toAgent bool) {
+		r := bytes.NewReader(b)
+		for {
+			before := r.Len()
+			fr, err := ReadAttachBulkFrame(r, toAgent)
+			if err != nil {
+				return
+			}
+			again := AppendAttachBulkFrame(nil, fr, toAgent)
+			if read := b[len(b)-before : len(b)-r.Len()]; !bytes.Equal(again, read) {
+				t.Fatalf("frame %x reads as %+v, which encodes to %x", read, fr, again)
+			}
+		}
+	})
+}
+
+func TestAttachBulkFrames(t *testing.T) {
+	var b []byte
+	in := []AttachFrame{
+		{Kind: AttachWrite, Stream: "s1", N: 1, Data: []byte("ls\r")},
+		{Kind: AttachCredit, Stream: "s1", N: 7},
+		{Kind: AttachClose, Stream: "s1"},
+	}
+	for _, f := range in {
+		b = AppendAttachBulkFrame(b, f, true)
+	}
+	r := bytes.NewReader(b)
+	for i, want := range in {
+		got, err := ReadAttachBulkFrame(r, true)
+		if err != nil || got.Kind != want.Kind || got.Stream != want.Stream || got.N != want.N || !bytes.Equal(got.Data, want.Data) {
+			t.Fatalf("frame %d: %+v, %v; want %+v", i, got, err, want)
+		}
+	}
+	if _, err := ReadAttachBulkFrame(r, true); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the last frame: %v, want EOF", err)
+	}
+	// Cut in a frame: not a clean end. Too long: refused before reading.
+	cut := AppendAttachBulkFrame(nil, in[0], true)
+	if _, err := ReadAttachBulkFrame(bytes.NewReader(cut[:len(cut)-1]), true); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a frame cut short: %v, want ErrUnexpectedEOF", err)
+	}
+	long := binary.BigEndian.AppendUint32(nil, MaxAttachBulkFrame+1)
+	if _, err := ReadAttachBulkFrame(bytes.NewReader(long), true); !errors.Is(err, ErrBadAttachFrame) {
+		t.Fatalf("a frame over the bound: %v, want ErrBadAttachFrame", err)
+	}
 }

@@ -1,5 +1,5 @@
 // Package hoptrace timestamps one keystroke's hops through the terminal
-// path (control plane, NATS, agent, PTY and back) in a debug build: with
+// path (control plane, agent, PTY and back) in a debug build: with
 // the build tag hoptrace, Mark records the time each hop was reached and
 // Report prints the median and p99 of each hop's delay; without it both
 // are no-ops the compiler removes. `go run -tags hoptrace ./bench -rows
@@ -12,7 +12,7 @@ package hoptrace
 const (
 	Typed      = iota // the bench wrote the byte to the client's stdin
 	CPStdin           // the control plane read the client's stdin frame
-	AgentStdin        // the agent's NATS callback got it
+	AgentStdin        // the agent got it (from its bulk connection or NATS)
 	PTYWritten        // written to the PTY
 	PTYRead           // the echo read from the PTY
 	AgentSent         // the agent published the output

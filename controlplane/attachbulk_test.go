@@ -1,0 +1,325 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/websocket"
+	"github.com/outposthq/outpost/wire"
+)
+
+// TestAttachOnBulk: a terminal's bytes (a real agent, a real PTY) go on a
+// bulk connection of the attach stream's own, plain or TLS, and not one of
+// the stream's frames crosses the nats-server; cut, the connection is made
+// again and the session goes on with nothing lost or repeated. An agent
+// that cannot reach the control plane's URL carries the stream over NATS.
+func TestAttachOnBulk(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tls, bulk bool
+	}{
+		{"bulk", false, true},
+		{"bulk over TLS", true, true},
+		{"NATS fallback", false, false},
+		{"NATS fallback over TLS", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newPortsEnv
+			if tc.tls {
+				e = newPortsEnvTLS
+			}
+			testAttachOnBulk(t, e(t), tc.bulk)
+		})
+	}
+}
+
+func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
+	ctx := context.Background()
+	url := ""
+	if !bulk {
+		url = deadURL(t)
+	}
+	e.agentAt(t, "a1", url)
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+
+	// Every attach frame that crosses the nats-server, both ways.
+	var overNATS atomic.Int64
+	up, err := e.s.pipeNC.Subscribe("agent.w1.a1.attach.>", func(*nats.Msg) { overNATS.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Unsubscribe()
+	down, err := e.s.pipeNC.Subscribe("agent.w1.a1.rpc", func(m *nats.Msg) {
+		if len(m.Data) > 0 && m.Data[0] == wire.AttachMagic {
+			overNATS.Add(1)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Unsubscribe()
+	if err := e.s.pipeNC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 4)
+	e.s.bulk.mu.Lock()
+	e.s.bulk.attached = func(c net.Conn) { conns <- c }
+	e.s.bulk.mu.Unlock()
+	before := e.s.bulk.claimed.Load()
+
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Command: "stty raw -echo; echo ready; exec cat", TTY: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	stop := time.AfterFunc(waitLong, func() { c.Close() }) // a read that never ends fails
+	defer stop.Stop()
+	var out strings.Builder
+	readUntil := func(want string) {
+		t.Helper()
+		for !strings.HasSuffix(out.String(), want) {
+			op, p, err := c.ReadMessage()
+			if err != nil {
+				t.Fatalf("read: %v (output %q, want it to end in %q)", err, out.String(), want)
+			}
+			if op == websocket.OpBinary {
+				out.Write(p)
+				continue
+			}
+			var m attachControl
+			if json.Unmarshal(p, &m) == nil && m.Type == "error" {
+				t.Logf("error frame %+v", m.Error)
+			}
+		}
+	}
+	readUntil("ready\n")
+	for _, k := range "typed" {
+		if err := c.WriteMessage(websocket.OpBinary, []byte(string(k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readUntil("ready\ntyped")
+
+	if !bulk {
+		if n := e.s.bulk.claimed.Load() - before; n != 0 {
+			t.Fatalf("%d bulk connections from an agent that cannot make one", n)
+		}
+		if overNATS.Load() == 0 {
+			t.Fatal("the fallback's frames did not go over NATS")
+		}
+		return
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 1 {
+		t.Fatalf("%d bulk connections for one attach, want 1", n)
+	}
+	if n := overNATS.Load(); n != 0 {
+		t.Fatalf("%d attach frames crossed the nats-server, want none", n)
+	}
+
+	// Cut: a new stream on a new connection, from the cursor the client
+	// has; the keys typed after it arrive once.
+	(<-conns).Close()
+	if err := c.WriteMessage(websocket.OpBinary, []byte("-after")); err != nil {
+		t.Fatal(err)
+	}
+	readUntil("-after")
+	if got := out.String(); got != "ready\ntyped-after" {
+		t.Fatalf("output %q after the cut, want ready, typed-after once", got)
+	}
+	select {
+	case <-conns:
+	case <-time.After(waitLong):
+		t.Fatal("no second bulk connection after the cut")
+	}
+	if n := overNATS.Load(); n != 0 {
+		t.Fatalf("%d attach frames crossed the nats-server, want none", n)
+	}
+
+	// A second client at once: a stream (and a bulk connection) of its
+	// own, the output from its cursor; both see what is typed in either.
+	c2, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial a second client: %v", err)
+	}
+	defer c2.Close()
+	var out2 strings.Builder
+	readUntil2 := func(want string) {
+		t.Helper()
+		for !strings.HasSuffix(out2.String(), want) {
+			op, p, err := c2.ReadMessage()
+			if err != nil {
+				t.Fatalf("second client: read: %v (output %q, want it to end in %q)", err, out2.String(), want)
+			}
+			if op == websocket.OpBinary {
+				out2.Write(p)
+			}
+		}
+	}
+	readUntil2("ready\ntyped-after")
+	if err := c2.WriteMessage(websocket.OpBinary, []byte("+2")); err != nil {
+		t.Fatal(err)
+	}
+	readUntil2("+2")
+	readUntil("+2")
+	if got, got2 := out.String(), out2.String(); got != "ready\ntyped-after+2" || got2 != got {
+		t.Fatalf("outputs %q and %q, want ready, typed-after+2 in both", got, got2)
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 3 {
+		t.Fatalf("%d bulk connections for two attachments and a cut, want 3", n)
+	}
+	if n := overNATS.Load(); n != 0 {
+		t.Fatalf("%d attach frames crossed the nats-server, want none", n)
+	}
+
+	// The process ends: exit and a normal close, as over NATS.
+	if err := c.WriteMessage(websocket.OpText, []byte(`{"type":"signal","signal":"KILL"}`)); err != nil {
+		t.Fatal(err)
+	}
+	var exit *int
+	for {
+		op, p, err := c.ReadMessage()
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			if ce.Code != websocket.CloseNormal || exit == nil || *exit != 137 {
+				t.Fatalf("closed with %d, exit %v; want 1000 and 137", ce.Code, exit)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		var m attachControl
+		if op == websocket.OpText && json.Unmarshal(p, &m) == nil && m.Type == "exit" {
+			exit = m.ExitCode
+		}
+	}
+}
+
+// TestAttachOnBulkEveryByte: 4.5 MB of output through an attach stream on a
+// bulk connection arrive whole and in order, paced by credits (the agent
+// pushes at most 256 KiB ahead of them: without the credit every 64 KiB,
+// one every 2 s keepalive would take most of a minute).
+func TestAttachOnBulkEveryByte(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	e.agentAt(t, "a1", "")
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	before := e.s.bulk.claimed.Load()
+	const n = 600000
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"seq", "1", strconv.Itoa(n)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	start := time.Now()
+	ev := readAttach(t, c)
+	var want strings.Builder
+	for i := 1; i <= n; i++ {
+		want.WriteString(strconv.Itoa(i))
+		want.WriteByte('\n')
+	}
+	if got := ev.stdout.String(); got != want.String() || ev.closeCode != websocket.CloseNormal {
+		t.Fatalf("%d bytes of %d, equal %v, close %d (in %s)", len(got), want.Len(), got == want.String(), ev.closeCode, time.Since(start))
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 1 {
+		t.Fatalf("%d bulk connections for one attach, want 1", n)
+	}
+}
+
+// TestAttachBulkDialHangs: an agent whose way to the control plane's URL
+// takes connections and never answers (a proxy or firewall that holds
+// them) gives up its bulk dial within a few seconds and carries the
+// stream over NATS; the next attach does not try again, so it does not
+// wait again.
+func TestAttachBulkDialHangs(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held atomic.Int64
+	go func() { // ends when the listener closes
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held.Add(1)
+			conns = append(conns, c) // read nothing, answer nothing
+		}
+	}()
+	e.agentAt(t, "a1", "http://"+ln.Addr().String())
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	before := e.s.bulk.claimed.Load()
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range []string{"one\n", "two\n"} {
+		c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+		if err != nil {
+			t.Fatalf("attach %d: dial: %v", i+1, err)
+		}
+		if err := c.WriteMessage(websocket.OpBinary, []byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		stop := time.AfterFunc(waitLong, func() { c.Close() })
+		var out strings.Builder
+		for !strings.HasSuffix(out.String(), in) {
+			op, p, err := c.ReadMessage()
+			if err != nil {
+				t.Fatalf("attach %d: read: %v (output %q)", i+1, err, out.String())
+			}
+			if op == websocket.OpBinary {
+				out.Write(p)
+			}
+		}
+		stop.Stop()
+		c.Close()
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 0 {
+		t.Fatalf("%d bulk connections claimed through a route that holds them", n)
+	}
+	if n := held.Load(); n != 1 {
+		t.Fatalf("the agent dialed %d times for two attaches, want once (then NATS without trying)", n)
+	}
+}
