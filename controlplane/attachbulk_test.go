@@ -323,3 +323,51 @@ func TestAttachBulkDialHangs(t *testing.T) {
 		t.Fatalf("the agent dialed %d times for two attaches, want once (then NATS without trying)", n)
 	}
 }
+
+// TestAttachBulkCutAtOnce: a route that cuts every attach stream's bulk
+// connection as soon as it is made (here the control plane's end is
+// closed when the stream takes it) does not leave the terminal without
+// output while streams and connections are made again and again: the
+// stream goes over NATS after the first connection that carried nothing.
+func TestAttachBulkCutAtOnce(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	e.agentAt(t, "a1", "")
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	e.s.bulk.mu.Lock()
+	e.s.bulk.attached = func(c net.Conn) { c.Close() }
+	e.s.bulk.mu.Unlock()
+	before := e.s.bulk.claimed.Load()
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	if err := c.WriteMessage(websocket.OpBinary, []byte("typed\n")); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.AfterFunc(waitLong, func() { c.Close() })
+	defer stop.Stop()
+	var out strings.Builder
+	for out.String() != "typed\n" {
+		op, p, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v (output %q; %d bulk connections made)", err, out.String(), e.s.bulk.claimed.Load()-before)
+		}
+		if op == websocket.OpBinary {
+			out.Write(p)
+		}
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 1 {
+		t.Fatalf("%d bulk connections, want 1 (then NATS)", n)
+	}
+}
