@@ -77,6 +77,7 @@ type cpStream struct {
 	wbuf  []byte
 	kick  chan struct{} // a credit is due (buffered, 1)
 	rdone chan struct{} // closed when readBulk returned
+	spoke bool          // readBulk took a frame of the agent (read after rdone)
 }
 
 // attachCloseWait bounds a bulk stream's close: a write stuck on a full
@@ -90,10 +91,16 @@ func (st *cpStream) finish() { st.endOne.Do(func() { close(st.end) }) }
 // errNoStreams, before anything was sent, for an agent without them.
 func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 	failing := true
+	// bulk: ask for streams on bulk connections. A bulk connection that
+	// ended before the agent's first frame on it (each credit is answered
+	// at once) does not carry this route: the streams after it go over
+	// NATS, rather than a new stream and connection at once, again and
+	// again, with nothing through.
+	bulk := true
 	for n := 1; ctx.Err() == nil; n++ {
 		// The agent knows a stream by its id alone: random, so that a late
 		// close of another attachment's stream never ends this one.
-		st, err := a.openStream(ctx, rand.Text(), failing)
+		st, err := a.openStream(ctx, rand.Text(), failing, bulk)
 		if ctx.Err() != nil {
 			break
 		}
@@ -118,6 +125,9 @@ func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 		failing = false
 		closed, lost := a.serveStream(ctx, st)
 		a.closeStream(st)
+		if st.bulk != nil && !st.spoke {
+			bulk = false
+		}
 		if closed {
 			return websocket.CloseNormal, "closed", nil
 		}
@@ -132,11 +142,11 @@ func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 	return websocket.CloseGoingAway, "", nil
 }
 
-// openStream subscribes, asks the agent for the stream, tells the client
-// the cursor when it was failing (it learns the agent answers), then sends
-// the first credit (the agent pushes from then on) and any stdin not yet
-// acknowledged.
-func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*cpStream, error) {
+// openStream subscribes, asks the agent for the stream (on a bulk
+// connection when bulk), tells the client the cursor when it was failing
+// (it learns the agent answers), then sends the first credit (the agent
+// pushes from then on) and any stdin not yet acknowledged.
+func (a *attachment) openStream(ctx context.Context, id string, failing, bulk bool) (*cpStream, error) {
 	st := &cpStream{id: id, end: make(chan struct{})}
 	subj, err := subjects.AttachOf(a.ws, a.owner, id)
 	if err != nil {
@@ -157,9 +167,11 @@ func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*
 		WritePrefix: a.writePrefix, Writes: writes,
 	}
 	var wait *bulkWait
-	if ticket, w, withdraw, err := a.s.bulkTicket(ctx, a.ws, a.t); err == nil {
-		req.Ticket, wait = ticket, w
-		defer withdraw()
+	if bulk {
+		if ticket, w, withdraw, err := a.s.bulkTicket(ctx, a.ws, a.t); err == nil {
+			req.Ticket, wait = ticket, w
+			defer withdraw()
+		}
 	}
 	var res wire.ProcAttachResult
 	err = a.t.Call(ctx, wire.OpProcAttach, req, &res, rpc.CallOptions{Timeout: procCallTimeout})
@@ -231,6 +243,7 @@ func (a *attachment) readBulk(st *cpStream) {
 		if err != nil {
 			return
 		}
+		st.spoke = true
 		a.streamFrame(st, f)
 	}
 }
