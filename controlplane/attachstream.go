@@ -73,7 +73,7 @@ type cpStream struct {
 	// kick to serveStream, so that neither side's reader waits for the
 	// other's.
 	bulk  net.Conn
-	wmu   sync.Mutex // writes on bulk; wbuf
+	wsem  chan struct{} // held (buffered, 1) by the writer on bulk; wbuf
 	wbuf  []byte
 	kick  chan struct{} // a credit is due (buffered, 1)
 	rdone chan struct{} // closed when readBulk returned
@@ -189,7 +189,7 @@ func (a *attachment) openStream(ctx context.Context, id string, failing, bulk bo
 	}
 	if st.bulk != nil {
 		_ = st.sub.Unsubscribe() // every frame of the stream comes on the connection
-		st.kick, st.rdone = make(chan struct{}, 1), make(chan struct{})
+		st.kick, st.rdone, st.wsem = make(chan struct{}, 1), make(chan struct{}), make(chan struct{}, 1)
 		a.s.bulk.mu.Lock()
 		h := a.s.bulk.attached
 		a.s.bulk.mu.Unlock()
@@ -442,17 +442,49 @@ func (a *attachment) sendWrite(st *cpStream, w pendingWrite) {
 func (a *attachment) publish(st *cpStream, f wire.AttachFrame) {
 	f.Stream = st.id
 	if st.bulk != nil {
-		st.wmu.Lock()
+		if !st.takeWriter() {
+			return // the stream ended, or ends: serveStream finds the agent silent
+		}
 		st.wbuf = wire.AppendAttachBulkFrame(st.wbuf[:0], f, true)
 		_ = st.bulk.SetWriteDeadline(time.Now().Add(bulkIdle))
 		_, err := st.bulk.Write(st.wbuf)
-		st.wmu.Unlock()
+		<-st.wsem
 		if err != nil {
 			_ = st.bulk.SetReadDeadline(time.Now()) // readBulk ends the stream
 		}
 		return
 	}
 	_ = a.s.pipeNC.Publish(st.rpc, wire.AppendAttachFrame(nil, f, true))
+}
+
+// takeWriter waits for the stream's writer on bulk while the agent is
+// heard from: behind a write stuck on a full socket to an agent gone
+// silent (no FIN, no RST), neither serveStream (its silence check) nor the
+// client's stdin waits for the write's own deadline; serveStream then ends
+// the stream as lost, and closeStream ends the write. False when it gave
+// up, or the stream ended.
+func (st *cpStream) takeWriter() bool {
+	for {
+		wait := attachSilent - time.Since(time.Unix(0, st.heard.Load()))
+		if wait <= 0 {
+			select {
+			case st.wsem <- struct{}{}:
+				return true
+			default:
+				return false
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case st.wsem <- struct{}{}:
+			t.Stop()
+			return true
+		case <-st.end:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
 }
 
 // drainStdin waits until the stdin sent on streams was written (or
