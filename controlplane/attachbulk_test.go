@@ -490,6 +490,7 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 	}
 	defer c.Close()
 	var out strings.Builder
+	var told []string // the error frames' codes
 	readUntil := func(want string) {
 		t.Helper()
 		stop := time.AfterFunc(waitLong, func() { c.Close() })
@@ -499,8 +500,12 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 			if err != nil {
 				t.Fatalf("read: %v (%d bytes of output; %d bulk connections)", err, out.Len(), e.s.bulk.claimed.Load()-before)
 			}
-			if op == websocket.OpBinary {
+			var m attachControl
+			switch {
+			case op == websocket.OpBinary:
 				out.Write(p)
+			case json.Unmarshal(p, &m) == nil && m.Type == "error" && m.Error != nil:
+				told = append(told, string(m.Error.Code))
 			}
 		}
 	}
@@ -529,5 +534,8 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 	readUntil("after\n")
 	if out.String() != want {
 		t.Fatalf("%d bytes of output, want %d: every byte typed, once, in order", out.Len(), len(want))
+	}
+	if len(told) != 1 || told[0] != string(wire.CodeUnavailable) {
+		t.Fatalf("the client was told %v, want one unavailable (the agent sent nothing)", told)
 	}
 }
