@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -535,7 +536,7 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("%d bytes of output, want %d: every byte typed, once, in order", out.Len(), len(want))
 	}
-	if len(told) != 1 || told[0] != string(wire.CodeUnavailable) {
-		t.Fatalf("the client was told %v, want one unavailable (the agent sent nothing)", told)
+	if len(told) == 0 || slices.ContainsFunc(told, func(c string) bool { return c != string(wire.CodeUnavailable) }) {
+		t.Fatalf("the client was told %v, want unavailable (the agent sent nothing)", told)
 	}
 }
