@@ -540,3 +540,67 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 		t.Fatalf("the client was told %v, want unavailable (the agent sent nothing)", told)
 	}
 }
+
+// TestAttachBulkLeaveWhileOpening: a client that leaves while a stream is
+// being opened (here the second, after a cut) leaves no bulk connection
+// open behind it: the control plane closes the stream it just opened.
+func TestAttachBulkLeaveWhileOpening(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	e.agentAt(t, "a1", "")
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c *websocket.Conn
+	conns := make(chan net.Conn, 2)
+	var n atomic.Int64
+	e.s.bulk.mu.Lock()
+	e.s.bulk.attached = func(bc net.Conn) {
+		if n.Add(1) == 2 {
+			c.Close() // the client leaves as the second stream opens
+			time.Sleep(300 * time.Millisecond)
+		}
+		conns <- bc
+	}
+	e.s.bulk.mu.Unlock()
+	c, _, err = websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	if err := c.WriteMessage(websocket.OpBinary, []byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.AfterFunc(waitLong, func() { c.Close() })
+	defer stop.Stop()
+	var out strings.Builder
+	for out.String() != "one\n" {
+		op, p, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v (output %q)", err, out.String())
+		}
+		if op == websocket.OpBinary {
+			out.Write(p)
+		}
+	}
+	if len(conns) != 1 {
+		t.Fatalf("%d bulk connections, want 1", len(conns))
+	}
+	(<-conns).Close() // cut: a second stream opens, and the client leaves
+	var second net.Conn
+	select {
+	case second = <-conns:
+	case <-time.After(waitLong):
+		t.Fatal("no second bulk connection after the cut")
+	}
+	waitFor(t, 5*time.Second, "the second stream's connection closed", func() bool {
+		return errors.Is(second.SetWriteDeadline(time.Now().Add(time.Minute)), net.ErrClosed)
+	})
+}
