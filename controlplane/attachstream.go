@@ -102,6 +102,9 @@ func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 		// close of another attachment's stream never ends this one.
 		st, err := a.openStream(ctx, rand.Text(), failing, bulk)
 		if ctx.Err() != nil {
+			if err == nil {
+				a.closeStream(st) // opened as the client left
+			}
 			break
 		}
 		if err != nil {
