@@ -115,6 +115,7 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	connect := time.Since(start)
 	name := fmt.Sprintf("%d agents", cfg.agents)
 	rows := []row{{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s (started at %d/s in %d processes; enrolled in %.1f s)", connect.Seconds(), fleetStartRate, len(fl.procs), enrolled.Seconds()), Baseline: "—", Ratio: "—", Goal: loadNote()}}
+	rows = append(rows, memoryRows(sp, cfg)...)
 	if steps.idle {
 		rows = append(rows, idleRows(sp, fl, cfg)...)
 	}

@@ -128,25 +128,31 @@ func (a *admission) stats() AdmissionStats {
 	return AdmissionStats{Waiting: a.waiting.Load(), Admitted: a.admitted.Load(), Peak: a.peak.Load(), Limit: a.limit}
 }
 
-// answeredConn is the embedded server's side of an in-process connection,
-// as the relay reads it: once the server has sent two lines (its INFO,
-// then its answer to the client's CONNECT and PING: PONG, +OK or -ERR),
-// the connect exchange is over and done is called, once. nats.go sends
-// CONNECT and PING together and waits for the answer before anything
-// else, so nothing else comes from the server in between.
+// answeredConn is an agent's connection as the embedded server sees it:
+// once the server has written two lines to it (its INFO, then its answer
+// to the client's CONNECT and PING: PONG, +OK or -ERR), the connect
+// exchange is over and done is called, once; Close calls it too, for a
+// connection that ended before. nats.go sends CONNECT and PING together
+// and waits for the answer before anything else, so nothing else comes
+// from the server in between.
 type answeredConn struct {
 	net.Conn
-	lines int
+	lines int // written by the server's writes, which it serializes
 	done  func()
 }
 
-func (c *answeredConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+func (c *answeredConn) Write(p []byte) (int, error) {
 	if c.lines < 2 {
-		c.lines += bytes.Count(p[:n], []byte{'\n'})
+		c.lines += bytes.Count(p, []byte{'\n'})
 		if c.lines >= 2 {
 			c.done()
 		}
 	}
-	return n, err
+	return c.Conn.Write(p)
+}
+
+func (c *answeredConn) Close() error {
+	err := c.Conn.Close()
+	c.done()
+	return err
 }

@@ -2,10 +2,12 @@ package controlplane
 
 import (
 	"context"
+	"io"
 	"net"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane/client"
@@ -93,28 +95,50 @@ func TestAdmissionNewestFirst(t *testing.T) {
 }
 
 // The slot is given back when the server has answered the CONNECT (its
-// second line), not at its INFO, nor after every later read.
+// second line written to the agent), not at its INFO, nor after every
+// later write; and once only, though the connection closes later.
 func TestAdmissionEndsAtTheConnectAnswer(t *testing.T) {
-	server, relaySide := net.Pipe()
-	defer server.Close()
+	agent, serverSide := net.Pipe()
+	defer agent.Close()
+	go func() { _, _ = io.Copy(io.Discard, agent) }()
 	released := 0
-	c := &answeredConn{Conn: relaySide, done: func() { released++ }}
-	go func() {
-		for _, s := range []string{"INFO {\"server_id\":\"x\"}", "\r\n", "PO", "NG\r\nMSG a 1 2\r\nhi\r\n", "PING\r\n"} {
-			if _, err := server.Write([]byte(s)); err != nil {
-				return
-			}
-		}
-	}()
+	c := &answeredConn{Conn: serverSide, done: func() { released++ }}
 	want := []int{0, 0, 0, 1, 1}
-	buf := make([]byte, 64)
-	for i, w := range want {
-		if _, err := c.Read(buf); err != nil {
+	for i, s := range []string{"INFO {\"server_id\":\"x\"}", "\r\n", "PO", "NG\r\nMSG a 1 2\r\nhi\r\n", "PING\r\n"} {
+		if _, err := c.Write([]byte(s)); err != nil {
 			t.Fatal(err)
 		}
-		if released != w {
-			t.Fatalf("after read %d: released %d times, want %d", i, released, w)
+		if released != want[i] {
+			t.Fatalf("after write %d: released %d times, want %d", i, released, want[i])
 		}
+	}
+}
+
+// A connection that ends before the server answered its CONNECT gives
+// its slot back when the server closes it.
+func TestAdmissionEndsWithTheConnection(t *testing.T) {
+	agent, serverSide := net.Pipe()
+	defer agent.Close()
+	go func() { _, _ = io.Copy(io.Discard, agent) }()
+	a := newAdmission(1)
+	release, err := a.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &answeredConn{Conn: serverSide, done: release}
+	if _, err := c.Write([]byte("INFO {}\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := a.acquire(ctx); err == nil {
+		t.Fatal("a second connection was admitted while the first was in its connect exchange")
+	}
+	_ = c.Close()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), waitShort)
+	defer cancel2()
+	if _, err := a.acquire(ctx2); err != nil {
+		t.Fatalf("the slot was not given back at the close: %v", err)
 	}
 }
 

@@ -14,10 +14,11 @@ const NATSPath = wire.NATSPath
 
 // handleNATS serves an agent's NATS over WebSocket on NATSPath: TLS and the
 // WebSocket end here, and the NATS protocol inside goes to the embedded
-// server over an in-process connection, where the server authenticates it
-// (the agent's JWT) like any client. No loopback socket is involved: an
-// agent costs the control plane one file descriptor, and its bytes one
-// copy fewer each way.
+// server as an in-process client (natsclient.go), where the server
+// authenticates it (the agent's JWT) like any client. No loopback socket
+// and no pipe is involved: an agent costs the control plane one file
+// descriptor and the server's two goroutines, and its bytes are copied
+// once each way.
 func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 	if s.ns == nil || s.tls == nil {
 		writeError(s.log, w, r, wire.Errorf(wire.CodeNotFound, "", "NATS over WebSocket is served only with TLS and the embedded NATS server"))
@@ -39,27 +40,23 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	c, err := s.ns.InProcessConn()
+	ws, err := websocket.AcceptStream(w, r)
 	if err != nil {
 		release()
-		writeError(s.log, w, r, wire.Errorf(wire.CodeUnavailable, "", "embedded NATS: %v", err))
-		return
-	}
-	ws, err := websocket.AcceptRelay(w, r)
-	if err != nil {
-		release()
-		c.Close()
 		return // Accept answered a bad handshake itself
 	}
-	nc := &answeredConn{Conn: c, done: release}
 	var opt websocket.RelayOptions
 	if g := gatherOf(ws.NetConn()); g != nil {
 		opt.Gather = g.Gather
 	}
-	s.splices.Add(1)
-	go func() {
-		defer s.splices.Done()
-		defer release() // a connection that ended before its CONNECT was answered
-		_ = websocket.Relay(ws, nc, opt)
-	}()
+	st, err := websocket.NewServerStream(ws, opt)
+	if err != nil {
+		release()
+		_ = ws.Close()
+		return
+	}
+	// The server's read and write loops run on the stream itself; the
+	// slot is released at the server's answer to CONNECT, or when the
+	// connection ends before it.
+	serveNATSClient(s.ns, &answeredConn{Conn: st, done: release})
 }

@@ -176,8 +176,8 @@ type Server struct {
 	seen     *seenWriter
 	keyUses  keyUses
 	tls      *serverTLS     // nil: plaintext
-	splices  sync.WaitGroup // NATS WebSocket connections passed through
-	admit    *admission     // their connect exchanges (admit.go)
+	splices  sync.WaitGroup // forwarded ports' WebSocket connections
+	admit    *admission     // agents' NATS connect exchanges over wss (admit.go)
 	bulk     bulkHub        // tickets of bulk connections (bulk.go)
 
 	limits        limiter         // device login's guessing limits

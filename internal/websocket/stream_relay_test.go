@@ -1,11 +1,9 @@
 package websocket
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -15,13 +13,13 @@ import (
 	"time"
 )
 
-// relayWorld is a WebSocket client whose server relays to the far end of
-// a TCP connection the test holds (what the embedded NATS server is to the
-// control plane's relay).
+// relayWorld is a WebSocket client whose server reads and writes a
+// ServerStream as the embedded NATS server does (pump), to the far end of
+// a TCP connection the test holds.
 type relayWorld struct {
 	client *Conn
 	far    net.Conn      // the plain side's other end
-	done   chan error    // Relay's result
+	done   chan error    // pump's result
 	gather chan struct{} // one token per gathered frame
 }
 
@@ -34,7 +32,7 @@ func startRelay(t *testing.T, tls bool) *relayWorld {
 	defer ln.Close()
 	w := &relayWorld{done: make(chan error, 1), gather: make(chan struct{}, 1<<16)}
 	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		ws, err := AcceptRelay(rw, r)
+		ws, err := AcceptStream(rw, r)
 		if err != nil {
 			w.done <- err
 			return
@@ -47,7 +45,12 @@ func startRelay(t *testing.T, tls bool) *relayWorld {
 		opt := RelayOptions{Gather: func() func() error {
 			return func() error { w.gather <- struct{}{}; return nil }
 		}}
-		go func() { w.done <- Relay(ws, near, opt) }()
+		st, err := NewServerStream(ws, opt)
+		if err != nil {
+			w.done <- err
+			return
+		}
+		go func() { w.done <- pump(st, near) }()
 	})
 	var s *httptest.Server
 	if tls {
@@ -70,18 +73,36 @@ func startRelay(t *testing.T, tls bool) *relayWorld {
 	return w
 }
 
+// pump is what the embedded NATS server does with a ServerStream: it
+// writes what it reads from the stream to near and what near sends to the
+// stream, until either ends; then it closes both and returns the stream's
+// read error (nil at its end).
+func pump(st *ServerStream, near net.Conn) error {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		_, _ = io.Copy(st, near)
+		_ = st.Close()
+	}()
+	_, err := io.Copy(near, st)
+	near.Close()
+	_ = st.Close()
+	<-out
+	return err
+}
+
 func (w *relayWorld) result(t *testing.T) error {
 	t.Helper()
 	select {
 	case err := <-w.done:
 		return err
 	case <-time.After(10 * time.Second):
-		t.Fatal("Relay did not return")
+		t.Fatal("the stream did not end")
 		return nil
 	}
 }
 
-func TestRelayCarriesBothWays(t *testing.T) {
+func TestStreamCarriesBothWays(t *testing.T) {
 	for _, tls := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "tls"}[tls], func(t *testing.T) {
 			w := startRelay(t, tls)
@@ -129,7 +150,7 @@ func TestRelayCarriesBothWays(t *testing.T) {
 	}
 }
 
-func TestRelayAnswersPings(t *testing.T) {
+func TestStreamAnswersPings(t *testing.T) {
 	w := startRelay(t, false)
 	pong := make(chan string, 1)
 	w.client.OnPong = func(p []byte) { pong <- string(p) }
@@ -153,14 +174,14 @@ func TestRelayAnswersPings(t *testing.T) {
 	}
 }
 
-func TestRelayEnds(t *testing.T) {
+func TestStreamEnds(t *testing.T) {
 	t.Run("peer closes", func(t *testing.T) {
 		w := startRelay(t, false)
 		if err := w.client.CloseWith(CloseNormal, "bye", 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.result(t); err != nil {
-			t.Fatalf("Relay = %v, want nil after a normal close", err)
+			t.Fatalf("pump = %v, want nil after a normal close", err)
 		}
 		assertClosed(t, w.far)
 	})
@@ -173,20 +194,20 @@ func TestRelayEnds(t *testing.T) {
 			t.Fatalf("peer read %v, want a close with %d", err, CloseGoingAway)
 		}
 		if err := w.result(t); err != nil {
-			t.Fatalf("Relay = %v, want nil after EOF", err)
+			t.Fatalf("pump = %v, want nil after EOF", err)
 		}
 	})
 	t.Run("peer vanishes", func(t *testing.T) {
 		w := startRelay(t, false)
 		w.client.shutdown()
 		if err := w.result(t); err != nil {
-			t.Fatalf("Relay = %v, want nil when the peer's connection ends", err)
+			t.Fatalf("pump = %v, want nil when the peer's connection ends", err)
 		}
 		assertClosed(t, w.far)
 	})
 }
 
-func TestRelayRefusesBadFrames(t *testing.T) {
+func TestStreamRefusesBadFrames(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		frame []byte
@@ -207,7 +228,7 @@ func TestRelayRefusesBadFrames(t *testing.T) {
 				t.Fatalf("peer read %v, want a close with %d", err, tt.code)
 			}
 			if err := w.result(t); err == nil {
-				t.Fatal("Relay = nil, want the protocol error")
+				t.Fatal("pump = nil, want the protocol error")
 			}
 			assertClosed(t, w.far)
 		})
@@ -226,130 +247,4 @@ func assertClosed(t *testing.T, c net.Conn) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// FuzzRelayIn: whatever a peer sends, the relay neither panics nor hangs,
-// and what reaches the plain side begins with the payloads of the binary
-// messages a message reader accepts from the same bytes.
-func FuzzRelayIn(f *testing.F) {
-	for _, tt := range frameTests {
-		f.Add(tt.in)
-	}
-	f.Add(appendFrame(appendFrame(nil, OpBinary, []byte("PUB a 1\r\nx\r\n"), true, [4]byte{9, 8, 7, 6}), OpBinary, bytes.Repeat([]byte("y"), 5000), true, [4]byte{1}))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		// Reference: unfragmented binary messages, read whole.
-		ref := newConn(&rwc{Reader: bytes.NewReader(in)}, bufio.NewReaderSize(bytes.NewReader(in), 16), false)
-		var want bytes.Buffer
-		for {
-			op, p, err := ref.ReadMessage()
-			if err != nil || op != OpBinary {
-				break
-			}
-			want.Write(p)
-		}
-		near, far := net.Pipe()
-		got := make(chan []byte, 1)
-		go func() { b, _ := io.ReadAll(far); got <- b }()
-		ws := newConn(&rwc{Reader: bytes.NewReader(in)}, bufio.NewReaderSize(bytes.NewReader(in), 16), false)
-		_ = relayIn(ws, near)
-		near.Close()
-		select {
-		case b := <-got:
-			if !bytes.HasPrefix(b, want.Bytes()) {
-				t.Fatalf("plain side got %q, want it to begin with %q", b, want.Bytes())
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("relay did not end")
-		}
-	})
-}
-
-// TestStreamConnThroughRelay: a StreamConn client's bytes cross a relay
-// both ways, unmasked when the relay agrees (it does) and masked when the
-// server does not echo UnmaskedHeader (an older control plane).
-func TestStreamConnThroughRelay(t *testing.T) {
-	for _, agree := range []bool{true, false} {
-		t.Run(map[bool]string{true: "unmasked", false: "masked"}[agree], func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			done := make(chan error, 1)
-			h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-				if r.URL.Path != "/v1/nats" {
-					http.NotFound(rw, r)
-					return
-				}
-				if !agree {
-					r.Header.Del(UnmaskedHeader)
-				}
-				ws, err := AcceptRelay(rw, r)
-				if err != nil {
-					done <- err
-					return
-				}
-				near, err := net.Dial("tcp", ln.Addr().String())
-				if err != nil {
-					done <- err
-					return
-				}
-				go func() { done <- Relay(ws, near, RelayOptions{}) }()
-			})
-			s := httptest.NewTLSServer(h)
-			defer s.Close()
-			raw, err := tls.Dial("tcp", s.Listener.Addr().String(), s.Client().Transport.(*http.Transport).TLSClientConfig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c, err := DialStream(ctx, raw, "example.test", "/v1/nats", nil)
-			if err != nil {
-				t.Fatalf("DialStream: %v", err)
-			}
-			defer c.Close()
-			if c.unmasked != agree {
-				t.Fatalf("unmasked = %v, want %v", c.unmasked, agree)
-			}
-			far, err := ln.Accept()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer far.Close()
-			up := make([]byte, 3<<20)
-			_, _ = rand.Read(up)
-			go func() {
-				for p := up; len(p) > 0; {
-					n := min(len(p), 100_000)
-					if _, err := c.Write(p[:n]); err != nil {
-						return
-					}
-					p = p[n:]
-				}
-			}()
-			got := make([]byte, len(up))
-			if _, err := io.ReadFull(far, got); err != nil || !bytes.Equal(got, up) {
-				t.Fatalf("relayed upward: %v, equal %v", err, bytes.Equal(got, up))
-			}
-			down := make([]byte, 2<<20)
-			_, _ = rand.Read(down)
-			go func() { _, _ = far.Write(down) }()
-			if _, err := io.ReadFull(c, got[:len(down)]); err != nil || !bytes.Equal(got[:len(down)], down) {
-				t.Fatalf("relayed downward: %v", err)
-			}
-			far.Close() // the server's side ends: the stream reads EOF
-			if n, err := c.Read(got); err != io.EOF {
-				t.Fatalf("read after the far end closed: %d, %v; want EOF", n, err)
-			}
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("Relay = %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("Relay did not return")
-			}
-		})
-	}
 }

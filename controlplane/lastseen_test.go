@@ -1,0 +1,134 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/internal/kvjson"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// TestLastSeenBurstIsWrittenInFull: a fleet that comes online at once marks
+// every agent's record for a write. Each write has its own time budget and
+// one that fails is tried again, so every record gets its lastSeen and
+// hello facts, however long the whole burst takes. (With one budget for the
+// burst, the writes after it ran out failed and were dropped until the
+// next minute's flush: 887 and 9,457 log lines at 10,000 agents.)
+func TestLastSeenBurstIsWrittenInFull(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
+	defer cancel()
+	if _, err := adminClient(s).CreateWorkspace(ctx, "burst"); err != nil {
+		t.Fatal(err)
+	}
+	// Records written straight into the store: enrolling a thousand agents
+	// through the API would test enrollment, not this.
+	const n = 1000
+	ags := make([]subjects.Agent, n)
+	for i := range ags {
+		ags[i] = subjects.Agent{Workspace: "burst", ID: fmt.Sprintf("a%04d", i)}
+		rec := agentRecord{Workspace: "burst", ID: ags[i].ID, Name: ags[i].ID, EnrolledAt: time.Now().UTC()}
+		if _, err := kvjson.Create(ctx, s.st.agents, agentKey(ags[i]), &rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A budget that one write fits in many times over, and the burst not.
+	s.seen.timeout.Store(int64(100 * time.Millisecond))
+	h := mockHello
+	h.Instance = "i1"
+	h.Protocol = wire.Version
+	hello, err := wire.Marshal(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hellos as the presence subscriber hands them over.
+	for _, ag := range ags {
+		if err := s.presence.Observe(ag, subjects.KindHello, hello); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitWritten(t, ctx, s, ags, 20*time.Second)
+}
+
+// waitWritten waits until every one of ags has its record's lastSeen and
+// the hello's facts, failing the test after d.
+func waitWritten(t *testing.T, ctx context.Context, s *Server, ags []subjects.Agent, d time.Duration) {
+	t.Helper()
+	missing := func() (left int, first string) {
+		for _, ag := range ags {
+			var rec agentRecord
+			if _, err := kvjson.Get(ctx, s.st.agents, agentKey(ag), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec.LastSeen.IsZero() || rec.Version != "test-1.0" || rec.Hostname != "fakehost" {
+				if left == 0 {
+					first = fmt.Sprintf("%s: %+v", ag.ID, rec)
+				}
+				left++
+			}
+		}
+		return left, first
+	}
+	deadline := time.Now().Add(d)
+	for {
+		left, first := missing()
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d records never got the hello's facts and lastSeen; first: %s", left, len(ags), first)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestLastSeenWriteFailuresAreRetried: writes that fail (here: a store
+// that answers nothing in time) are tried again until they succeed, not
+// dropped until the next minute's flush of every agent.
+func TestLastSeenWriteFailuresAreRetried(t *testing.T) {
+	defer func(d time.Duration) { seenRetryDelay = d }(seenRetryDelay)
+	seenRetryDelay = 100 * time.Millisecond
+	s := startServer(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
+	defer cancel()
+	if _, err := adminClient(s).CreateWorkspace(ctx, "retry"); err != nil {
+		t.Fatal(err)
+	}
+	ags := make([]subjects.Agent, 20)
+	for i := range ags {
+		ags[i] = subjects.Agent{Workspace: "retry", ID: fmt.Sprintf("r%02d", i)}
+		rec := agentRecord{Workspace: "retry", ID: ags[i].ID, Name: ags[i].ID, EnrolledAt: time.Now().UTC()}
+		if _, err := kvjson.Create(ctx, s.st.agents, agentKey(ags[i]), &rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.seen.timeout.Store(1) // every write's budget is over before it starts
+	h := mockHello
+	h.Instance = "i1"
+	h.Protocol = wire.Version
+	// A lease far longer than the test: no status change marks the
+	// agents again, only the retries can write them.
+	h.HeartbeatMs = 60_000
+	hello, err := wire.Marshal(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ag := range ags {
+		if err := s.presence.Observe(ag, subjects.KindHello, hello); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second) // several flushes, every write failing
+	var rec agentRecord
+	if _, err := kvjson.Get(ctx, s.st.agents, agentKey(ags[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.LastSeen.IsZero() {
+		t.Fatalf("a write succeeded with no time to do it: %+v", rec)
+	}
+	s.seen.timeout.Store(int64(10 * time.Second)) // the store answers again
+	waitWritten(t, ctx, s, ags, 5*time.Second)
+}
