@@ -514,8 +514,8 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	readUntil("first\n")
-	if n := e.s.bulk.claimed.Load() - before; n != 1 {
-		t.Fatalf("%d bulk connections, want 1", n)
+	if n := e.s.bulk.claimed.Load() - before; n != 1 || !first.Load() {
+		t.Fatalf("%d bulk connections, the stream on one: %v; want 1, true", n, first.Load())
 	}
 
 	relay.hole()
