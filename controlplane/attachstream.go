@@ -467,6 +467,11 @@ func (a *attachment) publish(st *cpStream, f wire.AttachFrame) {
 // the stream as lost, and closeStream ends the write. False when it gave
 // up, or the stream ended.
 func (st *cpStream) takeWriter() bool {
+	select {
+	case st.wsem <- struct{}{}:
+		return true // free: no timer on a keystroke's path
+	default:
+	}
 	for {
 		wait := attachSilent - time.Since(time.Unix(0, st.heard.Load()))
 		if wait <= 0 {
