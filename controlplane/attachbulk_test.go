@@ -222,13 +222,7 @@ func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
 func TestAttachOnBulkEveryByte(t *testing.T) {
 	e := newPortsEnv(t)
 	ctx := context.Background()
-	e.agentAt(t, "a1", "")
-	cl := e.client()
-	tgt := cl.Agent("w1", "a1")
-	waitFor(t, waitLong, "a1 online", func() bool {
-		_, err := tgt.ListProcesses(ctx)
-		return err == nil
-	})
+	cl, tgt := e.onlineAgent(t, "a1")
 	before := e.s.bulk.claimed.Load()
 	const n = 600000
 	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"seq", "1", strconv.Itoa(n)}})
@@ -334,13 +328,7 @@ func TestAttachBulkDialHangs(t *testing.T) {
 func TestAttachBulkCutAtOnce(t *testing.T) {
 	e := newPortsEnv(t)
 	ctx := context.Background()
-	e.agentAt(t, "a1", "")
-	cl := e.client()
-	tgt := cl.Agent("w1", "a1")
-	waitFor(t, waitLong, "a1 online", func() bool {
-		_, err := tgt.ListProcesses(ctx)
-		return err == nil
-	})
+	cl, tgt := e.onlineAgent(t, "a1")
 	e.s.bulk.mu.Lock()
 	e.s.bulk.attached = func(c net.Conn) { c.Close() }
 	e.s.bulk.mu.Unlock()
@@ -547,13 +535,7 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 func TestAttachBulkLeaveWhileOpening(t *testing.T) {
 	e := newPortsEnv(t)
 	ctx := context.Background()
-	e.agentAt(t, "a1", "")
-	cl := e.client()
-	tgt := cl.Agent("w1", "a1")
-	waitFor(t, waitLong, "a1 online", func() bool {
-		_, err := tgt.ListProcesses(ctx)
-		return err == nil
-	})
+	cl, tgt := e.onlineAgent(t, "a1")
 	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
 	if err != nil {
 		t.Fatal(err)
@@ -603,4 +585,18 @@ func TestAttachBulkLeaveWhileOpening(t *testing.T) {
 	waitFor(t, 5*time.Second, "the second stream's connection closed", func() bool {
 		return errors.Is(second.SetWriteDeadline(time.Now().Add(time.Minute)), net.ErrClosed)
 	})
+}
+
+// onlineAgent starts agent id (its URL the control plane's) and returns a
+// client and the agent's target once it answers.
+func (e *portsEnv) onlineAgent(t *testing.T, id string) (*client.Client, *client.Target) {
+	t.Helper()
+	e.agentAt(t, id, "")
+	cl := e.client()
+	tgt := cl.Agent("w1", id)
+	waitFor(t, waitLong, id+" online", func() bool {
+		_, err := tgt.ListProcesses(context.Background())
+		return err == nil
+	})
+	return cl, tgt
 }
