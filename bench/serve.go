@@ -219,7 +219,7 @@ func (p *serveProc) healthz() (*http.Response, error) {
 // httpTransport is a transport for calls to the process that keeps up to
 // conns connections, trusting its CA with TLS.
 func (p *serveProc) httpTransport(conns int) *http.Transport {
-	t := &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns}
+	t := &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns, MaxConnsPerHost: driverConns}
 	if p.hc != nil {
 		t.TLSClientConfig = p.hc.Transport.(*http.Transport).TLSClientConfig
 	}
@@ -251,6 +251,13 @@ func (p *serveProc) profileCPU(d time.Duration, path string) (wait func()) {
 	}()
 	return func() { <-done }
 }
+
+// driverConns, when set (-driver-conns), caps the connections the load
+// suite's driver opens to the control plane: a call due while all are busy
+// waits in the driver for one (its latency still counts from when it was
+// due) instead of opening a new connection, whose TLS handshake serve pays
+// for in the middle of the stall that made the calls pile up.
+var driverConns int
 
 // serveTrace, when set (-serve-trace), is where the load suite writes an
 // execution trace of the `outpost serve` process taken while it drives the
