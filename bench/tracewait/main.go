@@ -135,6 +135,7 @@ type analysis struct {
 	schedIn byKey
 	schedOut,
 	blockIn, blockOut, wakers byKey
+	locksIn, locksOut byKey // waits on a sync.Mutex or RWMutex
 
 	since     map[trace.GoID]trace.Time // of the goroutine's current state
 	blockedOn map[trace.GoID]string
@@ -144,7 +145,7 @@ type analysis struct {
 func newAnalysis() *analysis {
 	return &analysis{
 		root: map[trace.GoID]string{}, steps: map[int]*bucket{},
-		schedIn: byKey{}, schedOut: byKey{}, blockIn: byKey{}, blockOut: byKey{}, wakers: byKey{},
+		schedIn: byKey{}, schedOut: byKey{}, locksIn: byKey{}, locksOut: byKey{}, blockIn: byKey{}, blockOut: byKey{}, wakers: byKey{},
 		since: map[trace.GoID]trace.Time{}, blockedOn: map[trace.GoID]string{}, assistAt: map[trace.GoID]trace.Time{},
 	}
 }
@@ -299,11 +300,17 @@ func (a *analysis) waits(ev *trace.Event) {
 			if k, ok := a.blockedOn[g]; ok && to == trace.GoRunnable {
 				if mark {
 					a.blockIn.add(k, d)
-					if strings.HasPrefix(k, "sync") && d > 10*time.Millisecond {
+					if strings.HasPrefix(k, "sync |") {
+						a.locksIn.add(k, d)
+					}
+					if strings.HasPrefix(k, "sync |") && d > 10*time.Millisecond {
 						a.wakers.add(a.root[ev.Goroutine()]+" | "+frames(ev.Stack(), 6), d)
 					}
 				} else {
 					a.blockOut.add(k, d)
+					if strings.HasPrefix(k, "sync |") {
+						a.locksOut.add(k, d)
+					}
 				}
 			}
 			delete(a.blockedOn, g)
@@ -326,7 +333,9 @@ func (a *analysis) report(w io.Writer, timeline bool) {
 	table(w, "time runnable before running, in the mark phase, by the function the goroutine started in", a.schedIn, 15)
 	table(w, "the same outside the mark phase", a.schedOut, 10)
 	table(w, "blocking waits that ended in the mark phase (reason | root | stack)", a.blockIn, 30)
-	table(w, "who woke goroutines that waited over 10 ms on a lock (sync) in the mark phase", a.wakers, 10)
+	table(w, "waits on a mutex that ended in the mark phase", a.locksIn, 10)
+	table(w, "who woke the goroutines that waited over 10 ms on a mutex in the mark phase", a.wakers, 10)
+	table(w, "waits on a mutex that ended outside the mark phase", a.locksOut, 10)
 	table(w, "blocking waits that ended outside the mark phase", a.blockOut, 15)
 }
 
