@@ -179,6 +179,9 @@ func (s *attachStream) readBulk(r io.Reader) {
 		if err != nil || f.Stream != s.id {
 			return
 		}
+		if s.a.attach.get(s.id) != s {
+			continue // ended: its frames are dropped, as over NATS (deliver); read on to the EOF
+		}
 		s.a.attach.frame(s, f)
 	}
 }

@@ -17,6 +17,25 @@ import (
 // figures of issue 17, smaller for a quick run.
 var carryMB = 1024
 
+// carryProfile, when set (-carry-cpuprofile), is where the carry suite
+// writes CPU profiles of this process during the first carry
+// (FILE.first) and during the incremental carries (FILE.inc) alone.
+var carryProfile string
+
+// profiled runs f under a CPU profile written to carryProfile+suffix when
+// carryProfile is set (and no other profile runs).
+func profiled(suffix string, f func() error) error {
+	if carryProfile == "" {
+		return f()
+	}
+	stop, err := startCPUProfile(carryProfile + suffix)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return f()
+}
+
 // carryRounds is how many incremental carries the p50 is taken over.
 const carryRounds = 5
 
@@ -56,7 +75,11 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 
 	flushDisks(ctx)
 	start, cpu0 := time.Now(), processCPU()
-	s, err := e.cl.Swap(ctx, e.ws, id, client.SwapRequest{To: "cloud", Carry: true})
+	var s *client.Session
+	err = profiled(".first", func() (err error) {
+		s, err = e.cl.Swap(ctx, e.ws, id, client.SwapRequest{To: "cloud", Carry: true})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("first carry: %w", err)
 	}
@@ -78,13 +101,19 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 		}
 		to := map[string]string{"laptop": "cloud", "cloud": "laptop"}[active]
 		flushDisks(ctx)
-		start, cpu0 := time.Now(), processCPU()
-		s, err := e.cl.Swap(ctx, e.ws, id, client.SwapRequest{To: to, Carry: true})
+		var s *client.Session
+		var took, cpu time.Duration
+		err = profiled(fmt.Sprintf(".inc%d", i), func() (err error) {
+			start, cpu0 := time.Now(), processCPU()
+			s, err = e.cl.Swap(ctx, e.ws, id, client.SwapRequest{To: to, Carry: true})
+			took, cpu = time.Since(start), processCPU()-cpu0
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("carry %d: %w", i+2, err)
 		}
-		lat = append(lat, time.Since(start))
-		incCPU += processCPU() - cpu0
+		lat = append(lat, took)
+		incCPU += cpu
 		if i == 0 {
 			changed, sent = n, s.LastCarry.TransferredBytes
 		}

@@ -29,6 +29,10 @@ type env struct {
 	agentCh chan error
 }
 
+// cpDebugLog (-cp-log) writes the control plane's debug log to stderr
+// (the carry's phases, among others) instead of discarding it.
+var cpDebugLog bool
+
 func newEnv(ctx context.Context, n int, tlsOn bool) (*env, error) {
 	dir, err := os.MkdirTemp("", "outpost-bench")
 	if err != nil {
@@ -39,6 +43,9 @@ func newEnv(ctx context.Context, n int, tlsOn bool) (*env, error) {
 		return nil, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cpDebugLog {
+		quiet = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	cfg := controlplane.Config{
 		Listen: "127.0.0.1:0", NATSListen: "127.0.0.1:0",
 		StateDir: filepath.Join(dir, "state"), Logger: quiet,

@@ -73,6 +73,8 @@ func main() {
 	flag.StringVar(&serveTrace, "serve-trace", "", "write outpost serve's execution trace of the load suite's mix drive (and its block and mutex profiles of the same seconds, FILE.block, FILE.mutex)")
 	flag.StringVar(&serveHeapProfile, "serve-heapprofile", "", "write outpost serve's heap profile (and goroutine profile, FILE.goroutine) with the load suite's fleet online")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
+	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during the carry suite's first carry alone (FILE.first) and each incremental carry (FILE.inc0...); not with -cpuprofile")
+	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")
 	flag.Parse()
 	if *cpuProfile != "" {
 		stop, err := startProfile(*cpuProfile)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -322,4 +324,283 @@ func TestAttachBulkDialHangs(t *testing.T) {
 	if n := held.Load(); n != 1 {
 		t.Fatalf("the agent dialed %d times for two attaches, want once (then NATS without trying)", n)
 	}
+}
+
+// TestAttachBulkCutAtOnce: a route that cuts every attach stream's bulk
+// connection as soon as it is made (here the control plane's end is
+// closed when the stream takes it) does not leave the terminal without
+// output while streams and connections are made again and again: the
+// stream goes over NATS after the first connection that carried nothing.
+func TestAttachBulkCutAtOnce(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	e.agentAt(t, "a1", "")
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	e.s.bulk.mu.Lock()
+	e.s.bulk.attached = func(c net.Conn) { c.Close() }
+	e.s.bulk.mu.Unlock()
+	before := e.s.bulk.claimed.Load()
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	if err := c.WriteMessage(websocket.OpBinary, []byte("typed\n")); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.AfterFunc(waitLong, func() { c.Close() })
+	defer stop.Stop()
+	var out strings.Builder
+	for out.String() != "typed\n" {
+		op, p, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v (output %q; %d bulk connections made)", err, out.String(), e.s.bulk.claimed.Load()-before)
+		}
+		if op == websocket.OpBinary {
+			out.Write(p)
+		}
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 1 {
+		t.Fatalf("%d bulk connections, want 1 (then NATS)", n)
+	}
+}
+
+// holeRelay forwards TCP connections to addr until hole: from then on the
+// connections it has forward nothing more and read nothing more (an agent
+// whose route went silent: no FIN, no RST); later ones forward.
+type holeRelay struct {
+	url   string
+	mu    sync.Mutex
+	conns []*holeConn
+}
+
+type holeConn struct {
+	holed atomic.Bool
+	stop  chan struct{}
+}
+
+func newHoleRelay(t *testing.T, addr string) *holeRelay {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &holeRelay{url: "http://" + ln.Addr().String()}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); close(stop); wg.Wait() })
+	wg.Add(1)
+	go func() { // ends when the listener closes
+		defer wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", addr)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			hc := &holeConn{stop: stop}
+			r.mu.Lock()
+			r.conns = append(r.conns, hc)
+			r.mu.Unlock()
+			copyUntilHole := func(dst, src net.Conn) {
+				defer wg.Done()
+				defer dst.Close()
+				defer src.Close()
+				buf := make([]byte, 4<<10)
+				for {
+					n, err := src.Read(buf)
+					if hc.holed.Load() {
+						<-hc.stop // read nothing more, answer nothing
+						return
+					}
+					if n > 0 {
+						if _, err := dst.Write(buf[:n]); err != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}
+			wg.Add(2)
+			go copyUntilHole(out, in)
+			go copyUntilHole(in, out)
+		}
+	}()
+	return r
+}
+
+// hole silences the connections made so far.
+func (r *holeRelay) hole() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		c.holed.Store(true)
+	}
+}
+
+// TestAttachBulkSilentRoute: when the route of an attach stream's bulk
+// connection goes silent (no FIN, no RST) while stdin is being sent, the
+// control plane's writes, stuck on the full socket, do not keep the
+// stream open past the agent's silence bound: a new stream takes over
+// within seconds and every byte typed arrives once, in order.
+func TestAttachBulkSilentRoute(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	relay := newHoleRelay(t, strings.TrimPrefix(e.s.URL(), "http://"))
+	e.agentAt(t, "a1", relay.url)
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	var first atomic.Bool
+	e.s.bulk.mu.Lock()
+	e.s.bulk.attached = func(c net.Conn) {
+		if p, ok := c.(*prefixedConn); ok {
+			c = p.Conn
+		}
+		if first.CompareAndSwap(false, true) {
+			_ = c.(*net.TCPConn).SetWriteBuffer(4 << 10) // full after little stdin
+		}
+	}
+	e.s.bulk.mu.Unlock()
+	before := e.s.bulk.claimed.Load()
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	var out strings.Builder
+	var told []string // the error frames' codes
+	readUntil := func(want string) {
+		t.Helper()
+		stop := time.AfterFunc(waitLong, func() { c.Close() })
+		defer stop.Stop()
+		for !strings.HasSuffix(out.String(), want) {
+			op, p, err := c.ReadMessage()
+			if err != nil {
+				t.Fatalf("read: %v (%d bytes of output; %d bulk connections)", err, out.Len(), e.s.bulk.claimed.Load()-before)
+			}
+			var m attachControl
+			switch {
+			case op == websocket.OpBinary:
+				out.Write(p)
+			case json.Unmarshal(p, &m) == nil && m.Type == "error" && m.Error != nil:
+				told = append(told, string(m.Error.Code))
+			}
+		}
+	}
+	if err := c.WriteMessage(websocket.OpBinary, []byte("first\n")); err != nil {
+		t.Fatal(err)
+	}
+	readUntil("first\n")
+	if n := e.s.bulk.claimed.Load() - before; n != 1 || !first.Load() {
+		t.Fatalf("%d bulk connections, the stream on one: %v; want 1, true", n, first.Load())
+	}
+
+	relay.hole()
+	want := "first\n"
+	line := strings.Repeat("x", 1023) + "\n"
+	for i := 0; i < 4; i++ {
+		p := strings.Repeat(line, 128) // 128 KiB
+		want += p
+		if err := c.WriteMessage(websocket.OpBinary, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.WriteMessage(websocket.OpBinary, []byte("after\n")); err != nil {
+		t.Fatal(err)
+	}
+	want += "after\n"
+	readUntil("after\n")
+	if out.String() != want {
+		t.Fatalf("%d bytes of output, want %d: every byte typed, once, in order", out.Len(), len(want))
+	}
+	if len(told) == 0 || slices.ContainsFunc(told, func(c string) bool { return c != string(wire.CodeUnavailable) }) {
+		t.Fatalf("the client was told %v, want unavailable (the agent sent nothing)", told)
+	}
+}
+
+// TestAttachBulkLeaveWhileOpening: a client that leaves while a stream is
+// being opened (here the second, after a cut) leaves no bulk connection
+// open behind it: the control plane closes the stream it just opened.
+func TestAttachBulkLeaveWhileOpening(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	e.agentAt(t, "a1", "")
+	cl := e.client()
+	tgt := cl.Agent("w1", "a1")
+	waitFor(t, waitLong, "a1 online", func() bool {
+		_, err := tgt.ListProcesses(ctx)
+		return err == nil
+	})
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"cat"}, Stdin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c *websocket.Conn
+	conns := make(chan net.Conn, 2)
+	var n atomic.Int64
+	e.s.bulk.mu.Lock()
+	e.s.bulk.attached = func(bc net.Conn) {
+		if n.Add(1) == 2 {
+			c.Close() // the client leaves as the second stream opens
+			time.Sleep(300 * time.Millisecond)
+		}
+		conns <- bc
+	}
+	e.s.bulk.mu.Unlock()
+	c, _, err = websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	if err := c.WriteMessage(websocket.OpBinary, []byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.AfterFunc(waitLong, func() { c.Close() })
+	defer stop.Stop()
+	var out strings.Builder
+	for out.String() != "one\n" {
+		op, p, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v (output %q)", err, out.String())
+		}
+		if op == websocket.OpBinary {
+			out.Write(p)
+		}
+	}
+	if len(conns) != 1 {
+		t.Fatalf("%d bulk connections, want 1", len(conns))
+	}
+	(<-conns).Close() // cut: a second stream opens, and the client leaves
+	var second net.Conn
+	select {
+	case second = <-conns:
+	case <-time.After(waitLong):
+		t.Fatal("no second bulk connection after the cut")
+	}
+	waitFor(t, 5*time.Second, "the second stream's connection closed", func() bool {
+		return errors.Is(second.SetWriteDeadline(time.Now().Add(time.Minute)), net.ErrClosed)
+	})
 }

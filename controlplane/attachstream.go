@@ -73,10 +73,11 @@ type cpStream struct {
 	// kick to serveStream, so that neither side's reader waits for the
 	// other's.
 	bulk  net.Conn
-	wmu   sync.Mutex // writes on bulk; wbuf
+	wsem  chan struct{} // held (buffered, 1) by the writer on bulk; wbuf
 	wbuf  []byte
 	kick  chan struct{} // a credit is due (buffered, 1)
 	rdone chan struct{} // closed when readBulk returned
+	spoke bool          // readBulk took a frame of the agent (read after rdone)
 }
 
 // attachCloseWait bounds a bulk stream's close: a write stuck on a full
@@ -90,11 +91,20 @@ func (st *cpStream) finish() { st.endOne.Do(func() { close(st.end) }) }
 // errNoStreams, before anything was sent, for an agent without them.
 func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 	failing := true
+	// bulk: ask for streams on bulk connections. A bulk connection that
+	// ended before the agent's first frame on it (each credit is answered
+	// at once) does not carry this route: the streams after it go over
+	// NATS, rather than a new stream and connection at once, again and
+	// again, with nothing through.
+	bulk := true
 	for n := 1; ctx.Err() == nil; n++ {
 		// The agent knows a stream by its id alone: random, so that a late
 		// close of another attachment's stream never ends this one.
-		st, err := a.openStream(ctx, rand.Text(), failing)
+		st, err := a.openStream(ctx, rand.Text(), failing, bulk)
 		if ctx.Err() != nil {
+			if err == nil {
+				a.closeStream(st) // opened as the client left
+			}
 			break
 		}
 		if err != nil {
@@ -118,6 +128,9 @@ func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 		failing = false
 		closed, lost := a.serveStream(ctx, st)
 		a.closeStream(st)
+		if st.bulk != nil && !st.spoke {
+			bulk = false
+		}
 		if closed {
 			return websocket.CloseNormal, "closed", nil
 		}
@@ -132,11 +145,11 @@ func (a *attachment) streamOutput(ctx context.Context) (int, string, error) {
 	return websocket.CloseGoingAway, "", nil
 }
 
-// openStream subscribes, asks the agent for the stream, tells the client
-// the cursor when it was failing (it learns the agent answers), then sends
-// the first credit (the agent pushes from then on) and any stdin not yet
-// acknowledged.
-func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*cpStream, error) {
+// openStream subscribes, asks the agent for the stream (on a bulk
+// connection when bulk), tells the client the cursor when it was failing
+// (it learns the agent answers), then sends the first credit (the agent
+// pushes from then on) and any stdin not yet acknowledged.
+func (a *attachment) openStream(ctx context.Context, id string, failing, bulk bool) (*cpStream, error) {
 	st := &cpStream{id: id, end: make(chan struct{})}
 	subj, err := subjects.AttachOf(a.ws, a.owner, id)
 	if err != nil {
@@ -157,9 +170,11 @@ func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*
 		WritePrefix: a.writePrefix, Writes: writes,
 	}
 	var wait *bulkWait
-	if ticket, w, withdraw, err := a.s.bulkTicket(ctx, a.ws, a.t); err == nil {
-		req.Ticket, wait = ticket, w
-		defer withdraw()
+	if bulk {
+		if ticket, w, withdraw, err := a.s.bulkTicket(ctx, a.ws, a.t); err == nil {
+			req.Ticket, wait = ticket, w
+			defer withdraw()
+		}
 	}
 	var res wire.ProcAttachResult
 	err = a.t.Call(ctx, wire.OpProcAttach, req, &res, rpc.CallOptions{Timeout: procCallTimeout})
@@ -177,7 +192,7 @@ func (a *attachment) openStream(ctx context.Context, id string, failing bool) (*
 	}
 	if st.bulk != nil {
 		_ = st.sub.Unsubscribe() // every frame of the stream comes on the connection
-		st.kick, st.rdone = make(chan struct{}, 1), make(chan struct{})
+		st.kick, st.rdone, st.wsem = make(chan struct{}, 1), make(chan struct{}), make(chan struct{}, 1)
 		a.s.bulk.mu.Lock()
 		h := a.s.bulk.attached
 		a.s.bulk.mu.Unlock()
@@ -231,6 +246,7 @@ func (a *attachment) readBulk(st *cpStream) {
 		if err != nil {
 			return
 		}
+		st.spoke = true
 		a.streamFrame(st, f)
 	}
 }
@@ -429,17 +445,54 @@ func (a *attachment) sendWrite(st *cpStream, w pendingWrite) {
 func (a *attachment) publish(st *cpStream, f wire.AttachFrame) {
 	f.Stream = st.id
 	if st.bulk != nil {
-		st.wmu.Lock()
+		if !st.takeWriter() {
+			return // the stream ended, or ends: serveStream finds the agent silent
+		}
 		st.wbuf = wire.AppendAttachBulkFrame(st.wbuf[:0], f, true)
 		_ = st.bulk.SetWriteDeadline(time.Now().Add(bulkIdle))
 		_, err := st.bulk.Write(st.wbuf)
-		st.wmu.Unlock()
+		<-st.wsem
 		if err != nil {
 			_ = st.bulk.SetReadDeadline(time.Now()) // readBulk ends the stream
 		}
 		return
 	}
 	_ = a.s.pipeNC.Publish(st.rpc, wire.AppendAttachFrame(nil, f, true))
+}
+
+// takeWriter waits for the stream's writer on bulk while the agent is
+// heard from: behind a write stuck on a full socket to an agent gone
+// silent (no FIN, no RST), neither serveStream (its silence check) nor the
+// client's stdin waits for the write's own deadline; serveStream then ends
+// the stream as lost, and closeStream ends the write. False when it gave
+// up, or the stream ended.
+func (st *cpStream) takeWriter() bool {
+	select {
+	case st.wsem <- struct{}{}:
+		return true // free: no timer on a keystroke's path
+	default:
+	}
+	for {
+		wait := attachSilent - time.Since(time.Unix(0, st.heard.Load()))
+		if wait <= 0 {
+			select {
+			case st.wsem <- struct{}{}:
+				return true
+			default:
+				return false
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case st.wsem <- struct{}{}:
+			t.Stop()
+			return true
+		case <-st.end:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
 }
 
 // drainStdin waits until the stdin sent on streams was written (or

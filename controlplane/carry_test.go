@@ -2,8 +2,10 @@ package controlplane
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,14 +57,26 @@ type carryEnv struct {
 
 func newCarryEnv(t *testing.T, everyMs int64) *carryEnv {
 	t.Helper()
-	s := startServer(t, testConfig(t))
+	return newCarryEnvConfig(t, everyMs, nil)
+}
+
+// newCarryEnvConfig is newCarryEnv whose control plane's configuration
+// configure changes, knowing the laptop's tree (written first).
+func newCarryEnvConfig(t *testing.T, everyMs int64, configure func(cfg *Config, laptopDir string)) *carryEnv {
+	t.Helper()
+	laptopDir := t.TempDir()
+	writeMixedTree(t, laptopDir)
+	cfg := testConfig(t)
+	if configure != nil {
+		configure(&cfg, laptopDir)
+	}
+	s := startServer(t, cfg)
 	cl := adminClient(s)
 	ctx := context.Background()
 	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
 		t.Fatal(err)
 	}
-	e := &carryEnv{s: s, cl: cl, laptopDir: t.TempDir(), cloudDir: t.TempDir()}
-	writeMixedTree(t, e.laptopDir)
+	e := &carryEnv{s: s, cl: cl, laptopDir: laptopDir, cloudDir: t.TempDir()}
 	e.stopLaptop = stoppableAgent(t, s, "w1", "laptop", e.laptopDir)
 	e.stopCloud = stoppableAgent(t, s, "w1", "cloud", e.cloudDir)
 	_, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop", SnapshotEveryMs: everyMs,
@@ -248,5 +262,189 @@ func TestPeriodicSnapshotsPruned(t *testing.T) {
 	sess, err := e.cl.GetSession(ctx, "w1", "s1")
 	if err != nil || sess.SnapshotEveryMs != 1000 {
 		t.Fatalf("session %+v, %v: want snapshotEveryMs 1000", sess, err)
+	}
+}
+
+// A session's next carry knows the chunks of its last snapshot (the use
+// lease keeps them while that snapshot's record exists) and does not list
+// every chunk of the store; a chunk it does not know of but the store
+// holds (an older snapshot's) is sent but not stored or counted again, so
+// the usage stays the bytes the store holds. Once that last snapshot is
+// deleted, the next carry lists the store again.
+func TestSwapCarryKnowsLastSnapshotChunks(t *testing.T) {
+	e := newCarryEnv(t, 0)
+	ctx := context.Background()
+	const blob = "data/blob2.bin"
+	orig, err := os.ReadFile(filepath.Join(e.laptopDir, blob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swap := carrySwap(t, e)
+	usageIsStored := func(when string) {
+		t.Helper()
+		if used, want := usageAndStored(t, e); used != want {
+			t.Fatalf("%s: usage %d, want the %d bytes the snapshots name", when, used, want)
+		}
+	}
+	lc1 := swap("cloud") // nothing known: the store is listed
+	if n := e.s.chunkListings.Load(); n != 1 {
+		t.Fatalf("the first carry listed the store %d times, want 1", n)
+	}
+	// On the cloud the blob gets new content: new chunks only.
+	writeFile(t, filepath.Join(e.cloudDir, blob), string(pseudoRandom(len(orig), 77)), 0o600)
+	swap("laptop")
+	sn2 := lastSnapshot(t, e)
+	if sn2.NewBytes != int64(len(orig)) {
+		t.Fatalf("the second carry stored %d new bytes, want the blob's %d", sn2.NewBytes, len(orig))
+	}
+	// On the laptop the blob is put back: its chunks are the first
+	// snapshot's (in the store), not the last one's.
+	writeFile(t, filepath.Join(e.laptopDir, blob), string(orig), 0o600)
+	lc3 := swap("cloud")
+	sn3 := lastSnapshot(t, e)
+	if n := e.s.chunkListings.Load(); n != 1 {
+		t.Fatalf("the later carries listed the store: %d listings, want 1", n)
+	}
+	if sn3.NewBytes != 0 || lc3.TransferredBytes != int64(len(orig)) {
+		t.Fatalf("the carry of the put-back blob stored %d new bytes (want 0: the store held them) and sent %d (want %d)",
+			sn3.NewBytes, lc3.TransferredBytes, len(orig))
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
+	usageIsStored("after three carries")
+	if used, _, _ := e.s.snaps.usage(ctx, "w1"); used != lc1.TransferredBytes+sn2.NewBytes {
+		t.Fatalf("usage %d, want %d", used, lc1.TransferredBytes+sn2.NewBytes)
+	}
+
+	// The last snapshot deleted, the next carry cannot count on its
+	// chunks: it lists the store.
+	if err := e.cl.DeleteSnapshot(ctx, "w1", sn3.ID); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(e.cloudDir, "src/after-delete.go"), "package pkg\n// after the delete\n", 0o644)
+	swap("laptop")
+	if n := e.s.chunkListings.Load(); n != 2 {
+		t.Fatalf("the carry after its last snapshot was deleted listed the store %d times in all, want 2", n)
+	}
+	sameTree(t, e.cloudDir, e.laptopDir)
+	usageIsStored("after the delete and a carry")
+}
+
+// lastSnapshot is the newest snapshot of w1.
+func lastSnapshot(t *testing.T, e *carryEnv) client.Snapshot {
+	t.Helper()
+	snaps, err := e.cl.ListSnapshots(context.Background(), "w1")
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("snapshots: %+v, %v", snaps, err)
+	}
+	return snaps[len(snaps)-1]
+}
+
+// carrySwap returns a swap of session s1 with carry to a backend, which
+// checks the session moved and returns its lastCarry.
+func carrySwap(t *testing.T, e *carryEnv) func(to string) *client.LastCarry {
+	return func(to string) *client.LastCarry {
+		t.Helper()
+		sess, err := e.cl.Swap(context.Background(), "w1", "s1", client.SwapRequest{To: to, Carry: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.Active != to || sess.LastCarry == nil {
+			t.Fatalf("after the carry to %s: %+v", to, sess)
+		}
+		return sess.LastCarry
+	}
+}
+
+// usageAndStored is w1's snapshot usage and the bytes of the distinct
+// chunks its recorded snapshots name (what the usage should be).
+func usageAndStored(t *testing.T, e *carryEnv) (used, stored int64) {
+	t.Helper()
+	ctx := context.Background()
+	snaps, err := e.cl.ListSnapshots(ctx, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, sn := range snaps {
+		entries, err := e.s.snaps.manifest(ctx, "w1", sn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			for i, n := range en.Sizes {
+				if h := string(en.Sums[i*wire.SumSize : (i+1)*wire.SumSize]); !seen[h] {
+					seen[h] = true
+					stored += int64(n)
+				}
+			}
+		}
+	}
+	used, _, err = e.s.snaps.usage(ctx, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return used, stored
+}
+
+// A carry whose bound on new bytes (the chunks its session's last
+// snapshot does not have) is over the workspace's limit lists the store
+// for the exact figure: a file put back as an older snapshot had it adds
+// nothing and fits. A change that does not fit is 507 and the pointer
+// stays.
+func TestSwapCarryQuotaExactWhenBoundOver(t *testing.T) {
+	const blob = "data/blob2.bin"
+	var tree, blobSize int64
+	e := newCarryEnvConfig(t, 0, func(cfg *Config, laptopDir string) {
+		filepath.WalkDir(laptopDir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				fi, _ := d.Info()
+				tree += fi.Size()
+				if strings.HasSuffix(p, blob) {
+					blobSize = fi.Size()
+				}
+			}
+			return nil
+		})
+		// Room for the tree and one new version of the blob, and
+		// less than half the blob more.
+		cfg.SnapshotQuota = tree + blobSize + blobSize/2
+	})
+	ctx := context.Background()
+	swap := carrySwap(t, e)
+	orig, err := os.ReadFile(filepath.Join(e.laptopDir, blob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swap("cloud")
+	writeFile(t, filepath.Join(e.cloudDir, blob), string(pseudoRandom(len(orig), 78)), 0o600)
+	swap("laptop")
+	if used, _ := usageAndStored(t, e); used != tree+blobSize {
+		t.Fatalf("usage %d after two carries, want %d", used, tree+blobSize)
+	}
+	// The blob put back: its chunks are not the last snapshot's, and
+	// counting them as new would go over the limit.
+	writeFile(t, filepath.Join(e.laptopDir, blob), string(orig), 0o600)
+	lc := swap("cloud")
+	if n := e.s.chunkListings.Load(); n != 2 {
+		t.Fatalf("the store was listed %d times, want 2 (the first carry, and the one over its bound)", n)
+	}
+	if lc.TransferredBytes != blobSize {
+		t.Fatalf("the carry of the put-back blob sent %d bytes, want %d", lc.TransferredBytes, blobSize)
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
+	if used, stored := usageAndStored(t, e); used != tree+blobSize || used != stored {
+		t.Fatalf("usage %d, want %d (the store holds %d)", used, tree+blobSize, stored)
+	}
+	// A new version that does not fit: 507, nothing moved.
+	writeFile(t, filepath.Join(e.cloudDir, blob), string(pseudoRandom(len(orig), 79)), 0o600)
+	_, err = e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "laptop", Carry: true})
+	if we := wire.AsError(err); err == nil || we.Code != wire.CodeInsufficientStorage || we.Reason != wire.ReasonSnapshotQuota {
+		t.Fatalf("a carry over the limit: %v, want insufficient_storage/snapshot_quota", err)
+	}
+	if sess, err := e.cl.GetSession(ctx, "w1", "s1"); err != nil || sess.Active != "cloud" {
+		t.Fatalf("after the refused carry: %+v, %v", sess, err)
+	}
+	if used, stored := usageAndStored(t, e); used != stored {
+		t.Fatalf("usage %d after the refused carry, the store holds %d", used, stored)
 	}
 }

@@ -189,6 +189,11 @@ type Server struct {
 	// afterChunkLookup, set by tests before any call, runs when a
 	// snapshot has looked up which chunks the store holds.
 	afterChunkLookup func()
+	// chunkListings counts the snapshots that listed every chunk of
+	// their workspace's store (read by tests).
+	chunkListings atomic.Int64
+	// prevChunks is each session's last snapshot's chunks (snapprev.go).
+	prevChunks sessionChunks
 
 	mu       sync.Mutex
 	started  bool

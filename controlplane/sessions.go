@@ -160,6 +160,7 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) err
 		s.log.Warn("session deleted; its preview links were not", "ws", r.PathValue("ws"), "session", r.PathValue("session"), "err", err)
 	}
 	// Its periodic and carry snapshots go with it (docs/API.md).
+	s.prevChunks.drop(st.Workspace, st.ID)
 	if err := s.snaps.removeSession(r.Context(), st.Workspace, st.ID, st.UID); err != nil {
 		return err
 	}

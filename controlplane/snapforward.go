@@ -64,15 +64,18 @@ func (f *forwarder) take(r chunkRef, data []byte) error {
 		return nil
 	}
 	delete(f.want, string(r.sum))
+	// A batch goes when the next chunk would not fit it: batches are
+	// filled to the limit (not to the limit less the largest chunk the
+	// wire allows, which halved them), and hold at most MaxSnapSums.
+	if f.buf != nil && (len(f.buf.Data)+len(data) > f.limit || len(f.buf.Sizes) >= wire.MaxSnapSums) {
+		f.sendLocked()
+	}
 	if f.buf == nil {
 		f.buf = &wire.SnapRestoreChunksRequest{Handle: f.h, Data: forwardBuf(f.limit)}
 	}
 	f.buf.Sums = append(f.buf.Sums, r.sum...)
 	f.buf.Sizes = append(f.buf.Sizes, r.size)
 	f.buf.Data = append(f.buf.Data, data...)
-	if len(f.buf.Data)+wire.MaxSnapChunk > f.limit {
-		f.sendLocked()
-	}
 	return nil
 }
 

@@ -96,17 +96,12 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 		return nil, nil, err
 	}
 	defer use.release()
-	// Which chunks the store holds is looked up while the agent scans.
-	type lookup struct {
-		have map[string]bool
-		err  error
-	}
-	looked := make(chan lookup, 1)
-	go func() {
-		have, err := s.snaps.have(ctx, sp.ws)
-		looked <- lookup{have, err}
-	}()
-	var got *lookup
+	// Which chunks the store holds is looked up while the agent scans:
+	// those of the session's last snapshot when it is still recorded
+	// (snapprev.go), else the store's whole list.
+	looked := make(chan chunkLookup, 1)
+	go func() { looked <- s.lookupChunks(ctx, sp) }()
+	var got *chunkLookup
 	defer func() {
 		if got == nil {
 			<-looked // the lookup ends with this call
@@ -151,14 +146,23 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	if l.err != nil {
 		return nil, nil, l.err
 	}
-	have := l.have
 	if s.afterChunkLookup != nil {
 		s.afterChunkLookup()
 	}
-	lack, newBytes := lacking(entries, have)
+	// newBytes is at most what the snapshot adds to the store: with the
+	// previous snapshot's chunks only, some of lack may be stored already.
+	lack, newBytes := lacking(entries, l.has)
 	used, _, err := s.snaps.usage(ctx, sp.ws)
 	if err != nil {
 		return nil, nil, err
+	}
+	if used+newBytes > s.snaps.quota && l.partial {
+		// Over the limit by that bound: the store's whole list says
+		// what it really lacks.
+		if l = s.listChunks(ctx, sp.ws); l.err != nil {
+			return nil, nil, l.err
+		}
+		lack, newBytes = lacking(entries, l.has)
 	}
 	if used+newBytes > s.snaps.quota {
 		return nil, nil, wire.Errorf(wire.CodeInsufficientStorage, wire.ReasonSnapshotQuota,
@@ -189,7 +193,10 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	if fw != nil {
 		take = fw.take
 	}
-	if err := s.pullChunks(ctx, t, sp.ws, scan.Handle, lack, take); err != nil {
+	// The bytes stored are the new bytes: a chunk another snapshot
+	// stored meanwhile, or one the lookup did not know of, is not.
+	newBytes, err = s.pullChunks(ctx, t, sp.ws, scan.Handle, lack, take)
+	if err != nil {
 		fw.stop()
 		return nil, nil, err
 	}
@@ -222,6 +229,10 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	if err := s.snaps.put(ctx, sp.ws, sn); err != nil {
 		return fail(err)
 	}
+	s.log.Debug("snapshot recorded", "ws", sp.ws, "took", time.Since(now))
+	// The session's next snapshot counts on this one's chunks; they
+	// are remembered once the restore no longer waits.
+	defer s.prevChunks.put(sp.ws, sp.session, sn.ID, entries)
 	if fw == nil {
 		return sn, nil, nil
 	}
@@ -272,27 +283,61 @@ type chunkRef struct {
 	size uint32
 }
 
-// lacking lists the manifest's chunks not in have, each once, in order,
-// and their bytes.
-func lacking(entries []wire.SnapEntry, have map[string]bool) ([]chunkRef, int64) {
+// lacking lists the manifest's chunks has says the store lacks, each
+// once, in order, and their bytes.
+func lacking(entries []wire.SnapEntry, has func(sum []byte) bool) ([]chunkRef, int64) {
 	var out []chunkRef
 	var n int64
 	seen := map[string]bool{}
 	for _, e := range entries {
 		for i, size := range e.Sizes {
 			sum := e.Sums[i*wire.SumSize : (i+1)*wire.SumSize]
-			h := string(sum)
-			if seen[h] {
+			if seen[string(sum)] {
 				continue
 			}
-			seen[h] = true
-			if !have[hex.EncodeToString(sum)] {
+			seen[string(sum)] = true
+			if !has(sum) {
 				out = append(out, chunkRef{sum: sum, size: size})
 				n += int64(size)
 			}
 		}
 	}
 	return out, n
+}
+
+// chunkLookup is what a snapshot knows of the chunks the store holds:
+// has says whether it holds one; partial, that has knows only some of
+// those it holds (the session's last snapshot's).
+type chunkLookup struct {
+	has     func(sum []byte) bool
+	partial bool
+	err     error
+}
+
+// lookupChunks looks up which chunks the store holds for snapshot sp,
+// with the workspace's use lease held: the chunks of the session's last
+// snapshot, when this replica remembers it and its record still exists
+// (then the lease keeps every chunk it names), else the store's list.
+func (s *Server) lookupChunks(ctx context.Context, sp snapshotSpec) chunkLookup {
+	if prev := s.prevChunks.get(sp.ws, sp.session); prev != nil {
+		if _, err := s.snaps.get(ctx, sp.ws, prev.id); err == nil {
+			return chunkLookup{partial: true, has: func(sum []byte) bool {
+				_, ok := prev.sums[string(sum)]
+				return ok
+			}}
+		}
+	}
+	return s.listChunks(ctx, sp.ws)
+}
+
+// listChunks is the store's whole list of the workspace's chunks.
+func (s *Server) listChunks(ctx context.Context, ws string) chunkLookup {
+	s.chunkListings.Add(1)
+	have, err := s.snaps.have(ctx, ws)
+	if err != nil {
+		return chunkLookup{err: err}
+	}
+	return chunkLookup{has: func(sum []byte) bool { return have[hex.EncodeToString(sum)] }}
 }
 
 // batches groups chunks into runs of at most limit bytes (and
@@ -314,13 +359,14 @@ func batches(refs []chunkRef, limit int) [][]chunkRef {
 }
 
 // pullChunks reads the chunks from the scan on t, snapWindow batches at a
-// time, checks each against its name and stores it.
-func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, refs []chunkRef, onChunk func(chunkRef, []byte) error) error {
+// time, checks each against its name and stores it unless the store has
+// it already; it returns the bytes stored.
+func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, refs []chunkRef, onChunk func(chunkRef, []byte) error) (int64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sem := make(chan struct{}, snapWindow)
 	var wg sync.WaitGroup
-	var acks []jetstream.PubAckFuture
+	var acks []chunkAck
 	var mu sync.Mutex
 	for _, b := range batches(refs, s.batchBytes()) {
 		select {
@@ -346,22 +392,33 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return err
+		return 0, err
 	}
-	for _, f := range acks {
+	var stored int64
+	for _, a := range acks {
 		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			return stateErr("store chunk", err)
+		case <-a.f.Ok():
+			stored += int64(a.size)
+		case err := <-a.f.Err():
+			if !chunkStored(err) {
+				return 0, stateErr("store chunk", err)
+			}
 		case <-ctx.Done():
-			return stateErr("store chunk", ctx.Err())
+			return 0, stateErr("store chunk", ctx.Err())
 		}
 	}
-	return nil
+	return stored, nil
 }
 
-// pullBatch reads one batch and publishes its chunks.
-func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error) ([]jetstream.PubAckFuture, error) {
+// chunkAck is a chunk's publish, and its size.
+type chunkAck struct {
+	f    jetstream.PubAckFuture
+	size uint32
+}
+
+// pullBatch reads one batch and publishes its chunks, each only if the
+// stream has no message for it (chunkStored).
+func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error) ([]chunkAck, error) {
 	req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(b)*wire.SumSize)}
 	for _, r := range b {
 		req.Sums = append(req.Sums, r.sum...)
@@ -371,7 +428,7 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		return nil, err
 	}
 	off := 0
-	var acks []jetstream.PubAckFuture
+	var acks []chunkAck
 	for _, r := range b {
 		end := off + int(r.size)
 		if end > len(res.Data) {
@@ -386,11 +443,12 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 				return nil, err
 			}
 		}
-		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data, jetstream.WithStallWait(snapStallWait))
+		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data, jetstream.WithStallWait(snapStallWait),
+			jetstream.WithExpectLastSequencePerSubject(0))
 		if err != nil {
 			return nil, stateErr("store chunk", err)
 		}
-		acks = append(acks, f)
+		acks = append(acks, chunkAck{f: f, size: r.size})
 		off = end
 	}
 	return acks, nil

@@ -1,0 +1,127 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"sync"
+	"testing"
+
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/wire"
+)
+
+// batchTarget records the fs.snap.restore.chunks batches sent to it.
+type batchTarget struct {
+	mu      sync.Mutex
+	batches []wire.SnapRestoreChunksRequest
+}
+
+func (b *batchTarget) Name() string       { return "dst" }
+func (b *batchTarget) Epoch() uint64      { return 0 }
+func (b *batchTarget) LastAgent() string  { return "dst" }
+func (b *batchTarget) Concurrent() target { return b }
+func (b *batchTarget) Call(_ context.Context, op string, body, _ any, _ rpc.CallOptions) error {
+	req := body.(*wire.SnapRestoreChunksRequest)
+	if op != wire.OpSnapRestoreChunks {
+		panic(op)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// The forwarder reuses the batch's buffer once the call returns (the
+	// real call has encoded it by then): keep a copy.
+	b.batches = append(b.batches, wire.SnapRestoreChunksRequest{Handle: req.Handle, Sums: append([]byte(nil), req.Sums...),
+		Sizes: append([]uint32(nil), req.Sizes...), Data: append([]byte(nil), req.Data...)})
+	return nil
+}
+
+// forwardAll forwards chunks of the given sizes (each wanted) through a
+// forwarder with batch limit limit, and returns the batches sent.
+func forwardAll(t *testing.T, limit int, sizes []int) []wire.SnapRestoreChunksRequest {
+	t.Helper()
+	dst := &batchTarget{}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := &forwarder{t: dst, h: "h1", limit: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	var refs []chunkRef
+	var datas [][]byte
+	for i, n := range sizes {
+		data := make([]byte, n)
+		var id [8]byte
+		binary.LittleEndian.PutUint64(id[:], uint64(i))
+		copy(data, id[:])
+		sum := sha256.Sum256(append(id[:], data...))
+		refs = append(refs, chunkRef{sum: sum[:], size: uint32(n)})
+		datas = append(datas, data)
+		f.want[string(sum[:])] = true
+	}
+	for i, r := range refs {
+		if err := f.take(r, datas[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	if f.buf != nil {
+		f.sendLocked()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every chunk went once, with its bytes (batches go several at once,
+	// in any order).
+	index := map[string]int{}
+	for i, r := range refs {
+		index[string(r.sum)] = i
+	}
+	seen := map[int]bool{}
+	for _, b := range dst.batches {
+		off := 0
+		for j, n := range b.Sizes {
+			i, ok := index[string(b.Sums[j*wire.SumSize:(j+1)*wire.SumSize])]
+			if !ok || seen[i] || int(n) != sizes[i] || string(b.Data[off:off+int(n)]) != string(datas[i]) {
+				t.Fatalf("batch chunk %d: not a chunk taken, or sent twice, or not its bytes", j)
+			}
+			seen[i] = true
+			off += int(n)
+		}
+		if off != len(b.Data) {
+			t.Fatalf("a batch has %d bytes of data, its chunks %d", len(b.Data), off)
+		}
+	}
+	if len(seen) != len(refs) {
+		t.Fatalf("%d of %d chunks were forwarded", len(seen), len(refs))
+	}
+	return dst.batches
+}
+
+// The forwarder fills each batch to its limit (a batch goes when the next
+// chunk would not fit), never past it, and never with more than
+// MaxSnapSums chunks.
+func TestForwarderFillsBatches(t *testing.T) {
+	const limit = 2 << 20
+	sizes := make([]int, 40)
+	for i := range sizes {
+		sizes[i] = 200 << 10
+	}
+	batches := forwardAll(t, limit, sizes)
+	// 10 chunks of 200 KiB fit 2 MiB; an eleventh does not.
+	if len(batches) != 4 {
+		t.Fatalf("40 chunks of 200 KiB went in %d batches, want 4 of 10", len(batches))
+	}
+	for _, b := range batches {
+		if len(b.Sizes) != 10 || len(b.Data) > limit {
+			t.Fatalf("a batch of %d chunks, %d bytes (limit %d)", len(b.Sizes), len(b.Data), limit)
+		}
+	}
+	// Tiny chunks: the count bounds a batch before the bytes do.
+	tiny := make([]int, wire.MaxSnapSums+10)
+	for i := range tiny {
+		tiny[i] = 1
+	}
+	batches = forwardAll(t, limit, tiny)
+	if len(batches) != 2 || max(len(batches[0].Sizes), len(batches[1].Sizes)) != wire.MaxSnapSums {
+		t.Fatalf("%d one-byte chunks went in %d batches, want one of %d and one of 10", len(tiny), len(batches), wire.MaxSnapSums)
+	}
+}
