@@ -219,7 +219,7 @@ func (p *serveProc) healthz() (*http.Response, error) {
 // httpTransport is a transport for calls to the process that keeps up to
 // conns connections, trusting its CA with TLS.
 func (p *serveProc) httpTransport(conns int) *http.Transport {
-	t := &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns}
+	t := &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns, MaxConnsPerHost: driverConns}
 	if p.hc != nil {
 		t.TLSClientConfig = p.hc.Transport.(*http.Transport).TLSClientConfig
 	}
@@ -250,6 +250,43 @@ func (p *serveProc) profileCPU(d time.Duration, path string) (wait func()) {
 		}
 	}()
 	return func() { <-done }
+}
+
+// driverConns, when set (-driver-conns), caps the connections the load
+// suite's driver opens to the control plane: a call due while all are busy
+// waits in the driver for one (its latency still counts from when it was
+// due) instead of opening a new connection, whose TLS handshake serve pays
+// for in the middle of the stall that made the calls pile up.
+var driverConns int
+
+// serveTrace, when set (-serve-trace), is where the load suite writes an
+// execution trace of the `outpost serve` process taken while it drives the
+// mix, and beside it (FILE.block, FILE.mutex) its block and mutex profiles
+// of the same seconds: what a slow call waited on.
+var serveTrace string
+
+// traceDrive takes serve's execution trace and its block and mutex profiles
+// over d, when -serve-trace asks; wait returns when all are written.
+func (p *serveProc) traceDrive(d time.Duration) (wait func()) {
+	if serveTrace == "" {
+		return func() {}
+	}
+	secs := int(d.Seconds())
+	var wg sync.WaitGroup
+	for _, f := range []struct{ path, u string }{
+		{serveTrace, fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%d", p.pprof, secs)},
+		{serveTrace + ".block", fmt.Sprintf("http://%s/debug/pprof/block?seconds=%d", p.pprof, secs)},
+		{serveTrace + ".mutex", fmt.Sprintf("http://%s/debug/pprof/mutex?seconds=%d", p.pprof, secs)},
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := download(f.u, f.path); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: serve trace:", err)
+			}
+		}()
+	}
+	return wg.Wait
 }
 
 // download writes what GET u answers to path.
