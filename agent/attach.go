@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/outposthq/outpost/agent/proc"
@@ -37,12 +36,6 @@ const (
 	attachAckEvery = 16
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
-	// attachDialWait bounds an attach stream's bulk dial (a terminal does
-	// not wait the 10 s of a transfer's for a control plane it cannot
-	// reach), and attachDialPause is how long after a failed one attach
-	// streams go over NATS without trying.
-	attachDialWait  = 3 * time.Second
-	attachDialPause = 30 * time.Second
 	// attachBulkLinger bounds how long a bulk stream's connection stays
 	// open after the stream ended (for the control plane's half-close).
 	attachBulkLinger = 2 * time.Second
@@ -54,8 +47,7 @@ var attachLease = wire.AttachLease * time.Millisecond
 
 // attachStreams are the agent's open attach streams, by stream id.
 type attachStreams struct {
-	a          *Agent
-	dialFailed atomic.Int64 // Unix ns of the last failed bulk dial
+	a *Agent
 
 	mu   sync.Mutex
 	open map[string]*attachStream
@@ -120,16 +112,13 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 	}
 	var res wire.ProcAttachResult
 	var r io.Reader
-	if b.Ticket != "" && time.Since(time.Unix(0, a.attach.dialFailed.Load())) > attachDialPause {
-		// The control plane asks for a bulk connection; failing that, the
-		// stream's frames go over NATS.
-		dctx, cancel := context.WithTimeout(ctx, attachDialWait)
+	if b.Ticket != "" {
+		// The control plane asks for a bulk connection; failing that (or
+		// soon after a failed one: dialStream), the stream's frames go
+		// over NATS.
 		var err error
-		s.bulk, r, err = a.attachDialer().dial(dctx, b.Ticket)
-		cancel()
-		if err != nil {
+		if s.bulk, r, err = a.bulkDialer().dialStream(ctx, b.Ticket); err != nil {
 			a.log.Debug("attach stream: no bulk connection, frames over NATS", "err", err)
-			a.attach.dialFailed.Store(time.Now().UnixNano())
 			s.bulk = nil
 		} else {
 			res.Bulk = true
@@ -146,14 +135,6 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 		go s.readBulk(r) // ends with the connection: the stream's end closes it within attachBulkLinger
 	}
 	return &res, nil
-}
-
-// attachDialer is how the agent makes bulk connections (nil: it cannot).
-func (a *Agent) attachDialer() *bulkDialer {
-	if a.files == nil {
-		return nil
-	}
-	return a.files.bulk
 }
 
 // sizeBulkBuffer lets the kernel hold a stream's whole flight of output:
