@@ -49,8 +49,10 @@ var attachLease = wire.AttachLease * time.Millisecond
 type attachStreams struct {
 	a *Agent
 
-	mu   sync.Mutex
-	open map[string]*attachStream
+	mu      sync.Mutex
+	open    map[string]*attachStream
+	closed  bool           // closeAll ran: no more streams
+	readers sync.WaitGroup // the bulk streams' readers (readBulk); closeAll waits for them
 }
 
 // attachStream is one open stream.
@@ -132,7 +134,9 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 		return nil, err
 	}
 	if s.bulk != nil {
-		go s.readBulk(r) // ends with the connection: the stream's end closes it within attachBulkLinger
+		// Ends with the connection: the stream's end closes it within
+		// attachBulkLinger, closeAll at once (and waits for it).
+		go func() { defer a.attach.readers.Done(); s.readBulk(r) }()
 	}
 	return &res, nil
 }
@@ -173,11 +177,18 @@ func (as *attachStreams) add(s *attachStream) error {
 		as.open = map[string]*attachStream{}
 	}
 	old := as.open[s.id]
+	if as.closed {
+		as.mu.Unlock()
+		return wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent is stopping")
+	}
 	if old == nil && len(as.open) >= maxAttachStreams {
 		as.mu.Unlock()
 		return wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "%d attach streams are open", maxAttachStreams)
 	}
 	as.open[s.id] = s
+	if s.bulk != nil {
+		as.readers.Add(1) // its reader, which the caller starts
+	}
 	as.mu.Unlock()
 	if old != nil {
 		old.end("")
@@ -195,11 +206,12 @@ func (as *attachStreams) get(id string) *attachStream {
 	return as.open[id]
 }
 
-// closeAll ends every stream: the connection they were on is gone (or the
-// agent stops). The bulk streams' connections are closed (their readers
-// return).
+// closeAll ends every stream and refuses new ones: the agent stops (the
+// connection they were on is gone). The bulk streams' connections are
+// closed, and their readers waited for (at most stopGrace).
 func (as *attachStreams) closeAll() {
 	as.mu.Lock()
+	as.closed = true
 	var bulk []net.Conn
 	for _, s := range as.open {
 		if s.bulk != nil {
@@ -210,6 +222,13 @@ func (as *attachStreams) closeAll() {
 	as.endAll("")
 	for _, c := range bulk {
 		c.Close()
+	}
+	done := make(chan struct{})
+	go func() { as.readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+		as.a.log.Warn("attach streams' bulk readers did not end after their connections closed")
 	}
 }
 
