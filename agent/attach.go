@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/outposthq/outpost/agent/proc"
@@ -37,12 +36,6 @@ const (
 	attachAckEvery = 16
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
-	// attachDialWait bounds an attach stream's bulk dial (a terminal does
-	// not wait the 10 s of a transfer's for a control plane it cannot
-	// reach), and attachDialPause is how long after a failed one attach
-	// streams go over NATS without trying.
-	attachDialWait  = 3 * time.Second
-	attachDialPause = 30 * time.Second
 	// attachBulkLinger bounds how long a bulk stream's connection stays
 	// open after the stream ended (for the control plane's half-close).
 	attachBulkLinger = 2 * time.Second
@@ -54,11 +47,12 @@ var attachLease = wire.AttachLease * time.Millisecond
 
 // attachStreams are the agent's open attach streams, by stream id.
 type attachStreams struct {
-	a          *Agent
-	dialFailed atomic.Int64 // Unix ns of the last failed bulk dial
+	a *Agent
 
-	mu   sync.Mutex
-	open map[string]*attachStream
+	mu      sync.Mutex
+	open    map[string]*attachStream
+	closed  bool           // closeAll ran: no more streams
+	readers sync.WaitGroup // the bulk streams' readers (readBulk); closeAll waits for them
 }
 
 // attachStream is one open stream.
@@ -120,16 +114,13 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 	}
 	var res wire.ProcAttachResult
 	var r io.Reader
-	if b.Ticket != "" && time.Since(time.Unix(0, a.attach.dialFailed.Load())) > attachDialPause {
-		// The control plane asks for a bulk connection; failing that, the
-		// stream's frames go over NATS.
-		dctx, cancel := context.WithTimeout(ctx, attachDialWait)
+	if b.Ticket != "" {
+		// The control plane asks for a bulk connection; failing that (or
+		// soon after a failed one: dialStream), the stream's frames go
+		// over NATS.
 		var err error
-		s.bulk, r, err = a.attachDialer().dial(dctx, b.Ticket)
-		cancel()
-		if err != nil {
+		if s.bulk, r, err = a.bulkDialer().dialStream(ctx, b.Ticket); err != nil {
 			a.log.Debug("attach stream: no bulk connection, frames over NATS", "err", err)
-			a.attach.dialFailed.Store(time.Now().UnixNano())
 			s.bulk = nil
 		} else {
 			res.Bulk = true
@@ -143,17 +134,11 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 		return nil, err
 	}
 	if s.bulk != nil {
-		go s.readBulk(r) // ends with the connection: the stream's end closes it within attachBulkLinger
+		// Ends with the connection: the stream's end closes it within
+		// attachBulkLinger, closeAll at once (and waits for it).
+		go func() { defer a.attach.readers.Done(); s.readBulk(r) }()
 	}
 	return &res, nil
-}
-
-// attachDialer is how the agent makes bulk connections (nil: it cannot).
-func (a *Agent) attachDialer() *bulkDialer {
-	if a.files == nil {
-		return nil
-	}
-	return a.files.bulk
 }
 
 // sizeBulkBuffer lets the kernel hold a stream's whole flight of output:
@@ -192,11 +177,18 @@ func (as *attachStreams) add(s *attachStream) error {
 		as.open = map[string]*attachStream{}
 	}
 	old := as.open[s.id]
+	if as.closed {
+		as.mu.Unlock()
+		return wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentOffline, "agent is stopping")
+	}
 	if old == nil && len(as.open) >= maxAttachStreams {
 		as.mu.Unlock()
 		return wire.Errorf(wire.CodeUnavailable, wire.ReasonBusy, "%d attach streams are open", maxAttachStreams)
 	}
 	as.open[s.id] = s
+	if s.bulk != nil {
+		as.readers.Add(1) // its reader, which the caller starts
+	}
 	as.mu.Unlock()
 	if old != nil {
 		old.end("")
@@ -214,11 +206,12 @@ func (as *attachStreams) get(id string) *attachStream {
 	return as.open[id]
 }
 
-// closeAll ends every stream: the connection they were on is gone (or the
-// agent stops). The bulk streams' connections are closed (their readers
-// return).
+// closeAll ends every stream and refuses new ones: the agent stops (the
+// connection they were on is gone). The bulk streams' connections are
+// closed, and their readers waited for (at most stopGrace).
 func (as *attachStreams) closeAll() {
 	as.mu.Lock()
+	as.closed = true
 	var bulk []net.Conn
 	for _, s := range as.open {
 		if s.bulk != nil {
@@ -229,6 +222,13 @@ func (as *attachStreams) closeAll() {
 	as.endAll("")
 	for _, c := range bulk {
 		c.Close()
+	}
+	done := make(chan struct{})
+	go func() { as.readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+		as.a.log.Warn("attach streams' bulk readers did not end after their connections closed")
 	}
 }
 

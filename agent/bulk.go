@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nkeys"
@@ -39,6 +40,13 @@ const (
 	// sendfilePiece is how many bytes one sendfile moves before the write
 	// deadline is pushed on and the transfer's idle clock restarted.
 	sendfilePiece = 8 << 20
+	// streamDialWait bounds a stream's bulk dial (an attach stream's or a
+	// port stream's: a terminal or a forwarded connection does not wait
+	// the 10 s of a transfer's for a control plane it cannot reach), and
+	// streamDialPause is how long after a failed one streams go over NATS
+	// without trying.
+	streamDialWait  = 3 * time.Second
+	streamDialPause = 30 * time.Second
 )
 
 // bulkDialer makes the agent's bulk connections: to the control plane's
@@ -50,6 +58,8 @@ type bulkDialer struct {
 	base  *url.URL
 	tls   *tls.Config // nil for http://
 	proxy *proxy.Dialer
+
+	streamFailed atomic.Int64 // Unix ns of the last failed dialStream
 }
 
 // newBulkDialer returns nil (no bulk connections: every transfer goes over
@@ -103,6 +113,34 @@ func (d *bulkDialer) dial(ctx context.Context, ticket string) (net.Conn, io.Read
 		return nil, nil, err
 	}
 	return conn, r, nil
+}
+
+// dialStream is dial for a stream (attach or port stream), whose caller
+// carries it over NATS when it fails: it gives up after streamDialWait,
+// and after a failed one it fails at once, without dialing, for
+// streamDialPause.
+func (d *bulkDialer) dialStream(ctx context.Context, ticket string) (net.Conn, io.Reader, error) {
+	if d == nil {
+		return d.dial(ctx, ticket)
+	}
+	if since := time.Since(time.Unix(0, d.streamFailed.Load())); since < streamDialPause {
+		return nil, nil, wire.Errorf(wire.CodeUnavailable, "", "bulk connection: not tried, one failed %v ago", since.Round(time.Millisecond))
+	}
+	ctx, cancel := context.WithTimeout(ctx, streamDialWait)
+	defer cancel()
+	conn, r, err := d.dial(ctx, ticket)
+	if err != nil {
+		d.streamFailed.Store(time.Now().UnixNano())
+	}
+	return conn, r, err
+}
+
+// bulkDialer is how the agent makes bulk connections (nil: it cannot).
+func (a *Agent) bulkDialer() *bulkDialer {
+	if a.files == nil {
+		return nil
+	}
+	return a.files.bulk
 }
 
 // upgrade sends the upgrade request with the ticket and its signature and

@@ -160,8 +160,9 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	p := &agentPipe{subj: subj, owner: body.Owner, tcp: tcp, session: req.Session, epoch: req.Epoch, port: body.Port, moved: make(chan struct{})}
 	if body.Ticket != "" {
 		// The control plane asks for a bulk connection: the pipe's bytes
-		// go there, not through NATS. Failing that, NATS carries them.
-		if bulk, r, err := ps.bulkDialer().dial(ctx, body.Ticket); err != nil {
+		// go there, not through NATS. Failing that (or soon after a failed
+		// one: dialStream), NATS carries them.
+		if bulk, r, err := ps.a.bulkDialer().dialStream(ctx, body.Ticket); err != nil {
 			ps.a.log.Debug("port stream: no bulk connection, frames over NATS", "port", body.Port, "err", err)
 		} else {
 			var gather func() func() error
@@ -190,14 +191,6 @@ func (ps *pipes) openOp(ctx context.Context, req *wire.Request) (any, error) {
 	})
 	p.conn = p.frames
 	return ps.run(body.Pipe, p, &wire.PortOpenResult{Window: win, Acks: true})
-}
-
-// bulkDialer is how the agent makes bulk connections (nil: it cannot).
-func (ps *pipes) bulkDialer() *bulkDialer {
-	if ps.a.files == nil {
-		return nil
-	}
-	return ps.a.files.bulk
 }
 
 // run registers the pipe id and starts its copies; res is port.open's

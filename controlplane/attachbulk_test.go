@@ -248,21 +248,23 @@ func TestAttachOnBulkEveryByte(t *testing.T) {
 	}
 }
 
-// TestAttachBulkDialHangs: an agent whose way to the control plane's URL
-// takes connections and never answers (a proxy or firewall that holds
-// them) gives up its bulk dial within a few seconds and carries the
-// stream over NATS; the next attach does not try again, so it does not
-// wait again.
-func TestAttachBulkDialHangs(t *testing.T) {
-	e := newPortsEnv(t)
-	ctx := context.Background()
+// holdingURL is an http:// URL whose listener takes connections and never
+// reads or answers them (a proxy or firewall that holds them) until the
+// test ends; held counts the connections taken.
+func holdingURL(t *testing.T) (url string, held *atomic.Int64) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	var held atomic.Int64
+	held = new(atomic.Int64)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
 	go func() { // ends when the listener closes
+		defer close(done)
 		var conns []net.Conn
 		defer func() {
 			for _, c := range conns {
@@ -278,7 +280,19 @@ func TestAttachBulkDialHangs(t *testing.T) {
 			conns = append(conns, c) // read nothing, answer nothing
 		}
 	}()
-	e.agentAt(t, "a1", "http://"+ln.Addr().String())
+	return "http://" + ln.Addr().String(), held
+}
+
+// TestAttachBulkDialHangs: an agent whose way to the control plane's URL
+// takes connections and never answers (a proxy or firewall that holds
+// them) gives up its bulk dial within a few seconds and carries the
+// stream over NATS; the next attach does not try again, so it does not
+// wait again.
+func TestAttachBulkDialHangs(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	url, held := holdingURL(t)
+	e.agentAt(t, "a1", url)
 	cl := e.client()
 	tgt := cl.Agent("w1", "a1")
 	waitFor(t, waitLong, "a1 online", func() bool {

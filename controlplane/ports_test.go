@@ -561,6 +561,39 @@ func TestPortStreamBulkTicketIsItsAgentsOnly(t *testing.T) {
 	}
 }
 
+// TestPortStreamBulkDialHangs: as TestAttachBulkDialHangs for port
+// streams: an agent whose way to the control plane's URL holds
+// connections carries forwarded connections over NATS, and dials once for
+// two of them (the second does not wait for a bulk connection again).
+func TestPortStreamBulkDialHangs(t *testing.T) {
+	e := newPortsEnv(t)
+	url, held := holdingURL(t)
+	e.agentAt(t, "a1", url)
+	before := e.s.bulk.claimed.Load()
+	port := listen(t, echo)
+	for i, msg := range []string{"one", "two"} {
+		c, err := e.dialStream(t, e.target("a1"), port)
+		if err != nil {
+			t.Fatalf("stream %d: %v", i+1, err)
+		}
+		if err := c.WriteMessage(websocket.OpBinary, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		c.WriteMessage(websocket.OpText, []byte(websocket.EOFMessage))
+		got, err := readStream(c)
+		c.Close()
+		if err != nil || string(got) != msg {
+			t.Fatalf("stream %d echoed %q, %v; want %q then the EOF", i+1, got, err, msg)
+		}
+	}
+	if n := e.s.bulk.claimed.Load() - before; n != 0 {
+		t.Fatalf("%d bulk connections claimed through a route that holds them", n)
+	}
+	if n := held.Load(); n != 1 {
+		t.Fatalf("the agent dialed %d times for two streams, want once (then NATS without trying)", n)
+	}
+}
+
 // The service goes away mid-stream: the client reads what it sent, then
 // a clean end.
 func TestPortStreamServerGoesAway(t *testing.T) {
