@@ -2,6 +2,8 @@ package controlplane
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -101,14 +103,41 @@ func (c *sessionChunks) drop(ws, session string) {
 	}
 }
 
-// chunkStored says whether a chunk's publish was refused because the
-// stream has a message for it already (its expected last subject
-// sequence, 0, was wrong): the store holds that content.
-func chunkStored(err error) bool {
+// refusal is what a refused chunk publish says of the store.
+type refusal int
+
+const (
+	// refusedOther: nothing about the chunk; the publish failed.
+	refusedOther refusal = iota
+	// refusedStored: the stream holds a message on the chunk's subject
+	// (its last sequence there is above the expected 0), so the store
+	// holds that content.
+	refusedStored
+	// refusedInFlight: another publish on the chunk's subject is in
+	// flight (a replicated stream's 10164); it may yet fail, so the
+	// chunk is published again once it settles.
+	refusedInFlight
+)
+
+// chunkRefusal classifies a chunk publish's error. Only a last subject
+// sequence above 0 in JetStream's "wrong last sequence: N" counts as
+// stored: N is 0 when the server could not load the subject's last
+// message, which says nothing of whether it holds one.
+func chunkRefusal(err error) refusal {
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) {
-		return false
+		return refusedOther
 	}
-	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+	switch apiErr.ErrorCode {
+	case jetstream.JSErrCodeStreamWrongLastSequence:
+		d := apiErr.Description
+		if i := strings.LastIndexByte(d, ':'); i >= 0 {
+			if n, err := strconv.ParseUint(strings.TrimSpace(d[i+1:]), 10, 64); err == nil && n > 0 {
+				return refusedStored
+			}
+		}
+	case jetstream.JSErrCodeStreamWrongLastSequenceConstant:
+		return refusedInFlight
+	}
+	return refusedOther
 }

@@ -1,10 +1,13 @@
 package controlplane
 
 import (
+	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -67,5 +70,76 @@ func TestSessionChunks(t *testing.T) {
 	c.put("w1", "s4", "sn6", entriesOf("f", sessionChunksMax+1))
 	if c.get("w1", "s4") != nil || c.sums > sessionChunksMax {
 		t.Fatalf("a snapshot larger than the bound was remembered (%d names held)", c.sums)
+	}
+}
+
+// TestChunkRefusal: a chunk whose publish was refused counts as stored
+// only when the stream says it holds a message on the chunk's subject (a
+// last sequence above 0). A refusal because another publish of it is in
+// flight (a replicated stream's 10164) is retried: that publish may yet
+// fail, and a snapshot recorded on its word would name a chunk the store
+// never got. "wrong last sequence: 0" is the server failing to load the
+// subject's last message, not holding it.
+func TestChunkRefusal(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want refusal
+	}{
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 7"}, refusedStored},
+		{fmt.Errorf("wrapped: %w", &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 1"}), refusedStored},
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 0"}, refusedOther},
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence"}, refusedOther},
+		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}, refusedInFlight},
+		{&jetstream.APIError{Code: 503, ErrorCode: 10077, Description: "resource limits exceeded for account"}, refusedOther},
+		{errors.New("nats: timeout"), refusedOther},
+	} {
+		if got := chunkRefusal(c.err); got != c.want {
+			t.Errorf("chunkRefusal(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// TestSettleRefusedInFlight: a chunk refused because another publish of it
+// was in flight is published again, on a real store: counted as stored on
+// that word alone, a snapshot would be recorded naming a chunk the store
+// never got (the other publish may fail). Published again, it is stored
+// and its bytes counted; once the store holds it, it counts as stored, 0
+// new bytes.
+func TestSettleRefusedInFlight(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	data := []byte("a chunk whose other publish was in flight")
+	sum := sha256.Sum256(data)
+	// A publish refused by the stream leaves the chunk unstored; its
+	// future holds the message, as an in-flight refusal's does.
+	f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.Ok():
+		t.Fatal("a publish expecting sequence 5 on an empty subject was stored")
+	case <-f.Err():
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	inFlight := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}
+	a := chunkAck{f: f, size: uint32(len(data))}
+	n, err := s.settleRefused(ctx, a, inFlight)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("settleRefused = %d, %v; want the chunk stored, %d bytes", n, err, len(data))
+	}
+	got, err := s.snaps.getChunk(ctx, "w1", sum[:])
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
+	}
+	// Stored now: a second in-flight refusal settles as stored, 0 bytes.
+	if n, err := s.settleRefused(ctx, a, inFlight); err != nil || n != 0 {
+		t.Fatalf("settleRefused of a stored chunk = %d, %v; want 0, nil", n, err)
+	}
+	// Any other refusal is the snapshot's error.
+	if _, err := s.settleRefused(ctx, a, &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 0"}); err == nil {
+		t.Fatal("a refusal naming no stored message settled")
 	}
 }

@@ -400,14 +400,51 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 		case <-a.f.Ok():
 			stored += int64(a.size)
 		case err := <-a.f.Err():
-			if !chunkStored(err) {
-				return 0, stateErr("store chunk", err)
+			n, err := s.settleRefused(ctx, a, err)
+			if err != nil {
+				return 0, err
 			}
+			stored += n
 		case <-ctx.Done():
 			return 0, stateErr("store chunk", ctx.Err())
 		}
 	}
 	return stored, nil
+}
+
+// chunkRetries bounds the publishes of a chunk refused because another
+// publish of it is in flight; chunkRetryWait is the pause before each.
+const (
+	chunkRetries   = 20
+	chunkRetryWait = 50 * time.Millisecond
+)
+
+// settleRefused settles a chunk whose publish a's was refused with err:
+// it returns the bytes stored, 0 when the store held the chunk already
+// (chunkRefusal), or the error. A refusal because another publish of the
+// chunk is in flight is published again, expecting no message still,
+// until that one settles: counted on, a publish that then failed would
+// leave the snapshot naming a chunk the store lacks.
+func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int64, error) {
+	for range chunkRetries {
+		switch chunkRefusal(err) {
+		case refusedStored:
+			return 0, nil
+		case refusedInFlight:
+		default:
+			return 0, stateErr("store chunk", err)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, stateErr("store chunk", ctx.Err())
+		case <-time.After(chunkRetryWait):
+		}
+		m := a.f.Msg()
+		if _, err = s.snapJS.Publish(ctx, m.Subject, m.Data, jetstream.WithExpectLastSequencePerSubject(0)); err == nil {
+			return int64(a.size), nil
+		}
+	}
+	return 0, stateErr("store chunk", err)
 }
 
 // chunkAck is a chunk's publish, and its size.
@@ -417,7 +454,7 @@ type chunkAck struct {
 }
 
 // pullBatch reads one batch and publishes its chunks, each only if the
-// stream has no message for it (chunkStored).
+// stream has no message for it (chunkRefusal).
 func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error) ([]chunkAck, error) {
 	req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(b)*wire.SumSize)}
 	for _, r := range b {
