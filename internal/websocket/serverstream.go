@@ -33,7 +33,7 @@ type ServerStream struct {
 }
 
 // NewServerStream is the stream over ws, a server side connection from
-// AcceptStream (or AcceptRelay); opt.Gather, when set, is called around each frame written.
+// AcceptStream; opt.Gather, when set, is called around each frame written.
 // Nothing else may read ws afterwards.
 func NewServerStream(ws *Conn, opt RelayOptions) (*ServerStream, error) {
 	if ws.client {
@@ -45,7 +45,9 @@ func NewServerStream(ws *Conn, opt RelayOptions) (*ServerStream, error) {
 // Read returns payload bytes of the client's data frames. It returns
 // io.EOF after the client's close (answered), and an error, with the
 // connection closed, for a frame that breaks the protocol (1002) or a text
-// frame (1007: a byte stream travels in binary frames).
+// frame (1007: a byte stream travels in binary frames). A read that
+// outlives the read deadline returns the timeout and leaves the stream
+// whole, to read on after a new deadline.
 func (s *ServerStream) Read(p []byte) (int, error) {
 	ws := s.ws
 	for s.left == 0 {
