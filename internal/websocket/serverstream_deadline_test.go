@@ -9,27 +9,55 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/outposthq/outpost/internal/bulkconn"
 )
+
+// bulkListener makes each accepted connection a bulkconn.Conn.
+type bulkListener struct{ net.Listener }
+
+func (l bulkListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return bulkconn.New(c), nil
+}
 
 // rawStream is a ServerStream over TLS on loopback and the client's raw
 // TLS connection after the handshake, which the test writes frames to (or
 // reads nothing from) by hand.
-func rawStream(t *testing.T) (*tls.Conn, *bufio.Reader, *ServerStream) {
+// With gather, the server's TLS runs over a bulkconn.Conn and the
+// stream gathers each frame's records on it, as the control plane's does.
+func rawStream(t *testing.T, gather bool) (*tls.Conn, *bufio.Reader, *ServerStream) {
 	t.Helper()
 	streams := make(chan *ServerStream, 1)
-	s := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		ws, err := AcceptStream(rw, r)
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		st, err := NewServerStream(ws, RelayOptions{})
+		var opt RelayOptions
+		if gather {
+			g := bulkconn.Under(ws.NetConn())
+			if g == nil {
+				t.Error("no bulkconn under the stream")
+				return
+			}
+			opt.Gather = g.Gather
+		}
+		st, err := NewServerStream(ws, opt)
 		if err != nil {
 			t.Error(err)
 			return
 		}
 		streams <- st
 	}))
+	if gather {
+		s.Listener = bulkListener{s.Listener}
+	}
+	s.StartTLS()
 	t.Cleanup(s.Close)
 	c, err := tls.Dial("tcp", s.Listener.Addr().String(), s.Client().Transport.(*http.Transport).TLSClientConfig)
 	if err != nil {
@@ -57,7 +85,15 @@ func rawStream(t *testing.T) (*tls.Conn, *bufio.Reader, *ServerStream) {
 // a timeout, as nats-server's flushOutbound checks it (err.(net.Error),
 // not errors.As) to cut a slow consumer.
 func TestServerStreamWriteDeadline(t *testing.T) {
-	_, _, st := rawStream(t)
+	for _, gather := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "gathered"}[gather], func(t *testing.T) {
+			testWriteDeadline(t, gather)
+		})
+	}
+}
+
+func testWriteDeadline(t *testing.T, gather bool) {
+	_, _, st := rawStream(t, gather)
 	_ = st.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
 	done := make(chan error, 1)
 	go func() {
@@ -80,7 +116,7 @@ func TestServerStreamWriteDeadline(t *testing.T) {
 // client under a deadline to tell TLS from plain text, then goes on
 // reading whatever came): before a frame, and inside one.
 func TestServerStreamReadDeadline(t *testing.T) {
-	c, _, st := rawStream(t)
+	c, _, st := rawStream(t, false)
 	key := [4]byte{7, 1, 2, 3}
 	frame := appendFrame(nil, OpBinary, []byte("CONNECT {}\r\n"), true, key)
 	buf := make([]byte, 64)
