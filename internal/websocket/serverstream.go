@@ -33,7 +33,7 @@ type ServerStream struct {
 }
 
 // NewServerStream is the stream over ws, a server side connection from
-// AcceptStream (or AcceptRelay); opt.Gather, when set, is called around each frame written.
+// AcceptStream; opt.Gather, when set, is called around each frame written.
 // Nothing else may read ws afterwards.
 func NewServerStream(ws *Conn, opt RelayOptions) (*ServerStream, error) {
 	if ws.client {
@@ -45,10 +45,15 @@ func NewServerStream(ws *Conn, opt RelayOptions) (*ServerStream, error) {
 // Read returns payload bytes of the client's data frames. It returns
 // io.EOF after the client's close (answered), and an error, with the
 // connection closed, for a frame that breaks the protocol (1002) or a text
-// frame (1007: a byte stream travels in binary frames).
+// frame (1007: a byte stream travels in binary frames). A read that
+// outlives the read deadline returns the timeout and leaves the stream
+// whole, to read on after a new deadline.
 func (s *ServerStream) Read(p []byte) (int, error) {
 	ws := s.ws
 	for s.left == 0 {
+		if err := s.peekFrameStart(); isTimeout(err) {
+			return 0, err // nothing consumed: the stream reads on after a new deadline
+		}
 		h, err := readHeader(ws.br)
 		if err == io.EOF || errors.Is(err, net.ErrClosed) {
 			ws.shutdown()
@@ -81,6 +86,9 @@ func (s *ServerStream) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	n, err := ws.br.Read(p[:min(int64(len(p)), s.left)])
+	if n == 0 && isTimeout(err) {
+		return 0, err // the stream reads on after a new deadline
+	}
 	if s.masked {
 		s.pos = maskBytes(s.key, s.pos, p[:n])
 	}
@@ -96,6 +104,40 @@ func (s *ServerStream) Read(p []byte) (int, error) {
 		return n, ws.fail(err)
 	}
 	return n, nil
+}
+
+// peekFrameStart waits until the next frame's header (and a control
+// frame's payload) is in the read buffer, without consuming any of it, so
+// that a read deadline that passes meanwhile leaves the stream whole: a
+// net.Conn's reader may set a deadline, time out and read on (nats-server
+// does, to tell a TLS client from a plain one). Other errors are left for
+// readHeader to meet again.
+func (s *ServerStream) peekFrameStart() error {
+	br := s.ws.br
+	b, err := br.Peek(2)
+	if err != nil {
+		return err
+	}
+	n := 2
+	switch l := int(b[1] & 0x7f); {
+	case l == 126:
+		n += 2
+	case l == 127:
+		n += 8
+	case Opcode(b[0] & 0x0f).isControl():
+		n += l
+	}
+	if b[1]&0x80 != 0 {
+		n += 4
+	}
+	_, err = br.Peek(min(n, br.Size()))
+	return err
+}
+
+// isTimeout reports whether err is a deadline's.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // Write sends p as one binary frame, or as frames of 256 KiB at most,

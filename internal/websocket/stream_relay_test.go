@@ -243,8 +243,3 @@ func assertClosed(t *testing.T, c net.Conn) {
 		t.Fatalf("plain side still open: read %d, %v", n, err)
 	}
 }
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
