@@ -87,38 +87,12 @@ func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	defer c.Close()
-	stop := time.AfterFunc(waitLong, func() { c.Close() }) // a read that never ends fails
-	defer stop.Stop()
-	var out strings.Builder
-	readUntil := func(want string) {
-		t.Helper()
-		for !strings.HasSuffix(out.String(), want) {
-			op, p, err := c.ReadMessage()
-			if err != nil {
-				t.Fatalf("read: %v (output %q, want it to end in %q)", err, out.String(), want)
-			}
-			if op == websocket.OpBinary {
-				out.Write(p)
-				continue
-			}
-			var m attachControl
-			if json.Unmarshal(p, &m) == nil && m.Type == "error" {
-				t.Logf("error frame %+v", m.Error)
-			}
-		}
-	}
-	readUntil("ready\n")
+	a := e.dialAttach(t, cl, tgt, st.ID)
+	a.until("ready\n")
 	for _, k := range "typed" {
-		if err := c.WriteMessage(websocket.OpBinary, []byte(string(k))); err != nil {
-			t.Fatal(err)
-		}
+		a.send(string(k))
 	}
-	readUntil("ready\ntyped")
+	a.until("ready\ntyped")
 
 	if !bulk {
 		if n := e.s.bulk.claimed.Load() - before; n != 0 {
@@ -139,11 +113,9 @@ func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
 	// Cut: a new stream on a new connection, from the cursor the client
 	// has; the keys typed after it arrive once.
 	(<-conns).Close()
-	if err := c.WriteMessage(websocket.OpBinary, []byte("-after")); err != nil {
-		t.Fatal(err)
-	}
-	readUntil("-after")
-	if got := out.String(); got != "ready\ntyped-after" {
+	a.send("-after")
+	a.until("-after")
+	if got := a.out.String(); got != "ready\ntyped-after" {
 		t.Fatalf("output %q after the cut, want ready, typed-after once", got)
 	}
 	select {
@@ -157,31 +129,12 @@ func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
 
 	// A second client at once: a stream (and a bulk connection) of its
 	// own, the output from its cursor; both see what is typed in either.
-	c2, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
-	if err != nil {
-		t.Fatalf("dial a second client: %v", err)
-	}
-	defer c2.Close()
-	var out2 strings.Builder
-	readUntil2 := func(want string) {
-		t.Helper()
-		for !strings.HasSuffix(out2.String(), want) {
-			op, p, err := c2.ReadMessage()
-			if err != nil {
-				t.Fatalf("second client: read: %v (output %q, want it to end in %q)", err, out2.String(), want)
-			}
-			if op == websocket.OpBinary {
-				out2.Write(p)
-			}
-		}
-	}
-	readUntil2("ready\ntyped-after")
-	if err := c2.WriteMessage(websocket.OpBinary, []byte("+2")); err != nil {
-		t.Fatal(err)
-	}
-	readUntil2("+2")
-	readUntil("+2")
-	if got, got2 := out.String(), out2.String(); got != "ready\ntyped-after+2" || got2 != got {
+	a2 := e.dialAttach(t, cl, tgt, st.ID)
+	a2.until("ready\ntyped-after")
+	a2.send("+2")
+	a2.until("+2")
+	a.until("+2")
+	if got, got2 := a.out.String(), a2.out.String(); got != "ready\ntyped-after+2" || got2 != got {
 		t.Fatalf("outputs %q and %q, want ready, typed-after+2 in both", got, got2)
 	}
 	if n := e.s.bulk.claimed.Load() - before; n != 3 {
@@ -192,12 +145,14 @@ func testAttachOnBulk(t *testing.T, e *portsEnv, bulk bool) {
 	}
 
 	// The process ends: exit and a normal close, as over NATS.
-	if err := c.WriteMessage(websocket.OpText, []byte(`{"type":"signal","signal":"KILL"}`)); err != nil {
+	if err := a.c.WriteMessage(websocket.OpText, []byte(`{"type":"signal","signal":"KILL"}`)); err != nil {
 		t.Fatal(err)
 	}
+	stop := time.AfterFunc(waitLong, func() { a.c.Close() }) // a read that never ends fails
+	defer stop.Stop()
 	var exit *int
 	for {
-		op, p, err := c.ReadMessage()
+		op, p, err := a.c.ReadMessage()
 		var ce *websocket.CloseError
 		if errors.As(err, &ce) {
 			if ce.Code != websocket.CloseNormal || exit == nil || *exit != 137 {
@@ -304,27 +259,11 @@ func TestAttachBulkDialHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, in := range []string{"one\n", "two\n"} {
-		c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
-		if err != nil {
-			t.Fatalf("attach %d: dial: %v", i+1, err)
-		}
-		if err := c.WriteMessage(websocket.OpBinary, []byte(in)); err != nil {
-			t.Fatal(err)
-		}
-		stop := time.AfterFunc(waitLong, func() { c.Close() })
-		var out strings.Builder
-		for !strings.HasSuffix(out.String(), in) {
-			op, p, err := c.ReadMessage()
-			if err != nil {
-				t.Fatalf("attach %d: read: %v (output %q)", i+1, err, out.String())
-			}
-			if op == websocket.OpBinary {
-				out.Write(p)
-			}
-		}
-		stop.Stop()
-		c.Close()
+	for _, in := range []string{"one\n", "two\n"} {
+		a := e.dialAttach(t, cl, tgt, st.ID)
+		a.send(in)
+		a.until(in)
+		a.c.Close() // this attach ends before the next
 	}
 	if n := e.s.bulk.claimed.Load() - before; n != 0 {
 		t.Fatalf("%d bulk connections claimed through a route that holds them", n)
@@ -351,25 +290,11 @@ func TestAttachBulkCutAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	defer c.Close()
-	if err := c.WriteMessage(websocket.OpBinary, []byte("typed\n")); err != nil {
-		t.Fatal(err)
-	}
-	stop := time.AfterFunc(waitLong, func() { c.Close() })
-	defer stop.Stop()
-	var out strings.Builder
-	for out.String() != "typed\n" {
-		op, p, err := c.ReadMessage()
-		if err != nil {
-			t.Fatalf("read: %v (output %q; %d bulk connections made)", err, out.String(), e.s.bulk.claimed.Load()-before)
-		}
-		if op == websocket.OpBinary {
-			out.Write(p)
-		}
+	a := e.dialAttach(t, cl, tgt, st.ID)
+	a.send("typed\n")
+	a.until("typed\n")
+	if got := a.out.String(); got != "typed\n" {
+		t.Fatalf("output %q, want typed once", got)
 	}
 	if n := e.s.bulk.claimed.Load() - before; n != 1 {
 		t.Fatalf("%d bulk connections, want 1 (then NATS)", n)
@@ -487,35 +412,9 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	defer c.Close()
-	var out strings.Builder
-	var told []string // the error frames' codes
-	readUntil := func(want string) {
-		t.Helper()
-		stop := time.AfterFunc(waitLong, func() { c.Close() })
-		defer stop.Stop()
-		for !strings.HasSuffix(out.String(), want) {
-			op, p, err := c.ReadMessage()
-			if err != nil {
-				t.Fatalf("read: %v (%d bytes of output; %d bulk connections)", err, out.Len(), e.s.bulk.claimed.Load()-before)
-			}
-			var m attachControl
-			switch {
-			case op == websocket.OpBinary:
-				out.Write(p)
-			case json.Unmarshal(p, &m) == nil && m.Type == "error" && m.Error != nil:
-				told = append(told, string(m.Error.Code))
-			}
-		}
-	}
-	if err := c.WriteMessage(websocket.OpBinary, []byte("first\n")); err != nil {
-		t.Fatal(err)
-	}
-	readUntil("first\n")
+	a := e.dialAttach(t, cl, tgt, st.ID)
+	a.send("first\n")
+	a.until("first\n")
 	if n := e.s.bulk.claimed.Load() - before; n != 1 || !first.Load() {
 		t.Fatalf("%d bulk connections, the stream on one: %v; want 1, true", n, first.Load())
 	}
@@ -526,20 +425,16 @@ func TestAttachBulkSilentRoute(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		p := strings.Repeat(line, 128) // 128 KiB
 		want += p
-		if err := c.WriteMessage(websocket.OpBinary, []byte(p)); err != nil {
-			t.Fatal(err)
-		}
+		a.send(p)
 	}
-	if err := c.WriteMessage(websocket.OpBinary, []byte("after\n")); err != nil {
-		t.Fatal(err)
-	}
+	a.send("after\n")
 	want += "after\n"
-	readUntil("after\n")
-	if out.String() != want {
-		t.Fatalf("%d bytes of output, want %d: every byte typed, once, in order", out.Len(), len(want))
+	a.until("after\n")
+	if a.out.String() != want {
+		t.Fatalf("%d bytes of output, want %d: every byte typed, once, in order", a.out.Len(), len(want))
 	}
-	if len(told) == 0 || slices.ContainsFunc(told, func(c string) bool { return c != string(wire.CodeUnavailable) }) {
-		t.Fatalf("the client was told %v, want unavailable (the agent sent nothing)", told)
+	if len(a.told) == 0 || slices.ContainsFunc(a.told, func(c string) bool { return c != string(wire.CodeUnavailable) }) {
+		t.Fatalf("the client was told %v, want unavailable (the agent sent nothing)", a.told)
 	}
 }
 
@@ -554,37 +449,23 @@ func TestAttachBulkLeaveWhileOpening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c *websocket.Conn
+	var a *attachClient
 	conns := make(chan net.Conn, 2)
 	var n atomic.Int64
 	e.s.bulk.mu.Lock()
 	e.s.bulk.attached = func(bc net.Conn) {
 		if n.Add(1) == 2 {
-			c.Close() // the client leaves as the second stream opens
+			a.c.Close() // the client leaves as the second stream opens
 			time.Sleep(300 * time.Millisecond)
 		}
 		conns <- bc
 	}
 	e.s.bulk.mu.Unlock()
-	c, _, err = websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	defer c.Close()
-	if err := c.WriteMessage(websocket.OpBinary, []byte("one\n")); err != nil {
-		t.Fatal(err)
-	}
-	stop := time.AfterFunc(waitLong, func() { c.Close() })
-	defer stop.Stop()
-	var out strings.Builder
-	for out.String() != "one\n" {
-		op, p, err := c.ReadMessage()
-		if err != nil {
-			t.Fatalf("read: %v (output %q)", err, out.String())
-		}
-		if op == websocket.OpBinary {
-			out.Write(p)
-		}
+	a = e.dialAttach(t, cl, tgt, st.ID)
+	a.send("one\n")
+	a.until("one\n")
+	if got := a.out.String(); got != "one\n" {
+		t.Fatalf("output %q, want one once", got)
 	}
 	if len(conns) != 1 {
 		t.Fatalf("%d bulk connections, want 1", len(conns))
@@ -613,4 +494,53 @@ func (e *portsEnv) onlineAgent(t *testing.T, id string) (*client.Client, *client
 		return err == nil
 	})
 	return cl, tgt
+}
+
+// attachClient is a test's client of one attach stream: the output it
+// read and the codes of the error frames it was sent.
+type attachClient struct {
+	t    *testing.T
+	c    *websocket.Conn
+	out  strings.Builder
+	told []string
+}
+
+// dialAttach attaches to process id; the connection ends with the test.
+func (e *portsEnv) dialAttach(t *testing.T, cl *client.Client, tgt *client.Target, id string) *attachClient {
+	t.Helper()
+	c, _, err := websocket.Dial(context.Background(), e.httpClient(), tgt.AttachURL(id, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("attach: dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &attachClient{t: t, c: c}
+}
+
+// send types s.
+func (a *attachClient) send(s string) {
+	a.t.Helper()
+	if err := a.c.WriteMessage(websocket.OpBinary, []byte(s)); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// until reads until the output ends in want; a read that fails, or takes
+// longer than waitLong, fails the test with what was read.
+func (a *attachClient) until(want string) {
+	a.t.Helper()
+	stop := time.AfterFunc(waitLong, func() { a.c.Close() })
+	defer stop.Stop()
+	for !strings.HasSuffix(a.out.String(), want) {
+		op, p, err := a.c.ReadMessage()
+		if err != nil {
+			a.t.Fatalf("read: %v (%d bytes of output, want it to end in %q; told %v)", err, a.out.Len(), want, a.told)
+		}
+		var m attachControl
+		switch {
+		case op == websocket.OpBinary:
+			a.out.Write(p)
+		case json.Unmarshal(p, &m) == nil && m.Type == "error" && m.Error != nil:
+			a.told = append(a.told, string(m.Error.Code))
+		}
+	}
 }
