@@ -239,9 +239,14 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, wire.PipeChunk); re
 // upstream carries what the local service sends to the control plane,
 // then half-closes.
 func (ps *pipes) upstream(p *agentPipe) {
-	buf := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(buf)
-	_, err := io.CopyBuffer(p.conn, onlyReader{p.tcp}, *buf)
+	var err error
+	if s, ok := p.conn.(*pipe.Stream); ok {
+		_, err = s.ReadFrom(p.tcp) // reads into its own frame buffer
+	} else {
+		buf := copyBufs.Get().(*[]byte)
+		_, err = io.CopyBuffer(p.conn, onlyReader{p.tcp}, *buf)
+		copyBufs.Put(buf)
+	}
 	if err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, pipe.ErrReset) {
 		p.conn.Reset(err)
 		return

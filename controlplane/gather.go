@@ -25,7 +25,12 @@ type gatherConn = bulkconn.Conn
 
 // gatherOf returns the gatherConn under a TLS connection, nil when there
 // is none (plain HTTP, or a connection accepted elsewhere).
-func gatherOf(c net.Conn) *gatherConn { return bulkconn.Under(c) }
+func gatherOf(c net.Conn) *gatherConn {
+	if p, ok := c.(*prefixedConn); ok { // a bulk connection with bytes read ahead
+		c = p.Conn
+	}
+	return bulkconn.Under(c)
+}
 
 // gatherKey is the request context's key of its connection's gatherConn.
 type gatherKey struct{}

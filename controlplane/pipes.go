@@ -190,11 +190,7 @@ func (h *pipeHub) takeStream(ctx context.Context, id string, p *hubPipe, ag subj
 		}
 		h.mu.Unlock()
 	}}
-	under := c
-	if pc, ok := c.(*prefixedConn); ok {
-		under = pc.Conn
-	}
-	if g := gatherOf(under); g != nil {
+	if g := gatherOf(c); g != nil {
 		cfg.Gather = g.Gather
 	}
 	q.stream = pipe.NewStream(c, cfg)
