@@ -45,7 +45,7 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 		release()
 		return // Accept answered a bad handshake itself
 	}
-	var opt websocket.RelayOptions
+	var opt websocket.StreamOptions
 	if g := gatherOf(ws.NetConn()); g != nil {
 		opt.Gather = g.Gather
 	}

@@ -54,7 +54,7 @@ type Conn struct {
 	br     *bufio.Reader
 	client bool // sends masked frames, expects unmasked ones
 	// unmaskedOK: this server agreed to take unmasked frames from its
-	// client (UnmaskedHeader); only Relay reads them.
+	// client (UnmaskedHeader); only ServerStream reads them.
 	unmaskedOK bool
 
 	// MaxMessage bounds a received message (all its fragments); zero

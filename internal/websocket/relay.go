@@ -27,8 +27,8 @@ const relayHeadroom = 10
 
 var relayBufs = sync.Pool{New: func() any { b := make([]byte, relayHeadroom+relayLarge); return &b }}
 
-// RelayOptions tune a ServerStream; the zero value is ready.
-type RelayOptions struct {
+// StreamOptions tune a ServerStream; the zero value is ready.
+type StreamOptions struct {
 	// Gather, when set, is called around each frame written to the peer;
 	// the done it returns is called after the write. A TLS transport uses
 	// it to put a large frame's records out in few syscalls.

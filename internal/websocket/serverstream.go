@@ -14,8 +14,7 @@ import (
 // own: Read returns the payloads of the data frames the client sends (as
 // one stream, unmasked), answering pings and the client's close on the
 // way; each Write goes out as one binary frame (or a few, past 256 KiB).
-// It is what Relay does, for a reader and a writer that already run: the
-// embedded NATS server's own read and write loops read and write it, so
+// The embedded NATS server's own read and write loops read and write it, so
 // an agent's connection costs the control plane their two goroutines and
 // not two more to copy between them and a pipe.
 //
@@ -35,7 +34,7 @@ type ServerStream struct {
 // NewServerStream is the stream over ws, a server side connection from
 // AcceptStream; opt.Gather, when set, is called around each frame written.
 // Nothing else may read ws afterwards.
-func NewServerStream(ws *Conn, opt RelayOptions) (*ServerStream, error) {
+func NewServerStream(ws *Conn, opt StreamOptions) (*ServerStream, error) {
 	if ws.client {
 		return nil, errors.New("websocket: ServerStream runs on the server side")
 	}

@@ -38,7 +38,7 @@ func rawStream(t *testing.T, gather bool) (*tls.Conn, *bufio.Reader, *ServerStre
 			t.Error(err)
 			return
 		}
-		var opt RelayOptions
+		var opt StreamOptions
 		if gather {
 			g := bulkconn.Under(ws.NetConn())
 			if g == nil {

@@ -32,7 +32,7 @@ func TestServerStream(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				st, err := NewServerStream(ws, RelayOptions{})
+				st, err := NewServerStream(ws, StreamOptions{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -133,7 +133,7 @@ func TestServerStreamAnswersPings(t *testing.T) {
 	in = appendFrame(in, OpBinary, []byte("ok\r\n"), true, [4]byte{9, 9, 9, 9})
 	t1 := &rwc{Reader: bytes.NewReader(in)}
 	ws := newConn(t1, bufio.NewReaderSize(t1, 64), false)
-	st, err := NewServerStream(ws, RelayOptions{})
+	st, err := NewServerStream(ws, StreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func FuzzServerStream(f *testing.F) {
 			want.Write(p)
 		}
 		ws := newConn(&rwc{Reader: bytes.NewReader(in)}, bufio.NewReaderSize(bytes.NewReader(in), 16), false)
-		st, err := NewServerStream(ws, RelayOptions{})
+		st, err := NewServerStream(ws, StreamOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func startRelay(t *testing.T, tls bool) *relayWorld {
 			w.done <- err
 			return
 		}
-		opt := RelayOptions{Gather: func() func() error {
+		opt := StreamOptions{Gather: func() func() error {
 			return func() error { w.gather <- struct{}{}; return nil }
 		}}
 		st, err := NewServerStream(ws, opt)

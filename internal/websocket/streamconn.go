@@ -19,11 +19,11 @@ import (
 // 5.3) keeps a client's bytes from being read as requests by proxies that
 // do not understand WebSocket; inside TLS, between Outpost's own agent and
 // control plane, no proxy can read them, and masking every byte the agent
-// uploads costs more CPU than the TLS itself. Relay's server side agrees.
+// uploads costs more CPU than the TLS itself. ServerStream's side agrees.
 const UnmaskedHeader = "Outpost-Websocket-Unmasked"
 
 // StreamConn is the client side of a byte stream carried in a WebSocket's
-// binary frames (what Relay serves): what is written goes out as one
+// binary frames (what ServerStream serves): what is written goes out as one
 // binary frame a Write, and Read returns the payloads of the frames the
 // server sends, as one stream. It answers pings and ends at the server's
 // close. One goroutine may read while another writes.
