@@ -225,14 +225,11 @@ func takeBulk(ctx context.Context, wait *bulkWait) (net.Conn, error) {
 	if wait == nil {
 		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "proc.attach: the agent says it is on a bulk connection nobody asked for")
 	}
-	select {
-	case c := <-wait.conn:
-		return c, nil
-	case <-time.After(bulkArrive):
-		return nil, wire.Errorf(wire.CodeUnavailable, "", "proc.attach: the agent made its bulk connection, but it did not arrive")
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	c, err := arrived(ctx, wait.conn)
+	if errors.Is(err, errBulkLate) {
+		return nil, wire.Errorf(wire.CodeUnavailable, "", "proc.attach: %v", err)
 	}
+	return c, err
 }
 
 // readBulk takes the agent's frames from the stream's bulk connection

@@ -216,13 +216,29 @@ func (x *fileRelay) bulkOpen(ctx context.Context, op string, body func(ticket st
 		finish()
 		return nil, nil, ctx.Err()
 	}
+	c, err := arrived(ctx, wait.conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() {}, nil
+}
+
+// errBulkLate: the agent said it made its bulk connection, and it did
+// not arrive within bulkArrive.
+var errBulkLate = errors.New("the agent made its bulk connection, but it did not arrive")
+
+// arrived waits for the connection claimed with a ticket (conns, from its
+// bulkWait): errBulkLate after bulkArrive, ctx's error when ctx ends.
+func arrived(ctx context.Context, conns <-chan net.Conn) (net.Conn, error) {
+	t := time.NewTimer(bulkArrive)
+	defer t.Stop()
 	select {
-	case c := <-wait.conn:
-		return c, func() {}, nil
-	case <-time.After(bulkArrive):
-		return nil, nil, errors.New("the agent made its bulk connection, but it did not arrive")
+	case c := <-conns:
+		return c, nil
+	case <-t.C:
+		return nil, errBulkLate
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 

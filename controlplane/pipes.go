@@ -172,15 +172,13 @@ func (h *pipeHub) takeStream(ctx context.Context, id string, p *hubPipe, ag subj
 		h.forget(id)
 		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "port.open: the agent says it is on a bulk connection nobody asked for")
 	}
-	var c net.Conn
-	select {
-	case c = <-b.conns:
-	case <-time.After(bulkArrive):
-	case <-ctx.Done():
-	}
-	if c == nil {
+	c, err := arrived(ctx, b.conns)
+	if err != nil {
 		h.forget(id)
-		return nil, wire.Errorf(wire.CodeUnavailable, "", "port.open: the agent made its bulk connection, but it did not arrive")
+		if errors.Is(err, errBulkLate) {
+			return nil, wire.Errorf(wire.CodeUnavailable, "", "port.open: %v", err)
+		}
+		return nil, err
 	}
 	q := &hubPipe{ws: p.ws, agent: ag.ID, rpc: subj, hello: h.presence.Get(ag).Hello, opened: time.Now()}
 	cfg := pipe.StreamConfig{OnClose: func() {
