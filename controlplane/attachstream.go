@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/hoptrace"
+	"github.com/outposthq/outpost/internal/rawio"
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/subjects"
@@ -191,7 +192,8 @@ func (a *attachment) openStream(ctx context.Context, id string, failing, bulk bo
 		return nil, err
 	}
 	if st.bulk != nil {
-		_ = st.sub.Unsubscribe() // every frame of the stream comes on the connection
+		st.bulk = rawio.Wrap(st.bulk) // a keystroke's write, its echo's read: direct system calls
+		_ = st.sub.Unsubscribe()      // every frame of the stream comes on the connection
 		st.kick, st.rdone, st.wsem = make(chan struct{}, 1), make(chan struct{}), make(chan struct{}, 1)
 		a.s.bulk.mu.Lock()
 		h := a.s.bulk.attached

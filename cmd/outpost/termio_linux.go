@@ -1,0 +1,54 @@
+//go:build linux
+
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/outposthq/outpost/internal/rawio"
+	"golang.org/x/sys/unix"
+)
+
+// terminalIO is what an attachment reads its input from and writes its
+// output to: stdin and stdout opened anew (file descriptions of their
+// own) in non-blocking mode, when they are pipes or terminals. Their
+// reads and writes then wait on Go's poller, as the socket's do, and are
+// direct system calls (rawio): one thread waits for the keystroke and
+// the echo alike, as ssh's poll loop does, instead of a thread blocked in
+// read(2) for stdin, and the runtime's monitor is not woken on each. The
+// descriptions shared with the shell stay as they were (blocking). Where
+// that cannot be (a file, a socket, a writer that is not stdout), in and
+// out as they are. (Like stdin itself, what is opened lasts as long as the
+// CLI.)
+func terminalIO(in io.Reader, out io.Writer) (io.Reader, io.Writer) {
+	if in == os.Stdin {
+		if f := reopen(0, unix.O_RDONLY); f != nil {
+			in = rawio.File(f)
+		}
+	}
+	if out == os.Stdout {
+		if f := reopen(1, unix.O_WRONLY); f != nil {
+			out = rawio.File(f)
+		}
+	}
+	return in, out
+}
+
+// reopen opens descriptor fd again, non-blocking, when it is a pipe or a
+// character device (a terminal, /dev/null); nil otherwise. (A file
+// opened again would start at offset 0 and, for writing, not append.)
+func reopen(fd, mode int) *os.File {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return nil
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFCHR {
+		return nil
+	}
+	nfd, err := unix.Open("/proc/self/fd/"+string(rune('0'+fd)), mode|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(nfd), "/dev/fd/"+string(rune('0'+fd)))
+}

@@ -1,0 +1,59 @@
+//go:build linux
+
+package rawio
+
+import (
+	"io"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// File is f with its small reads and writes made by direct system calls,
+// when f is in non-blocking mode (on Go's poller: opened so, or a PTY
+// master); f itself otherwise.
+func File(f *os.File) io.ReadWriter {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	nonblock := false
+	if rc.Control(func(fd uintptr) {
+		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		nonblock = err == nil && fl&unix.O_NONBLOCK != 0
+	}) != nil || !nonblock {
+		return f
+	}
+	return &file{f: f, rc: rc}
+}
+
+type file struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+func (f *file) Read(p []byte) (int, error) {
+	if len(p) == 0 || len(p) > Max {
+		return f.f.Read(p)
+	}
+	n, err := readRaw(f.rc, p)
+	if err != nil {
+		return 0, &os.PathError{Op: "read", Path: f.f.Name(), Err: err}
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (f *file) Write(p []byte) (int, error) {
+	if len(p) > Max {
+		return f.f.Write(p)
+	}
+	n, err := writeRaw(f.rc, p)
+	if err != nil {
+		return n, &os.PathError{Op: "write", Path: f.f.Name(), Err: err}
+	}
+	return n, nil
+}
