@@ -192,8 +192,7 @@ func (a *attachment) openStream(ctx context.Context, id string, failing, bulk bo
 		return nil, err
 	}
 	if st.bulk != nil {
-		st.bulk = rawio.Wrap(st.bulk) // a keystroke's write, its echo's read: direct system calls
-		_ = st.sub.Unsubscribe()      // every frame of the stream comes on the connection
+		_ = st.sub.Unsubscribe() // every frame of the stream comes on the connection
 		st.kick, st.rdone, st.wsem = make(chan struct{}, 1), make(chan struct{}), make(chan struct{}, 1)
 		a.s.bulk.mu.Lock()
 		h := a.s.bulk.attached
@@ -201,6 +200,7 @@ func (a *attachment) openStream(ctx context.Context, id string, failing, bulk bo
 		if h != nil {
 			h(st.bulk)
 		}
+		st.bulk = rawio.Wrap(st.bulk) // a keystroke's write, its echo's read: direct system calls
 		go a.readBulk(st)
 	}
 	st.heard.Store(time.Now().UnixNano())
