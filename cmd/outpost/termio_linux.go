@@ -5,6 +5,7 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/outposthq/outpost/internal/rawio"
 	"golang.org/x/sys/unix"
@@ -46,9 +47,9 @@ func reopen(fd, mode int) *os.File {
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFCHR {
 		return nil
 	}
-	nfd, err := unix.Open("/proc/self/fd/"+string(rune('0'+fd)), mode|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), mode|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil
 	}
-	return os.NewFile(uintptr(nfd), "/dev/fd/"+string(rune('0'+fd)))
+	return os.NewFile(uintptr(nfd), "/dev/fd/"+strconv.Itoa(fd))
 }
