@@ -192,12 +192,20 @@ func (c *echoClient) key() error {
 	}
 }
 
+// echoGap (-echo-gap) is the pause before each timed keystroke: none by
+// default (the figures so far were taken back to back).
+var echoGap time.Duration
+
 // echoLatencies times n keystrokes of each client, after a warm-up of
 // each, the clients taking turns: one keystroke and its echo of each, the
-// first of each round in turn. (Each client's process goes on a little
-// after its echo, its socket's last read and the like, while the next
-// client's keystroke is timed: always first, one client would never pay
-// for the other's.)
+// first of each round in turn, each after a pause of echoGap. Typed by a
+// person, keystrokes come tens of milliseconds apart, each to an idle
+// path (-echo-gap 2ms and more: every process on the path wakes from
+// idle); back to back, what one client's side still did after its echo
+// (the agent's acknowledgement, a socket's last read, a runtime thread
+// woken) may run into the timing of the other's next keystroke, ssh's
+// too, timed in this same process, which hosts the control plane and the
+// agent.
 func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
 	for range n/10 + 1 {
 		for _, c := range cs {
@@ -213,6 +221,7 @@ func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
 	for r := range n {
 		for j := range cs {
 			i := (r + j) % len(cs)
+			time.Sleep(echoGap)
 			start := time.Now()
 			if err := cs[i].key(); err != nil {
 				return nil, err
