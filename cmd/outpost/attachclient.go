@@ -91,9 +91,7 @@ func (a *attachment) run(ctx context.Context, after uint64) error {
 	winch := make(chan os.Signal, 1)
 	notifyResize(winch)
 	defer signal.Stop(winch)
-	if os.Getenv("OUTPOST_X_NORAW") == "" {
-		a.stdin, a.stdout = terminalIO(a.stdin, a.stdout)
-	}
+	a.stdin, a.stdout = terminalIO(a.stdin, a.stdout)
 	if a.stdin != nil {
 		go a.pumpStdin() // blocked on a terminal read, it ends with the CLI
 	}
@@ -156,10 +154,7 @@ func (a *attachment) say(msg string) error {
 func (a *attachment) dial(ctx context.Context) (*websocket.Conn, error) {
 	cl := a.t.Client()
 	if a.hc == nil {
-		a.hc = cl.HTTPClient()
-		if os.Getenv("OUTPOST_X_NORAW") == "" {
-			a.hc = rawHTTPClient(a.hc)
-		}
+		a.hc = rawHTTPClient(cl.HTTPClient())
 	}
 	dctx, cancel := context.WithTimeout(ctx, lostAfter)
 	defer cancel()

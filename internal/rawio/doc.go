@@ -7,6 +7,10 @@
 // are a read and a write each; this keeps them to those two calls, as a
 // C program's poll loop (ssh's) makes them. Elsewhere, and for large
 // buffers (a call that copies much holds its P), the ordinary calls.
+//
+// Only for descriptors that never wait in non-blocking mode: sockets,
+// pipes, terminals and PTYs. A regular file's read may wait for the disk
+// whatever its flags, and a direct call would hold its P meanwhile.
 package rawio
 
 // Max is the largest buffer read or written with a direct call.

@@ -11,18 +11,26 @@ import (
 )
 
 // File is f with its small reads and writes made by direct system calls,
-// when f is in non-blocking mode (on Go's poller: opened so, or a PTY
-// master); f itself otherwise.
+// when f is a pipe, a terminal or PTY, or a socket in non-blocking mode
+// (on Go's poller: opened so, os.Pipe's, a PTY master); f itself
+// otherwise (a regular file's reads wait for the disk whatever the mode).
 func File(f *os.File) io.ReadWriter {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return f
 	}
-	nonblock := false
+	ok := false
 	if rc.Control(func(fd uintptr) {
+		var st unix.Stat_t
 		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-		nonblock = err == nil && fl&unix.O_NONBLOCK != 0
-	}) != nil || !nonblock {
+		if err != nil || fl&unix.O_NONBLOCK == 0 || unix.Fstat(int(fd), &st) != nil {
+			return
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFIFO, unix.S_IFCHR, unix.S_IFSOCK:
+			ok = true
+		}
+	}) != nil || !ok {
 		return f
 	}
 	return &file{f: f, rc: rc}

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,6 +218,14 @@ func TestFile(t *testing.T) {
 	defer f.Close()
 	if File(f) != io.ReadWriter(f) {
 		t.Fatal("File of a blocking file is not the file itself")
+	}
+	nb, err := os.OpenFile(f.Name(), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nb.Close()
+	if File(nb) != io.ReadWriter(nb) {
+		t.Fatal("File of a regular file opened non-blocking is not the file itself")
 	}
 }
 
