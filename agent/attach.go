@@ -128,12 +128,11 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 			sizeBulkBuffer(s.bulk)
 			// A keystroke's read and its echo's write on the connection:
 			// direct system calls (rawio).
+			wrapped := rawio.Wrap(s.bulk)
 			if r == io.Reader(s.bulk) {
-				s.bulk = rawio.Wrap(s.bulk)
-				r = s.bulk
-			} else {
-				s.bulk = rawio.Wrap(s.bulk)
+				r = wrapped
 			}
+			s.bulk = wrapped
 		}
 	}
 	if err := a.attach.add(s); err != nil {

@@ -93,7 +93,7 @@ func (a *attachment) run(ctx context.Context, after uint64) error {
 	defer signal.Stop(winch)
 	a.stdin, a.stdout = terminalIO(a.stdin, a.stdout)
 	if a.stdin != nil {
-		go a.pumpStdin() // blocked on a terminal read, it ends with the CLI
+		go a.pumpStdin() // waiting for input, it ends with the CLI
 	}
 	brokenSince := time.Time{}
 	for first := true; ; first = false {
