@@ -77,6 +77,9 @@ func (c *tcpConn) Write(p []byte) (int, error) {
 }
 
 func (c *tcpConn) opError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok { // the RawConn's own ("raw-read"): its cause
+		err = oe.Err
+	}
 	if _, ok := err.(syscall.Errno); ok {
 		err = os.NewSyscallError(op, err)
 	}

@@ -5,6 +5,7 @@ package rawio
 import (
 	"io"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -47,7 +48,7 @@ func (f *file) Read(p []byte) (int, error) {
 	}
 	n, err := readRaw(f.rc, p)
 	if err != nil {
-		return 0, &os.PathError{Op: "read", Path: f.f.Name(), Err: err}
+		return 0, &os.PathError{Op: "read", Path: f.f.Name(), Err: fileError(err)}
 	}
 	if n == 0 {
 		return 0, io.EOF
@@ -61,7 +62,33 @@ func (f *file) Write(p []byte) (int, error) {
 	}
 	n, err := writeRaw(f.rc, p)
 	if err != nil {
-		return n, &os.PathError{Op: "write", Path: f.f.Name(), Err: err}
+		return n, &os.PathError{Op: "write", Path: f.f.Name(), Err: fileError(err)}
 	}
 	return n, nil
 }
+
+// fileError is err as the file's own Read and Write say it: a closed
+// file's SyscallConn answers internal/poll's ErrFileClosing, which they
+// turn into os.ErrClosed.
+func fileError(err error) error {
+	if c := errFileClosing(); c != nil && err == c {
+		return os.ErrClosed
+	}
+	return err
+}
+
+// errFileClosing is what a closed file's SyscallConn Read answers (nil if
+// that cannot be learnt).
+var errFileClosing = sync.OnceValue(func() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil
+	}
+	w.Close()
+	rc, err := r.SyscallConn()
+	r.Close()
+	if err != nil {
+		return nil
+	}
+	return rc.Read(func(uintptr) bool { return true })
+})
