@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 	"strconv"
@@ -30,10 +31,25 @@ func terminalIO(in io.Reader, out io.Writer) (io.Reader, io.Writer) {
 	}
 	if out == os.Stdout {
 		if f := reopen(1, unix.O_WRONLY); f != nil {
-			out = rawio.File(f)
+			out = stdoutWriter{rawio.File(f)}
 		}
 	}
 	return in, out
+}
+
+// stdoutWriter is stdout opened anew: when its reader is gone (EPIPE),
+// what is left goes to os.Stdout, whose write then ends the CLI by
+// SIGPIPE as Go does for descriptor 1 (a filter's end in a pipeline:
+// `outpost exec ... | head -1`), and not as an interrupted attach.
+type stdoutWriter struct{ w io.Writer }
+
+func (s stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if errors.Is(err, unix.EPIPE) && n < len(p) {
+		m, err := os.Stdout.Write(p[n:])
+		return n + m, err
+	}
+	return n, err
 }
 
 // reopen opens descriptor fd again, non-blocking, when it is a pipe or a
