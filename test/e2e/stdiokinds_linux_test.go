@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -142,4 +144,41 @@ func socketPair(t *testing.T) (*os.File, *os.File) {
 
 func syscallSocketpair() ([2]int, error) {
 	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+}
+
+// TestExecStdinPTYMaster: stdin may be a PTY's master side (a program
+// that drives the CLI as a terminal would its user, or passes its own
+// master on): what is typed on the slave side reaches the process. (A
+// master opened anew through /proc is a new PTY, whose input never comes.)
+func TestExecStdinPTYMaster(t *testing.T) {
+	e := newAgentEnv(t)
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	defer s.Close()
+	cmd := exec.Command(outpostBin, "exec", "--", "head", "-c", "5")
+	cmd.Env = e.cliEnv()
+	cmd.Stdin = m
+	var out, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	time.Sleep(500 * time.Millisecond) // the CLI has set up its stdin
+	if _, err := s.Write([]byte("typed")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil || out.String() != "typed" {
+			t.Fatalf("outpost exec: %v, output %q, stderr %q; want typed", err, out.String(), stderr.String())
+		}
+	case <-time.After(statusTimeout):
+		t.Fatalf("what was written to the slave side never reached the process (%s); output %q", statusTimeout, out.String())
+	}
 }
