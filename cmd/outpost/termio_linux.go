@@ -53,14 +53,22 @@ func (s stdoutWriter) Write(p []byte) (int, error) {
 }
 
 // reopen opens descriptor fd again, non-blocking, when it is a pipe or a
-// character device (a terminal, /dev/null); nil otherwise. (A file
-// opened again would start at offset 0 and, for writing, not append.)
+// terminal; nil otherwise. (A file opened again would start at offset 0
+// and, for writing, not append; any other character device opened again
+// is another open of the device, maybe other data (a PTY master's is a
+// new PTY), and may not honour O_NONBLOCK.)
 func reopen(fd, mode int) *os.File {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
 		return nil
 	}
-	if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFCHR {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+	case unix.S_IFCHR:
+		if !terminalSide(fd, st.Rdev) {
+			return nil
+		}
+	default:
 		return nil
 	}
 	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), mode|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
@@ -68,4 +76,17 @@ func reopen(fd, mode int) *os.File {
 		return nil
 	}
 	return os.NewFile(uintptr(nfd), "/dev/fd/"+strconv.Itoa(fd))
+}
+
+// terminalSide says whether fd is a terminal that opened again is the
+// same terminal: not a PTY's master side (Unix 98: TIOCGPTN answers;
+// BSD-style: major 2), which opened again is a new PTY.
+func terminalSide(fd int, rdev uint64) bool {
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+		return false
+	}
+	if _, err := unix.IoctlGetInt(fd, unix.TIOCGPTN); err == nil {
+		return false
+	}
+	return unix.Major(rdev) != 2
 }

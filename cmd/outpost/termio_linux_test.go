@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,5 +54,48 @@ func TestReopenLeavesSharedDescription(t *testing.T) {
 	if g := reopen(int(reg.Fd()), unix.O_RDONLY); g != nil {
 		g.Close()
 		t.Fatal("a regular file was opened again")
+	}
+}
+
+// TestReopenTerminal: a terminal (a PTY's slave side, as a shell's) is
+// opened again, non-blocking, the given description left blocking; a
+// PTY's master side (opened again: a new PTY) and another character
+// device (/dev/null) are not.
+func TestReopenTerminal(t *testing.T) {
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	defer s.Close()
+	sfd := int(s.Fd()) // blocking
+	f := reopen(sfd, unix.O_RDONLY)
+	if f == nil {
+		t.Fatal("a terminal was not opened again")
+	}
+	defer f.Close()
+	if fl, err := unix.FcntlInt(uintptr(sfd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+		t.Fatalf("the given descriptor's flags %#x, %v: want it blocking still", fl, err)
+	}
+	if _, err := m.Write([]byte("typed\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	n, err := f.Read(buf)
+	if err != nil || string(buf[:n]) != "typed\n" {
+		t.Fatalf("read %q, %v through the new description", buf[:n], err)
+	}
+	if g := reopen(int(m.Fd()), unix.O_RDONLY); g != nil {
+		g.Close()
+		t.Fatal("a PTY master was opened again (that is a new PTY)")
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if g := reopen(int(null.Fd()), unix.O_RDONLY); g != nil {
+		g.Close()
+		t.Fatal("/dev/null was opened again")
 	}
 }
