@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
@@ -19,18 +20,40 @@ import (
 // only come from the agent the request went to; one wildcard subscription
 // takes them all. owner tells this client's replies from those of other
 // control-plane replicas sharing the account.
+//
+// n is the lowest number no request to that agent is waiting on, so an
+// agent answers on as few subjects as it has requests in flight. The
+// embedded server keeps, for each connection that has publish permissions,
+// a cache of every subject it published on (up to 128); with a new subject
+// a request those caches filled with spent reply subjects, some 25 KiB an
+// agent that had answered 128 calls. A reply subject comes back into use
+// only after its request's reply came (or, for a request that ended
+// without one, after replyRest); a reply that arrives on it for an earlier
+// request (late or duplicate) is told apart by its request id (accept).
 type replies struct {
 	nc    *nats.Conn
 	owner string
 	sub   *nats.Subscription
-	next  atomic.Uint64
 
 	mu      sync.Mutex
 	pending map[string]chan *nats.Msg // by full reply subject
+	// resting holds the reply subjects of requests that ended without
+	// their reply, until when they may be used again: a reply that
+	// carries no request id (the server's no-responders status, an
+	// agent's answer to a request it could not decode) could still come.
+	resting map[string]time.Time
 }
 
+// replyRest is how long a reply subject whose request ended without its
+// reply is left unused.
+const replyRest = time.Minute
+
+// restingSweep is the size of resting past which a request's end drops
+// the subjects whose rest is over (those of agents called no more).
+const restingSweep = 1024
+
 func newReplies(nc *nats.Conn) (*replies, error) {
-	r := &replies{nc: nc, owner: nuid.Next(), pending: make(map[string]chan *nats.Msg)}
+	r := &replies{nc: nc, owner: nuid.Next(), pending: make(map[string]chan *nats.Msg), resting: make(map[string]time.Time)}
 	subj, err := subjects.AllReplies(r.owner)
 	if err != nil {
 		return nil, err
@@ -41,48 +64,96 @@ func newReplies(nc *nats.Conn) (*replies, error) {
 	return r, nil
 }
 
-// deliver hands a reply to its waiting request; replies nobody waits for
-// (late, duplicate or forged) are dropped.
+// deliver hands a reply to the request waiting on its subject; replies
+// nobody waits for (late, duplicate or forged) are dropped, and so is one
+// that finds the waiter's buffer full (it holds replies it has not read
+// yet, all but one of them not its own).
 func (r *replies) deliver(m *nats.Msg) {
 	r.mu.Lock()
 	ch, ok := r.pending[m.Subject]
-	if ok {
-		delete(r.pending, m.Subject)
-	}
 	r.mu.Unlock()
 	if ok {
-		ch <- m // buffered, and removed from pending: never blocks
+		select {
+		case ch <- m:
+		default:
+		}
 	}
 }
 
-// request publishes data to subj with a fresh reply subject of ag and waits
-// for the reply. It returns nats.ErrNoResponders when the server reports that
-// nobody subscribes to subj, and ctx's error when ctx ends first.
-func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, data []byte) (*nats.Msg, error) {
-	reply, err := ag.Reply(r.owner, strconv.FormatUint(r.next.Add(1), 36))
+// claim returns the reply subject of a new request to ag: the lowest
+// number that no request waits on and that is not resting. r.mu is held.
+func (r *replies) claim(ag subjects.Agent) (string, error) {
+	first, err := ag.Reply(r.owner, "0")
 	if err != nil {
+		return "", err
+	}
+	base := strings.TrimSuffix(first, "0")
+	now := time.Now()
+	for n := uint64(0); ; n++ {
+		subj := base + strconv.FormatUint(n, 36)
+		if _, busy := r.pending[subj]; busy {
+			continue
+		}
+		if until, ok := r.resting[subj]; ok {
+			if now.Before(until) {
+				continue
+			}
+			delete(r.resting, subj)
+		}
+		return subj, nil
+	}
+}
+
+// request publishes data to subj with a reply subject of ag and waits for
+// the reply that accept takes (nil takes the first): a reply accept turns
+// down is one to an earlier request on the same subject, and the wait goes
+// on. It returns nats.ErrNoResponders when the server reports that nobody
+// subscribes to subj, and ctx's error when ctx ends first.
+func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, accept func(*nats.Msg) bool) (*nats.Msg, error) {
+	ch := make(chan *nats.Msg, 4)
+	r.mu.Lock()
+	reply, err := r.claim(ag)
+	if err != nil {
+		r.mu.Unlock()
 		return nil, err
 	}
-	ch := make(chan *nats.Msg, 1)
-	r.mu.Lock()
 	r.pending[reply] = ch
 	r.mu.Unlock()
+	answered := false
 	defer func() {
 		r.mu.Lock()
 		delete(r.pending, reply)
+		if !answered {
+			now := time.Now()
+			if len(r.resting) >= restingSweep {
+				for s, until := range r.resting {
+					if !now.Before(until) {
+						delete(r.resting, s)
+					}
+				}
+			}
+			r.resting[reply] = now.Add(replyRest)
+		}
 		r.mu.Unlock()
 	}()
 	if err := r.nc.PublishMsg(&nats.Msg{Subject: subj, Reply: reply, Data: data}); err != nil {
 		return nil, err
 	}
-	select {
-	case m := <-ch:
-		if len(m.Data) == 0 && m.Header.Get(statusHeader) == noRespondersStatus {
-			return nil, nats.ErrNoResponders
+	for {
+		select {
+		case m := <-ch:
+			if len(m.Data) == 0 && m.Header.Get(statusHeader) == noRespondersStatus {
+				answered = true
+				return nil, nats.ErrNoResponders
+			}
+			if accept != nil && !accept(m) {
+				continue
+			}
+			answered = true
+			return m, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		return m, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 
