@@ -80,27 +80,41 @@ func (r *replies) deliver(m *nats.Msg) {
 	}
 }
 
-// claim returns the reply subject of a new request to ag: the lowest
-// number that no request waits on and that is not resting. r.mu is held.
-func (r *replies) claim(ag subjects.Agent) (string, error) {
+// claim takes the reply subject of a new request to ag, waited on with
+// ch: the lowest number that no request waits on and that is not resting.
+// The subjects are made outside r.mu, which every request and every reply
+// takes: nothing is allocated under it (an allocation can be made to help
+// the collector, and hold the lock meanwhile).
+func (r *replies) claim(ag subjects.Agent, ch chan *nats.Msg) (string, error) {
 	first, err := ag.Reply(r.owner, "0")
 	if err != nil {
 		return "", err
 	}
 	base := strings.TrimSuffix(first, "0")
-	now := time.Now()
-	for n := uint64(0); ; n++ {
-		subj := base + strconv.FormatUint(n, 36)
-		if _, busy := r.pending[subj]; busy {
-			continue
-		}
-		if until, ok := r.resting[subj]; ok {
-			if now.Before(until) {
+	cands := []string{first}
+	for next := uint64(1); ; {
+		r.mu.Lock()
+		now := time.Now()
+		for _, subj := range cands {
+			if _, busy := r.pending[subj]; busy {
 				continue
 			}
-			delete(r.resting, subj)
+			if until, ok := r.resting[subj]; ok {
+				if now.Before(until) {
+					continue
+				}
+				delete(r.resting, subj)
+			}
+			r.pending[subj] = ch
+			r.mu.Unlock()
+			return subj, nil
 		}
-		return subj, nil
+		r.mu.Unlock()
+		cands = cands[:0]
+		for range 8 {
+			cands = append(cands, base+strconv.FormatUint(next, 36))
+			next++
+		}
 	}
 }
 
@@ -111,14 +125,10 @@ func (r *replies) claim(ag subjects.Agent) (string, error) {
 // subscribes to subj, and ctx's error when ctx ends first.
 func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, accept func(*nats.Msg) bool) (*nats.Msg, error) {
 	ch := make(chan *nats.Msg, 4)
-	r.mu.Lock()
-	reply, err := r.claim(ag)
+	reply, err := r.claim(ag, ch)
 	if err != nil {
-		r.mu.Unlock()
 		return nil, err
 	}
-	r.pending[reply] = ch
-	r.mu.Unlock()
 	answered := false
 	defer func() {
 		r.mu.Lock()
