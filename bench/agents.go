@@ -115,7 +115,7 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	connect := time.Since(start)
 	name := fmt.Sprintf("%d agents", cfg.agents)
 	rows := []row{{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s (started at %d/s in %d processes; enrolled in %.1f s)", connect.Seconds(), fleetStartRate, len(fl.procs), enrolled.Seconds()), Baseline: "—", Ratio: "—", Goal: loadNote()}}
-	rows = append(rows, memoryRows(sp, cfg, "online", true)...)
+	rows = append(rows, memoryRows(sp, cfg, "online", "")...)
 	if steps.idle {
 		rows = append(rows, idleRows(sp, fl, cfg)...)
 	}
@@ -131,7 +131,7 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 		// calls piled up, not on the agents).
 		cl.HTTP.CloseIdleConnections()
 		time.Sleep(2 * time.Second)
-		rows = append(rows, memoryRows(sp, cfg, "online, after the drives", false)...)
+		rows = append(rows, memoryRows(sp, cfg, "online, after the drives", ".after")...)
 	}
 	// What went wrong in the control plane, for the runs that fail.
 	defer func() { logProblems(filepath.Join(e.dir, "serve.log")) }()

@@ -34,27 +34,28 @@ func (e *envFlag) Set(v string) error {
 // and idle: its live heap and goroutine stacks after a collection, and its
 // goroutines. The collection is the heap profile's (gc=1), so the figures
 // are of live memory only, not of garbage waiting for the next cycle.
-// when says at what point (online, after the drives); profile writes the
-// heap and goroutine profiles (-serve-heapprofile) at this point.
+// when says at what point (online, after the drives); with
+// -serve-heapprofile FILE, the heap and goroutine profiles of this point go
+// to FILE+suffix and FILE+suffix.goroutine.
 //
 // Beside them: the stack the goroutines use (what the collector scans)
 // against what is allocated to them, and the heap goal, which with the
 // stacks is most of the RSS (the runtime keeps about the goal's pages).
-func memoryRows(sp *serveProc, cfg loadConfig, when string, profile bool) []row {
+func memoryRows(sp *serveProc, cfg loadConfig, when, suffix string) []row {
 	name := fmt.Sprintf("%d agents %s", cfg.agents, when)
 	if len(serveEnv) > 0 {
 		name += " (serve with " + serveEnv.String() + ")"
 	}
 	path := os.DevNull
-	if profile && serveHeapProfile != "" {
-		path = serveHeapProfile
+	if serveHeapProfile != "" {
+		path = serveHeapProfile + suffix
 	}
 	u := "http://" + sp.pprof + "/debug/pprof/heap?gc=1"
 	if err := download(u, path); err != nil {
 		return []row{{Name: name + ": control plane memory per agent", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}}
 	}
 	if path != os.DevNull {
-		if err := download("http://"+sp.pprof+"/debug/pprof/goroutine", serveHeapProfile+".goroutine"); err != nil {
+		if err := download("http://"+sp.pprof+"/debug/pprof/goroutine", path+".goroutine"); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: serve goroutine profile:", err)
 		}
 	}
