@@ -28,8 +28,13 @@ import (
 // a request those caches filled with spent reply subjects, some 25 KiB an
 // agent that had answered 128 calls. A reply subject comes back into use
 // only after its request's reply came (or, for a request that ended
-// without one, after replyRest); a reply that arrives on it for an earlier
-// request (late or duplicate) is told apart by its request id (accept).
+// without one or whose reply named no request, after replyRest); a reply
+// that arrives on it for an earlier request (late or duplicate) is told
+// apart by its request id (accept). At most maxRestingPerAgent of an
+// agent's subjects rest at once: one that never answers (hostile, or
+// frozen with its connection up) would otherwise have every call made to it
+// in the last minute keep one, each new call scan them all, and its
+// connection publish on ever new subjects again.
 type replies struct {
 	nc    *nats.Conn
 	owner string
@@ -42,6 +47,13 @@ type replies struct {
 	// carries no request id (the server's no-responders status, an
 	// agent's answer to a request it could not decode) could still come.
 	resting map[string]time.Time
+	// restingBy counts the resting subjects of each agent, by the
+	// subjects' prefix up to the number.
+	restingBy map[string]int
+	// sweepAt is the size of resting at which a request's end next drops
+	// the subjects whose rest is over: twice what the last sweep left (at
+	// least restingSweep), so that sweeps cost O(1) a request.
+	sweepAt int
 }
 
 // replyRest is how long a reply subject whose request ended without its
@@ -52,8 +64,17 @@ const replyRest = time.Minute
 // the subjects whose rest is over (those of agents called no more).
 const restingSweep = 1024
 
+// maxRestingPerAgent bounds how many of an agent's reply subjects rest at
+// once. Past it, the subject of a request that ended without its reply is
+// used again at once: a reply that names a request is still told apart;
+// one that names none could then be taken by the next call to that same
+// agent (only that agent publishes there, so it can only mislead calls to
+// itself; the server's no-responders status comes at once, not late).
+const maxRestingPerAgent = 16
+
 func newReplies(nc *nats.Conn) (*replies, error) {
-	r := &replies{nc: nc, owner: nuid.Next(), pending: make(map[string]chan *nats.Msg), resting: make(map[string]time.Time)}
+	r := &replies{nc: nc, owner: nuid.Next(), pending: make(map[string]chan *nats.Msg),
+		resting: make(map[string]time.Time), restingBy: make(map[string]int), sweepAt: restingSweep}
 	subj, err := subjects.AllReplies(r.owner)
 	if err != nil {
 		return nil, err
@@ -103,7 +124,7 @@ func (r *replies) claim(ag subjects.Agent, ch chan *nats.Msg) (string, error) {
 				if now.Before(until) {
 					continue
 				}
-				delete(r.resting, subj)
+				r.unrest(subj)
 			}
 			r.pending[subj] = ch
 			r.mu.Unlock()
@@ -118,12 +139,48 @@ func (r *replies) claim(ag subjects.Agent, ch chan *nats.Msg) (string, error) {
 	}
 }
 
+// unrest ends the rest of subj. r.mu is held.
+func (r *replies) unrest(subj string) {
+	delete(r.resting, subj)
+	agent := agentOf(subj)
+	if r.restingBy[agent]--; r.restingBy[agent] <= 0 {
+		delete(r.restingBy, agent)
+	}
+}
+
+// rest leaves subj unused until replyRest from now, unless its agent has
+// maxRestingPerAgent subjects resting already. r.mu is held.
+func (r *replies) rest(subj string, now time.Time) {
+	if len(r.resting) >= r.sweepAt {
+		for s, until := range r.resting {
+			if !now.Before(until) {
+				r.unrest(s)
+			}
+		}
+		r.sweepAt = max(restingSweep, 2*len(r.resting))
+	}
+	agent := agentOf(subj)
+	if r.restingBy[agent] >= maxRestingPerAgent {
+		return
+	}
+	r.restingBy[agent]++
+	r.resting[subj] = now.Add(replyRest)
+}
+
+// agentOf is the prefix of reply subject subj up to its number: the same
+// for every reply subject of one agent.
+func agentOf(subj string) string { return subj[:strings.LastIndexByte(subj, '.')+1] }
+
 // request publishes data to subj with a reply subject of ag and waits for
 // the reply that accept takes (nil takes the first): a reply accept turns
-// down is one to an earlier request on the same subject, and the wait goes
-// on. It returns nats.ErrNoResponders when the server reports that nobody
-// subscribes to subj, and ctx's error when ctx ends first.
-func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, accept func(*nats.Msg) bool) (*nats.Msg, error) {
+// down (take false) is one to an earlier request on the same subject, and
+// the wait goes on. A reply taken that does not name the request (own
+// false: it names none, or cannot be read) leaves the subject resting, as
+// no reply does: the agent may send it again, and nothing would tell the
+// repeat from the next call's reply. It returns nats.ErrNoResponders when
+// the server reports that nobody subscribes to subj, and ctx's error when
+// ctx ends first.
+func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, accept func(*nats.Msg) (take, own bool)) (*nats.Msg, error) {
 	ch := make(chan *nats.Msg, 4)
 	reply, err := r.claim(ag, ch)
 	if err != nil {
@@ -134,15 +191,7 @@ func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, d
 		r.mu.Lock()
 		delete(r.pending, reply)
 		if !answered {
-			now := time.Now()
-			if len(r.resting) >= restingSweep {
-				for s, until := range r.resting {
-					if !now.Before(until) {
-						delete(r.resting, s)
-					}
-				}
-			}
-			r.resting[reply] = now.Add(replyRest)
+			r.rest(reply, time.Now())
 		}
 		r.mu.Unlock()
 	}()
@@ -156,10 +205,14 @@ func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, d
 				answered = true
 				return nil, nats.ErrNoResponders
 			}
-			if accept != nil && !accept(m) {
-				continue
+			own := true
+			if accept != nil {
+				var take bool
+				if take, own = accept(m); !take {
+					continue
+				}
 			}
-			answered = true
+			answered = own
 			return m, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
