@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -76,6 +77,11 @@ func main() {
 	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during the carry suite's first carry alone (FILE.first) and each incremental carry (FILE.inc0...); not with -cpuprofile")
 	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")
 	flag.Parse()
+	if *cpuProfile != "" && carryProfile != "" {
+		// Go runs one CPU profile at a time: the second would fail midway.
+		fmt.Fprintln(os.Stderr, "bench: -cpuprofile and -carry-cpuprofile cannot be used together")
+		os.Exit(2)
+	}
 	if *cpuProfile != "" {
 		stop, err := startProfile(*cpuProfile)
 		if err != nil {
@@ -93,20 +99,26 @@ func main() {
 		}
 	}
 	var rows []row
+	failed := false
 	for _, tr := range strings.Split(*transports, ",") {
 		rs, err := runSuites(ctx, *n, tr == "tls", want)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
-			removeBinary()
-			os.Exit(1)
+			failed = true
 		}
 		rows = append(rows, rs...)
 	}
 	removeBinary()
 	printTable(rows)
+	if failed {
+		os.Exit(1)
+	}
 }
 
-// runSuites runs the wanted suites (all when want is empty) on one env.
+// runSuites runs the wanted suites (all when want is empty) on one env. A
+// suite that fails is a FAILED row and the next suite still runs (the rows
+// measured before a failure stand); the error names every suite that
+// failed.
 func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]row, error) {
 	e, err := newEnv(ctx, n, tlsOn)
 	if err != nil {
@@ -114,6 +126,7 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 	}
 	defer e.Close()
 	var rows []row
+	var errs []error
 	for _, s := range suites() {
 		if len(want) > 0 && !want[s.name] || len(want) == 0 && s.named {
 			continue
@@ -123,14 +136,17 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 		}
 		rs, err := s.run(ctx, e)
 		if err != nil {
-			return nil, fmt.Errorf("%s%s: %w", s.name, e.transport(), err)
+			err = fmt.Errorf("%s%s: %w", s.name, e.transport(), err)
+			errs = append(errs, err)
+			rows = append(rows, row{Name: s.name + " suite" + e.transport(), Outpost: "FAILED: " + ends(err.Error()), Met: "NO"})
+			continue
 		}
 		for i := range rs {
 			rs[i].Name += e.transport()
 		}
 		rows = append(rows, rs...)
 	}
-	return rows, nil
+	return rows, errors.Join(errs...)
 }
 
 func printTable(rows []row) {
