@@ -92,11 +92,10 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	want := map[string]bool{}
-	for _, s := range strings.Split(*only, ",") {
-		if s != "" {
-			want[s] = true
-		}
+	want, err := wantedSuites(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
 	}
 	var rows []row
 	failed := false
@@ -113,6 +112,27 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// wantedSuites is the set of suites -rows names (empty: all), or an error
+// naming one that does not exist, so that a misspelt suite is not an empty
+// table.
+func wantedSuites(only string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, s := range suites() {
+		known[s.name] = true
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(only, ",") {
+		if s == "" {
+			continue
+		}
+		if !known[s] {
+			return nil, fmt.Errorf("-rows: no suite %q", s)
+		}
+		want[s] = true
+	}
+	return want, nil
 }
 
 // runSuites runs the wanted suites (all when want is empty) on one env. A
