@@ -69,6 +69,7 @@ func main() {
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
 	flag.IntVar(&scale.agents, "scale-agents", scale.agents, "agents of the scale suite")
 	flag.IntVar(&agentsPerProcess, "agents-per-process", agentsPerProcess, "agents in each fleet process of the load suites")
+	flag.IntVar(&fleetNice, "fleet-nice", 0, "run the load suites' fleet processes at this nice value (1-19), so that on a shared machine the agents, which stand in for other machines, take CPU from the control plane only when it has none to use")
 	flag.IntVar(&fleetStartRate, "start-rate", fleetStartRate, "agents a second the load suites' fleet starts")
 	flag.IntVar(&driverConns, "driver-conns", 0, "connections the load suites' driver opens to the control plane at most (0: one per call in flight, up to the in-flight limit)")
 	flag.StringVar(&serveTrace, "serve-trace", "", "write outpost serve's execution trace of the load suite's mix drive (and its block and mutex profiles of the same seconds, FILE.block, FILE.mutex)")
@@ -77,6 +78,10 @@ func main() {
 	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during the carry suite's first carry alone (FILE.first) and each incremental carry (FILE.inc0...); not with -cpuprofile")
 	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")
 	flag.Parse()
+	if fleetNice < 0 || fleetNice > 19 {
+		fmt.Fprintln(os.Stderr, "bench: -fleet-nice must be 0 to 19")
+		os.Exit(2)
+	}
 	if *cpuProfile != "" && carryProfile != "" {
 		// Go runs one CPU profile at a time: the second would fail midway.
 		fmt.Fprintln(os.Stderr, "bench: -cpuprofile and -carry-cpuprofile cannot be used together")
@@ -161,8 +166,12 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 			rows = append(rows, row{Name: s.name + " suite" + e.transport(), Outpost: "FAILED: " + ends(err.Error()), Met: "NO"})
 			continue
 		}
+		suffix := e.transport()
+		if fleetNice > 0 && (s.name == "agents" || s.name == "scale" || s.name == "storm") {
+			suffix += fmt.Sprintf(" [fleet at nice %d]", fleetNice)
+		}
 		for i := range rs {
-			rs[i].Name += e.transport()
+			rs[i].Name += suffix
 		}
 		rows = append(rows, rs...)
 	}
