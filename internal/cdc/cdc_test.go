@@ -100,6 +100,19 @@ func TestDeterministicAndShort(t *testing.T) {
 func BenchmarkSplit(b *testing.B) {
 	data := random(64<<20, 4)
 	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Default.Split(bytes.NewReader(data), func([]byte) error { return nil })
+	}
+}
+
+// BenchmarkSplitSmall splits many small inputs, as a scan of a source
+// tree does: the allocations per op show whether each call makes a
+// buffer of its own.
+func BenchmarkSplitSmall(b *testing.B) {
+	data := random(8<<10, 5)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
 	for b.Loop() {
 		Default.Split(bytes.NewReader(data), func([]byte) error { return nil })
 	}
