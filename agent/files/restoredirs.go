@@ -20,13 +20,16 @@ const maxIdleDirs = 256
 // every component of a path on each call: the walks were most of a
 // restore's CPU outside the writes themselves).
 //
-// Each directory is opened from its parent's by name, after an Lstat
-// there shows a directory (a missing one is made, once): a directory
+// The restore's directory (base) is opened as any path a call names is,
+// following symlinks that stay inside the root. Each directory below it
+// is opened from its parent's by name, after an Lstat there shows a
+// directory (a missing one is made, once): a directory of the manifest
 // replaced by a symlink or a file since BeginRestore is refused
 // (ErrUnsafeEntry), never followed, wherever the link points. What is
 // opened stays inside the root as any os.Root does.
 type restoreDirs struct {
 	fs   *FS
+	base string // clean root-relative; every directory asked for is it or below it
 	mu   sync.Mutex
 	open map[string]*restoreDir // by clean root-relative path
 	idle int                    // entries with no file being written
@@ -72,8 +75,17 @@ func (ds *restoreDirs) get(c string) (*restoreDir, error) {
 	if d, ok := ds.open[c]; ok {
 		return d, nil
 	}
-	if c == "." {
+	switch {
+	case c == ".":
 		d := &restoreDir{root: ds.fs.root} // the FS's own: never closed here
+		ds.add(c, d)
+		return d, nil
+	case c == ds.base:
+		r, err := ds.fs.root.OpenRoot(native(c))
+		if err != nil {
+			return nil, mapErr("restore", c, err)
+		}
+		d := &restoreDir{root: r}
 		ds.add(c, d)
 		return d, nil
 	}

@@ -108,7 +108,7 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 	if err := f.root.MkdirAll(native(base), dirMode); err != nil {
 		return nil, mapErr("restore", base, err)
 	}
-	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}, dirs: restoreDirs{fs: f}}
+	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}, dirs: restoreDirs{fs: f, base: base}}
 	if opts.Survey != nil {
 		r.listed = opts.Survey.take(base)
 		r.opts.Survey = nil

@@ -361,3 +361,33 @@ func TestRestoreManyDirectories(t *testing.T) {
 		t.Fatalf("%d entries restored, want %d", len(got), len(want))
 	}
 }
+
+// TestRestoreIntoLinkedDirectory: the directory a restore is asked for is
+// resolved as any path a call names, through a symlink that stays inside
+// the root; only the manifest's own directories must be directories.
+func TestRestoreIntoLinkedDirectory(t *testing.T) {
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	writeTree(t, srcDir)
+	s, err := newFS(t, srcDir).Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	must(t, os.Mkdir(filepath.Join(dstDir, "real"), 0o755))
+	must(t, os.Symlink("real", filepath.Join(dstDir, "work")))
+	dst := newFS(t, dstDir)
+	ctx := context.Background()
+	r, err := dst.BeginRestore(ctx, "work", s.Entries, RestoreOptions{})
+	must(t, err)
+	for _, sum := range r.Lack() {
+		data, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		must(t, r.Put(sum, data))
+	}
+	if _, err := r.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want, got := digest(t, srcDir), digest(t, filepath.Join(dstDir, "real"))
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+}
