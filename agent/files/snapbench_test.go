@@ -77,7 +77,14 @@ func BenchmarkScan(b *testing.B) {
 // BenchmarkRestoreEmpty is a restore of that tree to an empty directory,
 // every chunk delivered by Put (as a first carry does). Each iteration
 // restores to a new directory; they are removed at the end.
-func BenchmarkRestoreEmpty(b *testing.B) {
+func BenchmarkRestoreEmpty(b *testing.B) { benchRestore(b, false) }
+
+// BenchmarkRestoreEmptyJournal is BenchmarkRestoreEmpty with the journal
+// of temporary files an agent keeps (outpost agent's Journal): its
+// record of each temporary file is synced before the file is made.
+func BenchmarkRestoreEmptyJournal(b *testing.B) { benchRestore(b, true) }
+
+func benchRestore(b *testing.B, journal bool) {
 	src := b.TempDir()
 	size := benchTree(b, src)
 	sfs, err := New(src)
@@ -105,6 +112,11 @@ func BenchmarkRestoreEmpty(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer dfs.Close()
+	if journal {
+		if _, err := dfs.OpenJournal(filepath.Join(b.TempDir(), "writes")); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	b.SetBytes(size)
 	b.ReportAllocs()
