@@ -19,7 +19,11 @@ func TestReopenLeavesSharedDescription(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	defer func() { // not p[1] as it was at the defer: it is closed below, its number maybe reused
+		if p[1] >= 0 {
+			unix.Close(p[1])
+		}
+	}()
 	f := reopen(p[0], unix.O_RDONLY)
 	if f == nil {
 		t.Fatal("a pipe's read end was not opened again")
