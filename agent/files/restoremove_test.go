@@ -1,0 +1,115 @@
+package files
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// listTree is every path under dir with its type, sorted.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, rel+" "+fi.Mode().Type().String())
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
+
+// TestRestoreDirectoryMovedOutside: a directory of the restore (or its
+// parent) that a concurrent process moves out of the root while the
+// restore runs must not receive a file, a rename or a chtimes of the
+// restore: the names outside the root after the move are as the move
+// left them. The restore may fail or write the file at its path inside
+// the root, never in the moved directory. (A temporary file moved out
+// while open still gets the bytes written to its descriptor, as it did
+// before a restore kept its directories open: that is the file the agent
+// opened, not a name it resolves.)
+func TestRestoreDirectoryMovedOutside(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		move string // what is moved out: "a/d" or "a"
+		mid  bool   // moved while a file of it is being written
+	}{
+		{"dir between files", "a/d", false},
+		{"parent between files", "a", false},
+		{"dir during a file", "a/d", true},
+		{"parent during a file", "a", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srcDir, dstDir, outDir := t.TempDir(), t.TempDir(), t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(srcDir, "a/d"), 0o755))
+			must(t, os.WriteFile(filepath.Join(srcDir, "a/d/f1"), []byte("first file"), 0o644))
+			big := make([]byte, 1<<20) // several chunks
+			rng := rand.New(rand.NewPCG(5, 5))
+			for i := range big {
+				big[i] = byte(rng.Uint32())
+			}
+			must(t, os.WriteFile(filepath.Join(srcDir, "a/d/f2"), big, 0o644))
+			s, err := newFS(t, srcDir).Scan(context.Background(), ".", ScanOptions{})
+			must(t, err)
+			var f1, f2 []Sum
+			for _, e := range s.Entries {
+				for _, ch := range e.Chunks {
+					switch e.Path {
+					case "a/d/f1":
+						f1 = append(f1, ch.Sum)
+					case "a/d/f2":
+						f2 = append(f2, ch.Sum)
+					}
+				}
+			}
+			if len(f1) != 1 || len(f2) < 3 {
+				t.Fatalf("chunks: f1 %d, f2 %d", len(f1), len(f2))
+			}
+			dst := newFS(t, dstDir)
+			ctx := context.Background()
+			r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
+			must(t, err)
+			defer r.Abort()
+			put := func(sum Sum) error {
+				data, err := s.AppendChunk(nil, sum)
+				must(t, err)
+				return r.Put(sum, data)
+			}
+			// f1 is written (its directory opened and kept); with mid,
+			// f2's first chunk too (its temporary file made).
+			must(t, put(f1[0]))
+			rest := f2
+			if tc.mid {
+				must(t, put(f2[0]))
+				rest = f2[1:]
+			}
+			moved := filepath.Join(outDir, filepath.Base(tc.move))
+			must(t, os.Rename(filepath.Join(dstDir, tc.move), moved))
+			before := listTree(t, outDir)
+			var restErr error
+			for _, sum := range rest {
+				if restErr = put(sum); restErr != nil {
+					break
+				}
+			}
+			if restErr == nil {
+				_, restErr = r.Commit(ctx)
+			}
+			r.Abort()
+			if after := listTree(t, outDir); !slices.Equal(before, after) {
+				t.Errorf("outside the root, after the move:\n%q\nafter the restore (err %v):\n%q", before, restErr, after)
+			}
+			if restErr == nil {
+				if got := readFile(t, filepath.Join(dstDir, "a/d/f2")); got != string(big) {
+					t.Errorf("restore succeeded but a/d/f2 inside the root has %d bytes", len(got))
+				}
+			}
+		})
+	}
+}
