@@ -51,12 +51,57 @@ func (ds *restoreDirs) acquire(c string) (*restoreDir, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ds.check(c, d); err != nil {
+		return nil, err
+	}
 	if d.refs == 0 {
 		ds.idle--
 	}
 	d.refs++
 	ds.trim()
 	return d, nil
+}
+
+// verify checks that directory d, held, is still c: see check.
+func (ds *restoreDirs) verify(c string, d *restoreDir) error {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.check(c, d)
+}
+
+// check, with ds.mu held, refuses (ErrUnsafeEntry) directory d unless it
+// is still what c names: each directory from it up to base is the one
+// its parent holds by that name (an Lstat, so never a symlink), and base
+// the one the root holds at base's path. An os.Root keeps referring to
+// its directory wherever it is moved, even out of the agent's root, so
+// a directory kept open is checked before a file is made or renamed in
+// it; the window left is that of a single call, as when every call
+// walked the path from the root.
+func (ds *restoreDirs) check(c string, d *restoreDir) error {
+	for c != "." {
+		have, err := d.root.Stat(".")
+		if err != nil {
+			return mapErr("restore", c, err)
+		}
+		var fi iofs.FileInfo
+		var parent *restoreDir
+		if c == ds.base {
+			fi, err = ds.fs.root.Stat(native(c))
+		} else {
+			if parent, err = ds.get(path.Dir(c)); err != nil {
+				return err
+			}
+			fi, err = parent.root.Lstat(path.Base(c))
+		}
+		if err != nil || !os.SameFile(fi, have) {
+			return errorf(ErrUnsafeEntry, "restore %s: moved or replaced while the restore ran", c)
+		}
+		if c == ds.base {
+			return nil
+		}
+		c, d = path.Dir(c), parent
+	}
+	return nil
 }
 
 // release gives back a directory acquire returned.

@@ -349,6 +349,12 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		r.dirs.release(d)
 		rf.dir = nil
 	}()
+	if err := r.dirs.verify(path.Dir(rf.c), d); err != nil {
+		// Its temporary file is no longer where it was made: left
+		// there, closed, never renamed or removed by name.
+		rf.up.abandon()
+		return err
+	}
 	if _, err := rf.up.CommitVerified(rf.e.Size, ""); err != nil {
 		return err
 	}

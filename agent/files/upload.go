@@ -423,6 +423,20 @@ func (u *Upload) Abort() error {
 	return mapErr("abort write", u.path, u.discard())
 }
 
+// abandon ends the upload without touching its temporary file by name:
+// it is closed and forgotten by the journal (a restore's directory that
+// was moved away while the file was written: see restoreDirs.check).
+func (u *Upload) abandon() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.done {
+		return
+	}
+	u.done = true
+	u.file.Close()
+	u.fs.forgetTemp(u.tmp)
+}
+
 // syncDir flushes directory c so a rename in it survives a crash. It is best
 // effort; Windows cannot sync a directory handle.
 func (f *FS) syncDir(c string) {
