@@ -39,6 +39,7 @@ type restoreDirs struct {
 // it hold it (one that none holds may be closed to bound the open files).
 type restoreDir struct {
 	root *os.Root
+	id   iofs.FileInfo // root's directory, as opened (nil for the FS's own)
 	refs int
 }
 
@@ -79,11 +80,8 @@ func (ds *restoreDirs) verify(c string, d *restoreDir) error {
 // walked the path from the root.
 func (ds *restoreDirs) check(c string, d *restoreDir) error {
 	for c != "." {
-		have, err := d.root.Stat(".")
-		if err != nil {
-			return mapErr("restore", c, err)
-		}
 		var fi iofs.FileInfo
+		var err error
 		var parent *restoreDir
 		if c == ds.base {
 			fi, err = ds.fs.root.Stat(native(c))
@@ -93,7 +91,7 @@ func (ds *restoreDirs) check(c string, d *restoreDir) error {
 			}
 			fi, err = parent.root.Lstat(path.Base(c))
 		}
-		if err != nil || !os.SameFile(fi, have) {
+		if err != nil || !os.SameFile(fi, d.id) {
 			return errorf(ErrUnsafeEntry, "restore %s: moved or replaced while the restore ran", c)
 		}
 		if c == ds.base {
@@ -130,7 +128,12 @@ func (ds *restoreDirs) get(c string) (*restoreDir, error) {
 		if err != nil {
 			return nil, mapErr("restore", c, err)
 		}
-		d := &restoreDir{root: r}
+		id, err := r.Stat(".")
+		if err != nil {
+			r.Close()
+			return nil, mapErr("restore", c, err)
+		}
+		d := &restoreDir{root: r, id: id}
 		ds.add(c, d)
 		return d, nil
 	}
@@ -158,7 +161,14 @@ func (ds *restoreDirs) get(c string) (*restoreDir, error) {
 	if err != nil {
 		return nil, mapErr("restore", c, err)
 	}
-	d := &restoreDir{root: r}
+	// What was opened is what the Lstat saw: not a symlink swapped in
+	// between (OpenRoot follows one that stays inside the parent).
+	id, err := r.Stat(".")
+	if err != nil || !os.SameFile(id, fi) {
+		r.Close()
+		return nil, errorf(ErrUnsafeEntry, "restore %s: replaced while the restore ran", c)
+	}
+	d := &restoreDir{root: r, id: id}
 	ds.add(c, d)
 	return d, nil
 }
