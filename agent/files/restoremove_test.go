@@ -2,10 +2,13 @@ package files
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -110,6 +113,79 @@ func TestRestoreDirectoryMovedOutside(t *testing.T) {
 					t.Errorf("restore succeeded but a/d/f2 inside the root has %d bytes", len(got))
 				}
 			}
+		})
+	}
+}
+
+// TestRestoreAbortClosesDirectories: a restore of more directories than
+// it keeps open, ended by Abort halfway (after a Put refused for a
+// directory replaced by a symlink, or plainly), leaves no directory or
+// temporary file open and no temporary file on disk.
+func TestRestoreAbortClosesDirectories(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skip("open files are counted in /proc/self/fd")
+	}
+	for _, broken := range []bool{false, true} {
+		t.Run(map[bool]string{false: "abort", true: "refused then abort"}[broken], func(t *testing.T) {
+			srcDir, dstDir := t.TempDir(), t.TempDir()
+			n := maxIdleDirs + 100
+			for i := range n {
+				d := filepath.Join(srcDir, "top", fmt.Sprintf("d%03d", i))
+				must(t, os.MkdirAll(d, 0o755))
+				// Two chunks, so half its chunks leave a file open.
+				data := make([]byte, 64<<10)
+				rng := rand.New(rand.NewPCG(uint64(i), 9))
+				for j := range data {
+					data[j] = byte(rng.Uint32())
+				}
+				must(t, os.WriteFile(filepath.Join(d, "f"), data, 0o644))
+			}
+			s, err := newFS(t, srcDir).Scan(context.Background(), ".", ScanOptions{})
+			must(t, err)
+			dst := newFS(t, dstDir)
+			fds := func() int {
+				es, _ := os.ReadDir("/proc/self/fd")
+				return len(es)
+			}
+			before := fds()
+			r, err := dst.BeginRestore(context.Background(), ".", s.Entries, RestoreOptions{})
+			must(t, err)
+			lack := r.Lack()
+			if broken {
+				victim := filepath.Join(dstDir, "top", fmt.Sprintf("d%03d", n-1))
+				must(t, os.RemoveAll(victim))
+				must(t, os.Symlink("d000", victim))
+			}
+			var putErr error
+			for i, sum := range lack {
+				if i%2 == 1 && i < len(lack)-2 {
+					continue // every other chunk: files stay open
+				}
+				data, err := s.AppendChunk(nil, sum)
+				must(t, err)
+				if putErr = r.Put(sum, data); putErr != nil {
+					break
+				}
+			}
+			if broken && !errors.Is(putErr, ErrUnsafeEntry) {
+				t.Errorf("Put into a directory turned symlink: %v, want %v", putErr, ErrUnsafeEntry)
+			}
+			if !broken && putErr != nil {
+				t.Fatal(putErr)
+			}
+			if open := fds(); open < before+maxIdleDirs {
+				t.Fatalf("%d files open during the restore, %d before: the test meant more than %d directories open", open, before, maxIdleDirs)
+			}
+			r.Abort()
+			if after := fds(); after > before {
+				t.Errorf("%d files open after Abort, %d before", after, before)
+			}
+			filepath.Walk(dstDir, func(p string, fi os.FileInfo, err error) error {
+				if err == nil && strings.HasPrefix(fi.Name(), TempPrefix) {
+					t.Errorf("temporary file left: %s", p)
+				}
+				return nil
+			})
 		})
 	}
 }
