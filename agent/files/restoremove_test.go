@@ -42,11 +42,13 @@ func TestRestoreDirectoryMovedOutside(t *testing.T) {
 		name string
 		move string // what is moved out: "a/d" or "a"
 		mid  bool   // moved while a file of it is being written
+		stop bool   // then the restore is aborted
 	}{
-		{"dir between files", "a/d", false},
-		{"parent between files", "a", false},
-		{"dir during a file", "a/d", true},
-		{"parent during a file", "a", true},
+		{"dir between files", "a/d", false, false},
+		{"parent between files", "a", false, false},
+		{"dir during a file", "a/d", true, false},
+		{"parent during a file", "a", true, false},
+		{"dir during a file, aborted", "a/d", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srcDir, dstDir, outDir := t.TempDir(), t.TempDir(), t.TempDir()
@@ -96,12 +98,15 @@ func TestRestoreDirectoryMovedOutside(t *testing.T) {
 			must(t, os.Rename(filepath.Join(dstDir, tc.move), moved))
 			before := listTree(t, outDir)
 			var restErr error
+			if tc.stop {
+				rest, restErr = nil, errors.New("aborted")
+			}
 			for _, sum := range rest {
 				if restErr = put(sum); restErr != nil {
 					break
 				}
 			}
-			if restErr == nil {
+			if restErr == nil && !tc.stop {
 				_, restErr = r.Commit(ctx)
 			}
 			r.Abort()
