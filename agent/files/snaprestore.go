@@ -528,9 +528,16 @@ func (r *Restore) Abort() {
 
 func (r *Restore) abortLocked() {
 	for _, rf := range r.files {
-		if rf.up != nil && !rf.written {
-			rf.up.Abort()
+		if rf.up == nil || rf.written {
+			continue
 		}
+		if rf.dir != nil && r.dirs.verify(path.Dir(rf.c), rf.dir) != nil {
+			// Its directory moved away (perhaps out of the root):
+			// nothing is removed by name there.
+			rf.up.abandon()
+			continue
+		}
+		rf.up.Abort()
 	}
 	r.dirs.closeAll()
 }
