@@ -26,7 +26,10 @@ const maxIdleDirs = 256
 // directory (a missing one is made, once): a directory of the manifest
 // replaced by a symlink or a file since BeginRestore is refused
 // (ErrUnsafeEntry), never followed, wherever the link points. What is
-// opened stays inside the root as any os.Root does.
+// opened stays inside the root as any os.Root does; since an os.Root
+// follows its directory wherever it is moved, even out of the root, a
+// directory kept open is checked (check) before a file is made, renamed
+// or removed by name in it, and one moved away is refused too.
 type restoreDirs struct {
 	fs   *FS
 	base string // clean root-relative; every directory asked for is it or below it
