@@ -321,6 +321,10 @@ func (r *Restore) open(rf *restoreFile) error {
 		r.dirs.release(d)
 		return err
 	}
+	// Checked again just before the rename: an os.Root follows its
+	// directory wherever it is moved, out of the root too.
+	dc := path.Dir(rf.c)
+	up.dirCheck = func() error { return r.dirs.verify(dc, d) }
 	rf.up, rf.dir = up, d
 	var off int64
 	var buf []byte
@@ -349,12 +353,6 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		r.dirs.release(d)
 		rf.dir = nil
 	}()
-	if err := r.dirs.verify(path.Dir(rf.c), d); err != nil {
-		// Its temporary file is no longer where it was made: left
-		// there, closed, never renamed or removed by name.
-		rf.up.abandon()
-		return err
-	}
 	if _, err := rf.up.CommitVerified(rf.e.Size, ""); err != nil {
 		return err
 	}

@@ -29,6 +29,11 @@ type Upload struct {
 	// restoreDirs): the temporary file is made, timed and renamed by
 	// its name in there, with no walk from the root.
 	dir *os.Root
+	// dirCheck, when set (with dir), says whether dir is still path's
+	// directory: it is asked just before the temporary file is timed
+	// and renamed by name in dir, and when it fails the file is closed
+	// and left where it is, never renamed or removed by name there.
+	dirCheck func() error
 
 	mu     sync.Mutex
 	file   *os.File
@@ -322,6 +327,10 @@ func (u *Upload) CommitVerified(size int64, sha256 string) (WriteResult, error) 
 	}
 	u.done = true
 	res, err := u.commit(size, sha256)
+	if moved, ok := err.(dirMovedError); ok {
+		u.fs.forgetTemp(u.tmp) // closed; not where it was made
+		return WriteResult{}, moved.err
+	}
 	if err != nil {
 		u.discard()
 		return WriteResult{}, err
@@ -354,6 +363,11 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	}
 	if err := u.file.Close(); err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	if u.dirCheck != nil {
+		if err := u.dirCheck(); err != nil {
+			return WriteResult{}, dirMovedError{err}
+		}
 	}
 	if mt := u.opts.ModTime; !mt.IsZero() {
 		r, name := u.at(u.tmp)
@@ -422,6 +436,11 @@ func (u *Upload) Abort() error {
 	u.done = true
 	return mapErr("abort write", u.path, u.discard())
 }
+
+// dirMovedError is commit's error when dirCheck failed.
+type dirMovedError struct{ err error }
+
+func (e dirMovedError) Error() string { return e.err.Error() }
 
 // abandon ends the upload without touching its temporary file by name:
 // it is closed and forgotten by the journal (a restore's directory that
