@@ -194,3 +194,80 @@ func TestRestoreAbortClosesDirectories(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreCrashSweptByJournal: a restore a crash interrupts leaves
+// each file old or new, and the next OpenJournal removes the temporary
+// files it made in the directories it kept open (recorded by their
+// paths from the root).
+func TestRestoreCrashSweptByJournal(t *testing.T) {
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	journal := filepath.Join(t.TempDir(), "agent.json.writes")
+	big := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(8, 8))
+	for i := range big {
+		big[i] = byte(rng.Uint32())
+	}
+	must(t, os.MkdirAll(filepath.Join(srcDir, "a/b"), 0o755))
+	must(t, os.WriteFile(filepath.Join(srcDir, "a/b/x"), big, 0o644))
+	must(t, os.WriteFile(filepath.Join(srcDir, "a/y"), []byte("new y"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dstDir, "a/b"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dstDir, "a/b/x"), []byte("old x"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dstDir, "a/y"), []byte("old y"), 0o644))
+	s, err := newFS(t, srcDir).Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	dst, err := New(dstDir)
+	must(t, err)
+	if _, err := dst.OpenJournal(journal); err != nil {
+		t.Fatal(err)
+	}
+	r, err := dst.BeginRestore(context.Background(), ".", s.Entries, RestoreOptions{})
+	must(t, err)
+	var xs, ys []Sum
+	for _, e := range s.Entries {
+		for _, ch := range e.Chunks {
+			switch e.Path {
+			case "a/b/x":
+				xs = append(xs, ch.Sum)
+			case "a/y":
+				ys = append(ys, ch.Sum)
+			}
+		}
+	}
+	for _, sum := range append(ys, xs[:len(xs)/2]...) {
+		data, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		must(t, r.Put(sum, data))
+	}
+	if n := len(tempFiles(t, dstDir)); n != 1 {
+		t.Fatalf("%d temporary files while x is half written, want 1", n)
+	}
+	// The crash: nothing of the restore ends (its descriptors are closed
+	// as a dying process's are, without a removal).
+	r.mu.Lock()
+	for _, rf := range r.files {
+		if rf.up != nil && !rf.written {
+			crash(rf.up)
+		}
+	}
+	r.mu.Unlock()
+	r.dirs.closeAll()
+	dst.Close()
+
+	if got := readFile(t, filepath.Join(dstDir, "a/y")); got != "new y" {
+		t.Errorf("a/y after the crash = %q, want the new content", got)
+	}
+	if got := readFile(t, filepath.Join(dstDir, "a/b/x")); got != "old x" {
+		t.Errorf("a/b/x after the crash = %q, want the old content", got)
+	}
+	fs2, err := New(dstDir)
+	must(t, err)
+	defer fs2.Close()
+	removed, err := fs2.OpenJournal(journal)
+	must(t, err)
+	if len(removed) != 1 || !strings.HasPrefix(removed[0], "a/b/"+TempPrefix) {
+		t.Errorf("the sweep removed %v, want the one temporary file in a/b", removed)
+	}
+	if tmp := tempFiles(t, dstDir); len(tmp) != 0 {
+		t.Errorf("temporary files left after the sweep: %v", tmp)
+	}
+}
