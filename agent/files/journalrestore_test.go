@@ -284,3 +284,48 @@ func TestRestoreAbortForgetsReserved(t *testing.T) {
 		t.Errorf("temporary files after Abort: %v", tmp)
 	}
 }
+
+// TestRestoreReserveBounded: a file opened far out of order (its chunk is
+// an earlier file's too) does not stretch a batch of reserved names to
+// it: the journal holds about one batch, not the names of the whole
+// tree, and the restore is right.
+func TestRestoreReserveBounded(t *testing.T) {
+	old := reserveBytes
+	reserveBytes = 1 << 10
+	t.Cleanup(func() { reserveBytes = old })
+	src := t.TempDir()
+	small, _ := journalTree(t, src, 300, false)
+	// The last file is the first's twin: the first chunk opens both.
+	data, err := os.ReadFile(filepath.Join(src, small[0]))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(src, "zz-twin.txt"), data, 0o644))
+	s, err := newFS(t, src).Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	dst, dir, jp := journaledFS(t)
+	ctx := context.Background()
+	r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
+	must(t, err)
+	if last := r.files[len(r.files)-1]; last.c != "zz-twin.txt" {
+		t.Fatalf("last file is %s, want the twin", last.c)
+	}
+	first := r.Lack()[0]
+	chunk, err := s.AppendChunk(nil, first)
+	must(t, err)
+	must(t, r.Put(first, chunk))
+	if n := journalSize(t, jp); n > int64(reserveBytes)+2<<10 {
+		t.Errorf("journal after the first chunk: %d bytes, want about one batch (%d)", n, reserveBytes)
+	}
+	for _, sum := range r.Lack()[1:] {
+		chunk, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		must(t, r.Put(sum, chunk))
+	}
+	_, err = r.Commit(ctx)
+	must(t, err)
+	if got, want := digest(t, dir), digest(t, src); !mapsEqual(got, want) {
+		t.Errorf("restored tree differs from the source")
+	}
+	if n := journalSize(t, jp); n != 0 {
+		t.Errorf("journal after the restore: %d bytes, want empty", n)
+	}
+}

@@ -78,6 +78,7 @@ type restoreFile struct {
 	c       string           // root-relative
 	idx     int              // in Restore.files
 	tmp     string           // its temporary name, reserved in the journal and not yet used
+	opened  bool             // reserve was called for it (tmp, opened: Restore.resMu)
 	local   map[Sum]chunkLoc // chunks to copy from what is on disk
 	up      *Upload
 	dir     *restoreDir // c's directory, held while up is open
@@ -351,11 +352,14 @@ func (r *Restore) open(rf *restoreFile) error {
 }
 
 // reserve returns rf's temporary name, recorded in the journal: when the
-// FS has a journal and rf's name is not reserved yet, the names of rf and
-// of the files after it in the plan, up to about reserveBytes of records
-// (and at least up to rf), are picked and recorded with one write and one
-// sync, instead of one per file (on macOS a sync is an F_FULLFSYNC,
-// milliseconds). "" without a journal: createTemp then picks the name.
+// FS has a journal and rf's name is not reserved yet, the names of the
+// next files of the plan, up to about reserveBytes of records, are picked
+// and recorded with one write and one sync, instead of one per file (on
+// macOS a sync is an F_FULLFSYNC, milliseconds). A file opened out of
+// order, beyond that batch (a chunk it shares with an earlier file), gets
+// "" and createTemp records its name alone: a batch stays small however
+// far it is, so the journal stays far below maxJournalSize. "" too
+// without a journal.
 func (r *Restore) reserve(rf *restoreFile) string {
 	j := r.fs.journalOf()
 	if j == nil {
@@ -363,21 +367,22 @@ func (r *Restore) reserve(rf *restoreFile) string {
 	}
 	r.resMu.Lock()
 	defer r.resMu.Unlock()
-	if rf.idx >= r.reserved {
+	if rf.idx >= r.reserved && !rf.opened {
 		var names []string
 		var n int64
 		i := r.reserved
-		for ; i < len(r.files) && (i <= rf.idx || n < int64(reserveBytes)); i++ {
-			f := r.files[i]
-			f.tmp = tempName(path.Dir(f.c))
-			names = append(names, f.tmp)
-			n += recordSize(f.tmp)
+		for ; i < len(r.files) && n < int64(reserveBytes); i++ {
+			if f := r.files[i]; !f.opened {
+				f.tmp = tempName(path.Dir(f.c))
+				names = append(names, f.tmp)
+				n += recordSize(f.tmp)
+			}
 		}
 		j.addAll(names)
 		r.reserved = i
 	}
 	tmp := rf.tmp
-	rf.tmp = ""
+	rf.tmp, rf.opened = "", true
 	return tmp
 }
 
