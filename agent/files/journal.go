@@ -31,7 +31,7 @@ type journal struct {
 	mu   sync.Mutex
 	file *os.File // opened for appending
 	size int64
-	live map[string]bool
+	live map[string]int64 // the live entries, with the size of their records
 	// liveBytes is the size of the live entries' records, peak its
 	// largest since the journal was last empty.
 	liveBytes, peak int64
@@ -80,7 +80,7 @@ func (f *FS) OpenJournal(path string) ([]string, error) {
 		file.Close()
 		return removed, errors.New("journal: already open")
 	}
-	f.journal = &journal{path: path, file: file, live: map[string]bool{}}
+	f.journal = &journal{path: path, file: file, live: map[string]int64{}}
 	return removed, nil
 }
 
@@ -179,12 +179,13 @@ func (j *journal) addAll(cs []string) {
 	}
 	var buf []byte
 	for _, c := range cs {
-		if j.live[c] {
+		if _, ok := j.live[c]; ok {
 			continue
 		}
-		j.live[c] = true
-		j.liveBytes += recordSize(c)
+		n := len(buf)
 		buf = appendRecord(buf, '+', c)
+		j.live[c] = int64(len(buf) - n)
+		j.liveBytes += int64(len(buf) - n)
 	}
 	j.peak = max(j.peak, j.liveBytes)
 	if len(buf) > 0 && j.write(buf) == nil {
@@ -205,11 +206,12 @@ func (j *journal) removeAll(cs []string) {
 	}
 	var buf []byte
 	for _, c := range cs {
-		if !j.live[c] {
+		n, ok := j.live[c]
+		if !ok {
 			continue
 		}
 		delete(j.live, c)
-		j.liveBytes -= recordSize(c)
+		j.liveBytes -= n
 		buf = appendRecord(buf, '-', c)
 	}
 	switch {
@@ -226,8 +228,11 @@ func (j *journal) removeAll(cs []string) {
 	}
 }
 
-// recordSize is the length of c's line.
-func recordSize(c string) int64 { return int64(len(strconv.Quote(c))) + 2 }
+// recordSize is the length of c's line (for a batch's budget).
+func recordSize(c string) int64 {
+	var b [128]byte
+	return int64(len(appendRecord(b[:0], '+', c)))
+}
 
 // appendRecord appends c's line, op '+' or '-', to buf.
 func appendRecord(buf []byte, op byte, c string) []byte {
