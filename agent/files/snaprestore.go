@@ -334,6 +334,10 @@ func (r *Restore) open(rf *restoreFile) error {
 		r.dirs.release(d)
 		return err
 	}
+	// Checked again just before the rename: an os.Root follows its
+	// directory wherever it is moved, out of the root too.
+	dc := path.Dir(rf.c)
+	up.dirCheck = func() error { return r.dirs.verify(dc, d) }
 	rf.up, rf.dir = up, d
 	var off int64
 	var buf []byte
@@ -587,9 +591,16 @@ func (r *Restore) Abort() {
 
 func (r *Restore) abortLocked() {
 	for _, rf := range r.files {
-		if rf.up != nil && !rf.written {
-			rf.up.Abort()
+		if rf.up == nil || rf.written {
+			continue
 		}
+		if rf.dir != nil && r.dirs.verify(path.Dir(rf.c), rf.dir) != nil {
+			// Its directory moved away (perhaps out of the root):
+			// nothing is removed by name there.
+			rf.up.abandon()
+			continue
+		}
+		rf.up.Abort()
 	}
 	r.unreserve()
 	r.dirs.closeAll()

@@ -29,6 +29,11 @@ type Upload struct {
 	// restoreDirs): the temporary file is made, timed and renamed by
 	// its name in there, with no walk from the root.
 	dir *os.Root
+	// dirCheck, when set (with dir), says whether dir is still path's
+	// directory: it is asked just before the temporary file is timed
+	// and renamed by name in dir, and when it fails the file is closed
+	// and left where it is, never renamed or removed by name there.
+	dirCheck func() error
 
 	mu     sync.Mutex
 	file   *os.File
@@ -342,6 +347,10 @@ func (u *Upload) CommitVerified(size int64, sha256 string) (WriteResult, error) 
 	}
 	u.done = true
 	res, err := u.commit(size, sha256)
+	if moved, ok := err.(dirMovedError); ok {
+		u.fs.forgetTemp(u.tmp) // closed; not where it was made
+		return WriteResult{}, moved.err
+	}
 	if err != nil {
 		u.discard()
 		return WriteResult{}, err
@@ -374,6 +383,11 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	}
 	if err := u.file.Close(); err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	if u.dirCheck != nil {
+		if err := u.dirCheck(); err != nil {
+			return WriteResult{}, dirMovedError{err}
+		}
 	}
 	if mt := u.opts.ModTime; !mt.IsZero() {
 		r, name := u.at(u.tmp)
@@ -441,6 +455,25 @@ func (u *Upload) Abort() error {
 	}
 	u.done = true
 	return mapErr("abort write", u.path, u.discard())
+}
+
+// dirMovedError is commit's error when dirCheck failed.
+type dirMovedError struct{ err error }
+
+func (e dirMovedError) Error() string { return e.err.Error() }
+
+// abandon ends the upload without touching its temporary file by name:
+// it is closed and forgotten by the journal (a restore's directory that
+// was moved away while the file was written: see restoreDirs.check).
+func (u *Upload) abandon() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.done {
+		return
+	}
+	u.done = true
+	u.file.Close()
+	u.fs.forgetTemp(u.tmp)
 }
 
 // syncDir flushes directory c so a rename in it survives a crash. It is best
