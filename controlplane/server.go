@@ -189,6 +189,9 @@ type Server struct {
 	// afterChunkLookup, set by tests before any call, runs when a
 	// snapshot has looked up which chunks the store holds.
 	afterChunkLookup func()
+	// afterChunkBatch, set by tests before any call, runs when a
+	// snapshot has stored (and a carry forwarded) a batch of chunks.
+	afterChunkBatch func()
 	// chunkListings counts the snapshots that listed every chunk of
 	// their workspace's store (read by tests).
 	chunkListings atomic.Int64

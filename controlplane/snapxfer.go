@@ -151,12 +151,16 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	ph.scanned = time.Now()
 	// A carry's manifest goes on to dst page by page as it comes in.
 	var feed *manifestFeed
+	// planCtx is the feed's and the plan's: a failed pull cuts the plan
+	// short.
+	planCtx, cancelPlan := context.WithCancel(ctx)
+	defer cancelPlan()
 	if dst != nil {
 		err, begun = <-begun, nil
 		if err != nil {
 			return nil, nil, err
 		}
-		feed = s.feedManifest(ctx, dst, dstHandle)
+		feed = s.feedManifest(planCtx, dst, dstHandle)
 		defer feed.stop()
 	}
 	entries, err := s.readManifest(ctx, t, scan, func(page []wire.SnapEntry) {
@@ -195,41 +199,45 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 			"the snapshot would add %d bytes to the %d workspace %s holds, over its limit of %d; delete snapshots to free space", newBytes, used, sp.ws, s.snaps.quota)
 	}
 	ph.tallied = time.Now()
-	if dst != nil {
-		refs, err := feed.finish(entries, td.tally.sizes)
-		if errors.Is(err, wire.ErrNotFound) || errors.Is(err, wire.ErrUnavailable) {
-			// The restore begun before the scan ended meanwhile (idle
-			// for longer than the agent keeps a handle, or the agent
-			// restarted or is away): it begins again, once; an agent
-			// still away fails it as before. The first handle is
-			// aborted first: unavailable may have been a call that
-			// timed out while the handle lived on.
-			s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, dstHandle)
-			dstHandle = ""
-			var h string
-			if h, refs, err = s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true}); err == nil {
-				dstHandle = h
-			}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		fw = s.newForwarder(ctx, dst, dstHandle, refs)
-	}
-	ph.planned = time.Now()
+	// A carry's restore plans (dst compares the manifest with what it
+	// has) while the chunks are pulled from t into the store; a chunk
+	// pulled before the plan is in waits for it (snapWindow batches at
+	// most), then goes on to dst if dst lacks it.
+	pullCtx, stopPull := context.WithCancelCause(ctx)
+	defer stopPull(nil)
+	var plan *carryPlan
 	var take func(chunkRef, []byte) error
-	if fw != nil {
-		take = fw.take
+	if dst != nil {
+		plan = s.startPlan(ctx, planCtx, dst, feed, dstHandle, entries, td.tally.sizes, stopPull)
+		take = func(r chunkRef, data []byte) error {
+			if err := plan.await(pullCtx); err != nil {
+				return err
+			}
+			return plan.fw.take(r, data)
+		}
 	}
 	// The bytes stored are the new bytes: a chunk another snapshot
 	// stored meanwhile, or one the lookup did not know of, is not.
-	newBytes, err = s.pullChunks(ctx, t, sp.ws, scan.Handle, lack, take)
+	newBytes, err = s.pullChunks(pullCtx, t, sp.ws, scan.Handle, lack, take)
+	if plan != nil {
+		if err != nil {
+			cancelPlan()
+		}
+		perr := plan.await(context.Background())
+		dstHandle, fw = plan.handle, plan.fw
+		if err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		fw.stop()
 		return nil, nil, err
 	}
 	now := time.Now().UTC()
 	ph.chunks = now
+	if plan != nil {
+		ph.planned = plan.at
+	}
 	// The restore's last chunks are delivered, and the restore is
 	// committed, while the snapshot is recorded: every chunk it names is
 	// in the store by now, and the carry fails (the pointer stays) unless
@@ -290,6 +298,61 @@ type restoreOutcome struct {
 	delivered time.Time
 }
 
+// carryPlan is a carry's restore planning on dst (startPlan) while the
+// chunks are pulled.
+type carryPlan struct {
+	done   chan struct{}
+	handle string     // the restore's handle (begun again, or none)
+	fw     *forwarder // the forwarder of the planned restore
+	err    error
+	at     time.Time // when it ended
+}
+
+// startPlan sends the last manifest page to the restore begun on dst
+// (handle h, fed the rest by feed) in a goroutine of its own, which ends
+// with planCtx; a failed plan stops the pull (stopPull). Await its
+// outcome before returning.
+func (s *Server) startPlan(ctx, planCtx context.Context, dst target, feed *manifestFeed, h string, entries []wire.SnapEntry,
+	sizes map[[wire.SumSize]byte]uint32, stopPull context.CancelCauseFunc) *carryPlan {
+	p := &carryPlan{done: make(chan struct{}), handle: h}
+	go func() {
+		defer close(p.done)
+		defer func() { p.at = time.Now() }()
+		refs, err := feed.finish(entries, sizes)
+		if errors.Is(err, wire.ErrNotFound) || errors.Is(err, wire.ErrUnavailable) {
+			// The restore begun before the scan ended meanwhile (idle
+			// for longer than the agent keeps a handle, or the agent
+			// restarted or is away): it begins again, once; an agent
+			// still away fails it as before. The first handle is
+			// aborted first: unavailable may have been a call that
+			// timed out while the handle lived on.
+			s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, p.handle)
+			p.handle = ""
+			var h string
+			if h, refs, err = s.planRestore(planCtx, dst, entries, client.RestoreSnapshotRequest{Delete: true}); err == nil {
+				p.handle = h
+			}
+		}
+		if err != nil {
+			p.err = err
+			stopPull(err)
+			return
+		}
+		p.fw = s.newForwarder(ctx, dst, p.handle, refs)
+	}()
+	return p
+}
+
+// await waits for the plan (or for ctx) and says how it ended.
+func (p *carryPlan) await(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
 // phases are when a snapshot's steps ended, for the debug log (-cp-log in
 // the bench): where a carry's wall time goes.
 type phases struct {
@@ -298,24 +361,17 @@ type phases struct {
 
 func (p *phases) attrs(ws string, newBytes int64) []any {
 	out := []any{"ws", ws, "newBytes", newBytes}
-	prev := p.start
+	// Each step is timed from the end of the one it waited for: the
+	// plan and the pull run at once, and so do the record and the
+	// restore's delivery and commit.
 	for _, ph := range []struct {
-		name string
-		at   time.Time
-	}{{"scan", p.scanned}, {"manifest", p.manifest}, {"lookup", p.tallied}, {"plan", p.planned}, {"chunks", p.chunks},
-		{"record", p.recorded}, {"deliver", p.delivered}, {"commit", p.committed}} {
-		if ph.at.IsZero() {
-			continue
-		}
-		// Record and deliver run at once: each is timed from the
-		// chunks' end.
-		from := prev
-		if ph.name == "deliver" || ph.name == "record" {
-			from = p.chunks
-		}
-		out = append(out, ph.name, ph.at.Sub(from).Round(100*time.Microsecond))
-		if ph.name != "record" {
-			prev = ph.at
+		name     string
+		from, at time.Time
+	}{{"scan", p.start, p.scanned}, {"manifest", p.scanned, p.manifest}, {"lookup", p.manifest, p.tallied},
+		{"plan", p.tallied, p.planned}, {"chunks", p.tallied, p.chunks}, {"record", p.chunks, p.recorded},
+		{"deliver", p.chunks, p.delivered}, {"commit", p.delivered, p.committed}} {
+		if !ph.at.IsZero() && !ph.from.IsZero() {
+			out = append(out, ph.name, ph.at.Sub(ph.from).Round(100*time.Microsecond))
 		}
 	}
 	return append(out, "total", time.Since(p.start).Round(100*time.Microsecond))
@@ -611,18 +667,23 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		if sum := sha256.Sum256(data); string(sum[:]) != string(r.sum) {
 			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
 		}
-		if onChunk != nil {
-			if err := onChunk(r, data); err != nil {
-				return nil, err
-			}
-		}
+		// Stored first: onChunk (a carry's forwarder) may wait for
+		// the restore's plan.
 		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data, jetstream.WithStallWait(snapStallWait),
 			jetstream.WithExpectLastSequencePerSubject(0))
 		if err != nil {
 			return nil, stateErr("store chunk", err)
 		}
 		acks = append(acks, chunkAck{f: f, size: r.size})
+		if onChunk != nil {
+			if err := onChunk(r, data); err != nil {
+				return nil, err
+			}
+		}
 		off = end
+	}
+	if s.afterChunkBatch != nil {
+		s.afterChunkBatch()
 	}
 	return acks, nil
 }
