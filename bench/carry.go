@@ -297,13 +297,16 @@ func rsyncCarryBaseline(ctx context.Context, src string, files []string, sets []
 		}
 		return nil
 	}
-	clean := func() { run("ssh", "-F", cfg, "peer", "rm", "-rf", "outpost-bench-carry") }
+	// The peer's directory is this process's: other benches (other
+	// worktrees) use the same sshd at once.
+	dir := fmt.Sprintf("outpost-bench-carry-%d", os.Getpid())
+	clean := func() { run("ssh", "-F", cfg, "peer", "rm", "-rf", dir) }
 	defer clean()
 	rsh := "ssh -F " + cfg
 	full, err = best(2, func() (time.Duration, error) {
 		clean()
 		flushDisks(ctx)
-		return timedD(func() error { return run("rsync", "-a", "-e", rsh, src+"/", "peer:outpost-bench-carry/") })
+		return timedD(func() error { return run("rsync", "-a", "-e", rsh, src+"/", "peer:"+dir+"/") })
 	})
 	if err != nil {
 		return 0, nil, err
@@ -313,7 +316,7 @@ func rsyncCarryBaseline(ctx context.Context, src string, files []string, sets []
 			return 0, nil, err
 		}
 		flushDisks(ctx)
-		d, err := timedD(func() error { return run("rsync", "-a", "-e", rsh, src+"/", "peer:outpost-bench-carry/") })
+		d, err := timedD(func() error { return run("rsync", "-a", "-e", rsh, src+"/", "peer:"+dir+"/") })
 		if err != nil {
 			return 0, nil, err
 		}
