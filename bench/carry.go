@@ -36,8 +36,9 @@ func profiled(suffix string, f func() error) error {
 	return f()
 }
 
-// carryRounds is how many incremental carries the p50 is taken over.
-const carryRounds = 5
+// carryRounds is how many change sets (incremental carries, and rsync
+// runs) the p50 is taken over (-carry-rounds).
+var carryRounds = 5
 
 // benchCarry: a session over two agents of this process, "laptop" and
 // "cloud", each with a root of its own. The laptop's root holds a mixed
@@ -92,7 +93,7 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	// carries and rsync get the same sets (the same files, so the same
 	// bytes changed), each set on its own side's copy.
 	root := dirs["carry-laptop"]
-	sets, err := drawChanges(files, carryRounds, len(files)/100)
+	sets, err := drawChanges(files, max(carryRounds, 1), len(files)/100)
 	if err != nil {
 		return nil, err
 	}
