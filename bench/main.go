@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -69,6 +70,7 @@ func main() {
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
 	flag.IntVar(&scale.agents, "scale-agents", scale.agents, "agents of the scale suite")
 	flag.IntVar(&agentsPerProcess, "agents-per-process", agentsPerProcess, "agents in each fleet process of the load suites")
+	flag.IntVar(&fleetNice, "fleet-nice", 0, "run the load suites' fleet processes at this nice value (1-19), so that on a shared machine the agents, which stand in for other machines, take CPU from the control plane only when it has none to use")
 	flag.IntVar(&fleetStartRate, "start-rate", fleetStartRate, "agents a second the load suites' fleet starts")
 	flag.IntVar(&driverConns, "driver-conns", 0, "connections the load suites' driver opens to the control plane at most (0: one per call in flight, up to the in-flight limit)")
 	flag.StringVar(&serveTrace, "serve-trace", "", "write outpost serve's execution trace of the load suite's mix drive (and its block and mutex profiles of the same seconds, FILE.block, FILE.mutex)")
@@ -77,6 +79,15 @@ func main() {
 	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during the carry suite's first carry alone (FILE.first) and each incremental carry (FILE.inc0...); not with -cpuprofile")
 	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")
 	flag.Parse()
+	if fleetNice < 0 || fleetNice > 19 {
+		fmt.Fprintln(os.Stderr, "bench: -fleet-nice must be 0 to 19")
+		os.Exit(2)
+	}
+	if *cpuProfile != "" && carryProfile != "" {
+		// Go runs one CPU profile at a time: the second would fail midway.
+		fmt.Fprintln(os.Stderr, "bench: -cpuprofile and -carry-cpuprofile cannot be used together")
+		os.Exit(2)
+	}
 	if *cpuProfile != "" {
 		stop, err := startProfile(*cpuProfile)
 		if err != nil {
@@ -87,27 +98,53 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	want := map[string]bool{}
-	for _, s := range strings.Split(*only, ",") {
-		if s != "" {
-			want[s] = true
-		}
+	want, err := wantedSuites(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
 	}
 	var rows []row
+	failed := false
 	for _, tr := range strings.Split(*transports, ",") {
 		rs, err := runSuites(ctx, *n, tr == "tls", want)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
-			removeBinary()
-			os.Exit(1)
+			failed = true
 		}
 		rows = append(rows, rs...)
 	}
 	removeBinary()
 	printTable(rows)
+	if failed {
+		os.Exit(1)
+	}
 }
 
-// runSuites runs the wanted suites (all when want is empty) on one env.
+// wantedSuites is the set of suites -rows names (empty: all), or an error
+// naming one that does not exist, so that a misspelt suite is not an empty
+// table.
+func wantedSuites(only string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, s := range suites() {
+		known[s.name] = true
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(only, ",") {
+		if s == "" {
+			continue
+		}
+		if !known[s] {
+			return nil, fmt.Errorf("-rows: no suite %q", s)
+		}
+		want[s] = true
+	}
+	return want, nil
+}
+
+// runSuites runs the wanted suites (all when want is empty) on one env. A
+// suite that fails is a FAILED row and the next suite still runs (the rows
+// measured before a failure stand); the error names every suite that
+// failed.
 func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]row, error) {
 	e, err := newEnv(ctx, n, tlsOn)
 	if err != nil {
@@ -115,6 +152,7 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 	}
 	defer e.Close()
 	var rows []row
+	var errs []error
 	for _, s := range suites() {
 		if len(want) > 0 && !want[s.name] || len(want) == 0 && s.named {
 			continue
@@ -124,14 +162,21 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 		}
 		rs, err := s.run(ctx, e)
 		if err != nil {
-			return nil, fmt.Errorf("%s%s: %w", s.name, e.transport(), err)
+			err = fmt.Errorf("%s%s: %w", s.name, e.transport(), err)
+			errs = append(errs, err)
+			rows = append(rows, row{Name: s.name + " suite" + e.transport(), Outpost: "FAILED: " + ends(err.Error()), Met: "NO"})
+			continue
+		}
+		suffix := e.transport()
+		if fleetNice > 0 && (s.name == "agents" || s.name == "scale" || s.name == "storm") {
+			suffix += fmt.Sprintf(" [fleet at nice %d]", fleetNice)
 		}
 		for i := range rs {
-			rs[i].Name += e.transport()
+			rs[i].Name += suffix
 		}
 		rows = append(rows, rs...)
 	}
-	return rows, nil
+	return rows, errors.Join(errs...)
 }
 
 func printTable(rows []row) {

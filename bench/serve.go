@@ -165,6 +165,7 @@ func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, 
 		return nil, err
 	}
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	setParentDeath(p.cmd) // an interrupted bench leaves no control plane behind
 	if err := p.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err

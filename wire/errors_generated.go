@@ -171,7 +171,9 @@ const (
 	// link pointing out, an entry under a symlink the archive made); nothing of
 	// it was written. A snapshot restore: a manifest entry of that kind (or
 	// unclean, repeated, under a path the manifest does not make a directory);
-	// the restore was refused before anything was written.
+	// the restore was refused before anything was written. Or a directory of the
+	// manifest that a symlink or a file replaced while the restore ran: refused
+	// when a file was to be written there (files already in place stay).
 	ReasonUnsafeArchiveEntry = "unsafe_archive_entry"
 	// ReasonSourceChanged (conflict, 409): snapshot: a file changed between the
 	// scan and the read of its chunks (or the control plane found a chunk whose

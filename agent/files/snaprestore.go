@@ -55,8 +55,10 @@ type Restore struct {
 	// listed holds the directory listings planFile looks files up in
 	// (BeginRestore only).
 	listed map[string]map[string]iofs.FileInfo
-	res    RestoreResult
-	done   bool
+	// dirs are the directories files are written in, open.
+	dirs restoreDirs
+	res  RestoreResult
+	done bool
 }
 
 // restoreFile is one file the restore writes.
@@ -66,7 +68,8 @@ type restoreFile struct {
 	c       string           // root-relative
 	local   map[Sum]chunkLoc // chunks to copy from what is on disk
 	up      *Upload
-	pending int // chunks still to come
+	dir     *restoreDir // c's directory, held while up is open
+	pending int         // chunks still to come
 	written bool
 }
 
@@ -105,7 +108,7 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 	if err := f.root.MkdirAll(native(base), dirMode); err != nil {
 		return nil, mapErr("restore", base, err)
 	}
-	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}}
+	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}, dirs: restoreDirs{fs: f, base: base}}
 	if opts.Survey != nil {
 		r.listed = opts.Survey.take(base)
 		r.opts.Survey = nil
@@ -308,12 +311,17 @@ func (r *Restore) open(rf *restoreFile) error {
 		return nil
 	}
 	e := rf.e
-	up, err := r.fs.BeginWrite(rf.c, WriteOptions{Mode: os.FileMode(e.Mode) & os.ModePerm, Overwrite: true,
-		MkdirParents: true, NoSync: canSyncAll, NoHash: true, ModTime: time.Unix(0, e.ModTime)})
+	d, err := r.dirs.acquire(path.Dir(rf.c))
 	if err != nil {
 		return err
 	}
-	rf.up = up
+	up, err := r.fs.beginWriteIn(d.root, rf.c, WriteOptions{Mode: os.FileMode(e.Mode) & os.ModePerm, Overwrite: true,
+		NoSync: canSyncAll, NoHash: true, ModTime: time.Unix(0, e.ModTime)})
+	if err != nil {
+		r.dirs.release(d)
+		return err
+	}
+	rf.up, rf.dir = up, d
 	var off int64
 	var buf []byte
 	for _, ch := range e.Chunks {
@@ -332,11 +340,20 @@ func (r *Restore) open(rf *restoreFile) error {
 
 // commitFile renames rf into place and caches its chunks.
 func (r *Restore) commitFile(rf *restoreFile) error {
+	d := rf.dir
+	if d == nil { // committed or failed before
+		_, err := rf.up.CommitVerified(rf.e.Size, "")
+		return err
+	}
+	defer func() {
+		r.dirs.release(d)
+		rf.dir = nil
+	}()
 	if _, err := rf.up.CommitVerified(rf.e.Size, ""); err != nil {
 		return err
 	}
 	rf.written = true
-	if fi, err := r.fs.root.Lstat(native(rf.c)); err == nil {
+	if fi, err := d.root.Lstat(path.Base(rf.c)); err == nil {
 		r.fs.cache().store(rf.c, fi, rf.e.Chunks)
 	}
 	return nil
@@ -509,4 +526,5 @@ func (r *Restore) abortLocked() {
 			rf.up.Abort()
 		}
 	}
+	r.dirs.closeAll()
 }

@@ -185,6 +185,54 @@ func TestRestoreRefusesHostileManifests(t *testing.T) {
 	}
 }
 
+// TestRestoreRefusesParentTurnedSymlink: a directory of the restore
+// replaced by a symlink after BeginRestore made it is refused when a file
+// is written there, wherever the link points (inside the root or out);
+// nothing is written through it.
+func TestRestoreRefusesParentTurnedSymlink(t *testing.T) {
+	for _, where := range []string{"inside", "outside"} {
+		t.Run(where, func(t *testing.T) {
+			srcDir, dstDir, outDir := t.TempDir(), t.TempDir(), t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(srcDir, "a/d"), 0o755))
+			must(t, os.WriteFile(filepath.Join(srcDir, "a/d/f"), []byte("content"), 0o644))
+			s, err := newFS(t, srcDir).Scan(context.Background(), ".", ScanOptions{})
+			must(t, err)
+			dst := newFS(t, dstDir)
+			ctx := context.Background()
+			r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
+			must(t, err)
+			defer r.Abort()
+			target, link := outDir, outDir
+			if where == "inside" {
+				target, link = filepath.Join(dstDir, "other"), "other"
+				must(t, os.Mkdir(target, 0o755))
+			}
+			// The file's parent's parent, so that the link is not the
+			// last component of the directory opened.
+			must(t, os.RemoveAll(filepath.Join(dstDir, "a")))
+			must(t, os.Symlink(link, filepath.Join(dstDir, "a")))
+			must(t, os.Mkdir(filepath.Join(target, "d"), 0o755))
+			var putErr error
+			for _, sum := range r.Lack() {
+				data, err := s.AppendChunk(nil, sum)
+				must(t, err)
+				if putErr = r.Put(sum, data); putErr != nil {
+					break
+				}
+			}
+			if putErr == nil {
+				_, putErr = r.Commit(ctx)
+			}
+			if !errors.Is(putErr, ErrUnsafeEntry) {
+				t.Fatalf("restore under a symlinked parent: %v, want %v", putErr, ErrUnsafeEntry)
+			}
+			if es, _ := os.ReadDir(filepath.Join(target, "d")); len(es) != 0 {
+				t.Fatalf("the restore wrote through the symlink: %v", es)
+			}
+		})
+	}
+}
+
 // FuzzRestoreManifest restores manifests made of fuzzed lines ("TYPE PATH
 // [LINK]") into dest: whatever they say, nothing outside dest changes and
 // no temporary file is left.
@@ -270,5 +318,76 @@ func TestSnapshotHiddenPaths(t *testing.T) {
 	entries := append(s.Entries, SnapEntry{Path: ".env", Type: TypeFile, Mode: 0o600})
 	if _, err := dst.BeginRestore(context.Background(), ".", entries, RestoreOptions{}); !errors.Is(err, ErrDenied) {
 		t.Fatalf("a manifest naming a hidden path: %v, want ErrDenied", err)
+	}
+}
+
+// TestRestoreManyDirectories restores a tree of more directories than a
+// restore keeps open (maxIdleDirs): every file lands, and no directory
+// stays open after Commit.
+func TestRestoreManyDirectories(t *testing.T) {
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	for i := range maxIdleDirs + 150 {
+		d := filepath.Join(srcDir, "top", fmt.Sprintf("d%03d", i))
+		must(t, os.MkdirAll(d, 0o755))
+		for j := range 2 {
+			must(t, os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d", j)), []byte(fmt.Sprintf("file %d %d\n", i, j)), 0o644))
+		}
+	}
+	s, err := newFS(t, srcDir).Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	dst := newFS(t, dstDir)
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return -1 // not Linux: not counted
+		}
+		return len(es)
+	}
+	before := fds()
+	res, _ := restoreFrom(t, s, dst, RestoreOptions{})
+	if res.Written != 2*(maxIdleDirs+150) {
+		t.Fatalf("wrote %d files, want %d", res.Written, 2*(maxIdleDirs+150))
+	}
+	if after := fds(); after > before {
+		t.Fatalf("%d files open after the restore, %d before", after, before)
+	}
+	want, got := digest(t, srcDir), digest(t, dstDir)
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d entries restored, want %d", len(got), len(want))
+	}
+}
+
+// TestRestoreIntoLinkedDirectory: the directory a restore is asked for is
+// resolved as any path a call names, through a symlink that stays inside
+// the root; only the manifest's own directories must be directories.
+func TestRestoreIntoLinkedDirectory(t *testing.T) {
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	writeTree(t, srcDir)
+	s, err := newFS(t, srcDir).Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	must(t, os.Mkdir(filepath.Join(dstDir, "real"), 0o755))
+	must(t, os.Symlink("real", filepath.Join(dstDir, "work")))
+	dst := newFS(t, dstDir)
+	ctx := context.Background()
+	r, err := dst.BeginRestore(ctx, "work", s.Entries, RestoreOptions{})
+	must(t, err)
+	for _, sum := range r.Lack() {
+		data, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		must(t, r.Put(sum, data))
+	}
+	if _, err := r.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want, got := digest(t, srcDir), digest(t, filepath.Join(dstDir, "real"))
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
 	}
 }

@@ -25,6 +25,10 @@ type Upload struct {
 	path string // clean target
 	tmp  string // clean temporary file
 	opts WriteOptions
+	// dir, when set, is path's directory, open (a restore's, see
+	// restoreDirs): the temporary file is made, timed and renamed by
+	// its name in there, with no walk from the root.
+	dir *os.Root
 
 	mu     sync.Mutex
 	file   *os.File
@@ -61,23 +65,47 @@ func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 			return nil, mapErr("write", c, err)
 		}
 	}
-	if err := f.checkTarget(c, opts.Overwrite); err != nil {
+	return f.beginWriteIn(nil, c, opts)
+}
+
+// beginWriteIn is BeginWrite once p is checked (clean c) and its parents
+// made: it checks the target and creates the temporary file, in dir when
+// set (c's directory, open), else by c's path from the root.
+func (f *FS) beginWriteIn(dir *os.Root, c string, opts WriteOptions) (*Upload, error) {
+	u := &Upload{fs: f, path: c, opts: opts, dir: dir, hash: sha256.New(), inOrd: true}
+	r, name := u.at(c)
+	if err := checkTargetAt(r, name, c, opts.Overwrite); err != nil {
 		return nil, err
 	}
-	tmp, file, err := f.createTemp(path.Dir(c))
+	tmp, file, err := f.createTemp(dir, path.Dir(c))
 	if err != nil {
 		return nil, mapErr("write", c, err)
 	}
-	return &Upload{fs: f, path: c, tmp: tmp, opts: opts, file: file, hash: sha256.New(), inOrd: true}, nil
+	u.tmp, u.file = tmp, file
+	return u, nil
 }
 
-// createTemp creates a new temporary file in clean directory dir, recorded
-// in the journal (if any) before it exists.
-func (f *FS) createTemp(dir string) (string, *os.File, error) {
+// at is the root and name by which the upload reaches clean path c (its
+// target or its temporary file): c's base name in u.dir when set, else c
+// from the FS's root.
+func (u *Upload) at(c string) (*os.Root, string) {
+	if u.dir != nil {
+		return u.dir, path.Base(c)
+	}
+	return u.fs.root, native(c)
+}
+
+// createTemp creates a new temporary file in clean directory d, recorded
+// in the journal (if any) before it exists. dir, when set, is d, open.
+func (f *FS) createTemp(dir *os.Root, d string) (string, *os.File, error) {
 	for range 5 {
-		tmp := join(dir, TempPrefix+rand.Text())
+		tmp := join(d, TempPrefix+rand.Text())
+		r, name := f.root, native(tmp)
+		if dir != nil {
+			r, name = dir, path.Base(tmp)
+		}
 		f.recordTemp(tmp)
-		file, err := f.root.OpenFile(native(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		file, err := r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			f.forgetTemp(tmp)
 		}
@@ -179,7 +207,8 @@ func (u *Upload) finished() error {
 // discard closes and removes the temporary file.
 func (u *Upload) discard() error {
 	u.file.Close()
-	err := u.fs.root.Remove(native(u.tmp))
+	r, name := u.at(u.tmp)
+	err := r.Remove(name)
 	if err != nil && errors.Is(err, iofs.ErrNotExist) {
 		err = nil
 	}
@@ -327,7 +356,8 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 		return WriteResult{}, mapErr("write", u.path, err)
 	}
 	if mt := u.opts.ModTime; !mt.IsZero() {
-		if err := u.fs.root.Chtimes(native(u.tmp), mt, mt); err != nil {
+		r, name := u.at(u.tmp)
+		if err := r.Chtimes(name, mt, mt); err != nil {
 			return WriteResult{}, mapErr("write", u.path, err)
 		}
 	}
@@ -360,24 +390,25 @@ func (u *Upload) sum() (string, error) {
 // the file in, which fails if the target exists, so of two racing writers
 // exactly one wins; where links are unsupported it checks and renames.
 func (u *Upload) place() error {
-	src, dst := native(u.tmp), native(u.path)
+	r, src := u.at(u.tmp)
+	_, dst := u.at(u.path)
 	if u.opts.Overwrite {
-		return mapErr("write", u.path, u.fs.root.Rename(src, dst))
+		return mapErr("write", u.path, r.Rename(src, dst))
 	}
-	err := u.fs.root.Link(src, dst)
+	err := r.Link(src, dst)
 	switch {
 	case err == nil:
-		u.fs.root.Remove(src)
+		r.Remove(src)
 		return nil
 	case errors.Is(err, iofs.ErrExist):
 		return errorf(iofs.ErrExist, "write %s: already exists", u.path)
 	case isEscape(err), errors.Is(err, iofs.ErrNotExist):
 		return mapErr("write", u.path, err)
 	}
-	if err := u.fs.checkTarget(u.path, false); err != nil {
+	if err := checkTargetAt(r, dst, u.path, false); err != nil {
 		return err
 	}
-	return mapErr("write", u.path, u.fs.root.Rename(src, dst))
+	return mapErr("write", u.path, r.Rename(src, dst))
 }
 
 // Abort discards the upload and its temporary file. It is idempotent and a

@@ -95,10 +95,10 @@ func (u *Upload) copyFrom(r io.Reader) error {
 	}
 }
 
-// checkTarget refuses writing to c when it is a directory, or exists and
-// overwrite is false.
-func (f *FS) checkTarget(c string, overwrite bool) error {
-	fi, err := f.root.Lstat(native(c))
+// checkTargetAt refuses writing to c, which is name in r, when it is a
+// directory, or exists and overwrite is false.
+func checkTargetAt(r *os.Root, name, c string, overwrite bool) error {
+	fi, err := r.Lstat(name)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
 		return nil
