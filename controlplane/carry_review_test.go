@@ -264,3 +264,59 @@ func TestSwapCarryLosesEpochCAS(t *testing.T) {
 	}
 	noCarryGoroutines(t)
 }
+
+// The snapshot's record fails (the state store) before the restore on the
+// cloud committed, or after it did (the commit runs while the record is
+// written): the swap fails, the pointer stays, no snapshot is listed, and
+// every file on the cloud is old or new (after the commit: all new, as
+// the contract allows; before this overlap the commit waited for the
+// record and never ran).
+func TestSwapCarryRecordFails(t *testing.T) {
+	for _, afterCommit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("after commit %v", afterCommit), func(t *testing.T) {
+			e := newCarryEnv(t, 0)
+			ctx := context.Background()
+			newer := treeDigest(t, e.laptopDir)
+			for p, d := range newer {
+				if strings.HasPrefix(d, "file") {
+					writeFile(t, filepath.Join(e.cloudDir, p), "old "+p, 0o644)
+				}
+			}
+			older := treeDigest(t, e.cloudDir)
+			committed := false
+			e.s.beforeSnapRecord = func() error {
+				if afterCommit {
+					deadline := time.Now().Add(waitLong)
+					for time.Now().Before(deadline) {
+						if d := treeDigest(t, e.cloudDir); len(d) == len(newer) && d["latest"] == newer["latest"] && d["data/run"] == newer["data/run"] {
+							committed = true
+							break
+						}
+						time.Sleep(pollEvery)
+					}
+				}
+				return wire.Errorf(wire.CodeUnavailable, wire.ReasonStateUnavailable, "record refused by the test")
+			}
+			_, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true})
+			if we := wire.AsError(err); err == nil || we.Code != wire.CodeUnavailable {
+				t.Fatalf("swap: %v, want unavailable", err)
+			}
+			if afterCommit != committed {
+				t.Fatalf("the restore committed before the record: %v, want %v", committed, afterCommit)
+			}
+			sess, err := e.cl.GetSession(ctx, "w1", "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sess.Active != "laptop" || sess.Epoch != 1 || sess.LastCarry != nil {
+				t.Fatalf("after the failed record: %+v", sess)
+			}
+			if snaps, _ := e.cl.ListSnapshots(ctx, "w1"); len(snaps) != 0 {
+				t.Fatalf("a failed record listed %+v", snaps)
+			}
+			noCarryGoroutines(t)
+			renamed := oldOrNew(t, e.cloudDir, older, newer)
+			t.Logf("%d of %d entries new on the cloud", renamed, len(newer))
+		})
+	}
+}

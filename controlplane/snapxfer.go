@@ -262,6 +262,11 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	}
 	sn := &client.Snapshot{ID: newSnapshotID(now), CreatedAt: now, Source: client.SnapshotSource{Agent: sp.agent, Path: cleanSnapPath(sp.req.Path)},
 		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Backend: sp.backend, Kind: sp.kind}
+	if s.beforeSnapRecord != nil {
+		if err := s.beforeSnapRecord(); err != nil {
+			return fail(err)
+		}
+	}
 	if err := s.snaps.putManifest(ctx, sp.ws, sn.ID, entries); err != nil {
 		return fail(err)
 	}
