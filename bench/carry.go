@@ -276,6 +276,17 @@ func (c changeSet) apply(root, dir string, files []string, seed uint64) error {
 		if err := os.WriteFile(p, randomBytes(r, int(fi.Size())), 0o644); err != nil {
 			return err
 		}
+		// rsync -a's quick check skips a file of the same size whose
+		// mtime is in the same whole second: a set that rewrites a file
+		// the one before did, within a second, would go unseen by the
+		// baseline. The rewrite's mtime is in a later second than the
+		// file's before (both sides' sets: a carry sees it either way).
+		if old := fi.ModTime().Truncate(time.Second); !time.Now().Truncate(time.Second).After(old) {
+			t := old.Add(time.Second)
+			if err := os.Chtimes(p, t, t); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
