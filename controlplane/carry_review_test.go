@@ -27,6 +27,8 @@ type faultTarget struct {
 	op     string
 	n      int64
 	cancel context.CancelFunc // nil: the call fails
+	after  bool               // the call fails after the agent ran it (its reply lost)
+	delay  time.Duration      // and after this long (a slow reply)
 	calls  atomic.Int64
 	hit    atomic.Bool
 }
@@ -36,6 +38,10 @@ func (f *faultTarget) Concurrent() target { return f }
 func (f *faultTarget) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
 	if op == f.op && f.calls.Add(1) == f.n {
 		f.hit.Store(true)
+		if f.after {
+			f.target.Concurrent().Call(ctx, op, body, out, opts)
+			time.Sleep(f.delay)
+		}
 		if f.cancel == nil {
 			return wire.Errorf(wire.CodeInternal, "", "fault injected at %s #%d", op, f.n)
 		}
@@ -318,5 +324,37 @@ func TestSwapCarryRecordFails(t *testing.T) {
 			renamed := oldOrNew(t, e.cloudDir, older, newer)
 			t.Logf("%d of %d entries new on the cloud", renamed, len(newer))
 		})
+	}
+}
+
+// A carry whose restore's plan fails stores nothing: the chunks it pulled
+// meanwhile would be in the store uncounted, and the next carry, finding
+// them there, would not count them either (the usage then falls short of
+// what the recorded snapshots hold, and the quota with it).
+func TestCarryFailedPlanStoresNothing(t *testing.T) {
+	e := newCarryEnv(t, 0)
+	ctx := context.Background()
+	carry := carrySwap(t, e)
+	carry("cloud")
+	// New content on the cloud, several batches of it.
+	for i := range 4 {
+		p := filepath.Join(e.cloudDir, fmt.Sprintf("new/n%d.bin", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, pseudoRandom(1<<20, uint64(500+i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := &faultTarget{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "cloud"}}, op: wire.OpSnapRead}
+	dst := &faultTarget{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}, op: wire.OpSnapRestoreManifest, n: 2, after: true, delay: 500 * time.Millisecond}
+	_, _, err := e.s.snapshotOnto(ctx, src, snapshotSpec{ws: "w1", agent: "cloud", session: "s1", backend: "cloud", kind: snapCarry}, dst)
+	if err == nil || !dst.hit.Load() {
+		t.Fatalf("a carry whose plan failed: %v (plan reached: %v)", err, dst.hit.Load())
+	}
+	t.Logf("the failed carry: %v", err)
+	t.Logf("chunk reads of the failed carry: %d", src.calls.Load())
+	carry("laptop")
+	sameTree(t, e.cloudDir, e.laptopDir)
+	if used, stored := usageAndStored(t, e); used != stored {
+		t.Fatalf("usage %d, the recorded snapshots hold %d", used, stored)
 	}
 }

@@ -672,19 +672,21 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		if sum := sha256.Sum256(data); string(sum[:]) != string(r.sum) {
 			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
 		}
-		// Stored first: onChunk (a carry's forwarder) may wait for
-		// the restore's plan.
+		// onChunk first: a carry's forwarder waits there for the
+		// restore's plan, and a chunk stored before a plan that then
+		// failed would be in the store uncounted (and the next
+		// snapshot, finding it there, would not count it either).
+		if onChunk != nil {
+			if err := onChunk(r, data); err != nil {
+				return nil, err
+			}
+		}
 		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data, jetstream.WithStallWait(snapStallWait),
 			jetstream.WithExpectLastSequencePerSubject(0))
 		if err != nil {
 			return nil, stateErr("store chunk", err)
 		}
 		acks = append(acks, chunkAck{f: f, size: r.size})
-		if onChunk != nil {
-			if err := onChunk(r, data); err != nil {
-				return nil, err
-			}
-		}
 		off = end
 	}
 	if s.afterChunkBatch != nil {
