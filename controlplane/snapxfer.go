@@ -200,9 +200,9 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	}
 	ph.tallied = time.Now()
 	// A carry's restore plans (dst compares the manifest with what it
-	// has) while the chunks are pulled from t into the store; a chunk
-	// pulled before the plan is in waits for it (snapWindow batches at
-	// most), then goes on to dst if dst lacks it.
+	// has) while the chunks are pulled from t; a chunk read before the
+	// plan is in waits for it (snapWindow batches at most), then goes on
+	// to dst if dst lacks it, and into the store (pullBatch).
 	pullCtx, stopPull := context.WithCancelCause(ctx)
 	defer stopPull(nil)
 	var plan *carryPlan
