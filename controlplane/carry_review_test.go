@@ -358,3 +358,26 @@ func TestCarryFailedPlanStoresNothing(t *testing.T) {
 		t.Fatalf("usage %d, the recorded snapshots hold %d", used, stored)
 	}
 }
+
+// The caller goes away as the snapshot is about to be recorded (the
+// restore's delivery and commit under way): the carry fails, nothing is
+// recorded, the cloud is old or new without temporary files, and every
+// goroutine ends.
+func TestCarryCancelledAtRecord(t *testing.T) {
+	e, older, newer := carryFaultEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.s.beforeSnapRecord = func() error { cancel(); return nil }
+	src := agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}
+	dst := agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "cloud"}}
+	sn, res, err := e.s.snapshotOnto(ctx, src, snapshotSpec{ws: "w1", agent: "laptop", session: "s1", kind: snapCarry}, dst)
+	if err == nil || sn != nil || res != nil {
+		t.Fatalf("a carry cancelled at its record: %v, %+v, %+v", err, sn, res)
+	}
+	t.Logf("err: %v", err)
+	noCarryGoroutines(t)
+	t.Logf("%d of %d entries new on the cloud", oldOrNew(t, e.cloudDir, older, newer), len(newer))
+	if snaps, _ := e.cl.ListSnapshots(context.Background(), "w1"); len(snaps) != 0 {
+		t.Fatalf("a cancelled carry recorded %+v", snaps)
+	}
+}
