@@ -115,7 +115,7 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 	connect := time.Since(start)
 	name := fmt.Sprintf("%d agents", cfg.agents)
 	rows := []row{{Name: name + ": connect, all online", Outpost: fmt.Sprintf("%.1f s (started at %d/s in %d processes; enrolled in %.1f s)", connect.Seconds(), fleetStartRate, len(fl.procs), enrolled.Seconds()), Baseline: "—", Ratio: "—", Goal: loadNote()}}
-	rows = append(rows, memoryRows(sp, cfg)...)
+	rows = append(rows, memoryRows(sp, cfg, "online", "")...)
 	if steps.idle {
 		rows = append(rows, idleRows(sp, fl, cfg)...)
 	}
@@ -125,6 +125,13 @@ func loadSuite(ctx context.Context, e *env, cfg loadConfig, steps loadSteps) ([]
 			return nil, err
 		}
 		rows = append(rows, driven...)
+		// What the calls left behind in the server, per agent: the
+		// driver's own connections closed first (each holds a goroutine
+		// and buffers in the server; their number depends on how far
+		// calls piled up, not on the agents).
+		cl.HTTP.CloseIdleConnections()
+		time.Sleep(2 * time.Second)
+		rows = append(rows, memoryRows(sp, cfg, "online, after the drives", ".after")...)
 	}
 	// What went wrong in the control plane, for the runs that fail.
 	defer func() { logProblems(filepath.Join(e.dir, "serve.log")) }()

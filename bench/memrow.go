@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 // serveHeapProfile, when set (-serve-heapprofile), is where the load suite
@@ -10,22 +11,57 @@ import (
 // FILE.goroutine) taken once the whole fleet is online.
 var serveHeapProfile string
 
+// serveEnv (-serve-env) is environment for outpost serve alone: the
+// runtime's settings (GOGC, GOMEMLIMIT, GODEBUG) to weigh against the
+// defaults in the same conditions, without touching the fleet's or the
+// driver's.
+var serveEnv envFlag
+
+// envFlag is a repeatable KEY=VALUE flag.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
 // memoryRows reads what outpost serve holds per agent with the fleet online
 // and idle: its live heap and goroutine stacks after a collection, and its
-// goroutines. The collection is the heap profile's (gc=1), so the figures
+// goroutines. The collections are the heap profile's (gc=1), so the figures
 // are of live memory only, not of garbage waiting for the next cycle.
-func memoryRows(sp *serveProc, cfg loadConfig) []row {
-	name := fmt.Sprintf("%d agents online", cfg.agents)
-	path := serveHeapProfile
-	if path == "" {
-		path = os.DevNull
+// when says at what point (online, after the drives); with
+// -serve-heapprofile FILE, the heap and goroutine profiles of this point go
+// to FILE+suffix and FILE+suffix.goroutine.
+//
+// Beside them: the stack the goroutines use (what the collector scans)
+// against what is allocated to them, and the heap goal, which with the
+// stacks is most of the RSS (the runtime keeps about the goal's pages).
+func memoryRows(sp *serveProc, cfg loadConfig, when, suffix string) []row {
+	name := fmt.Sprintf("%d agents %s", cfg.agents, when)
+	if len(serveEnv) > 0 {
+		name += " (serve with " + serveEnv.String() + ")"
 	}
+	path := os.DevNull
+	if serveHeapProfile != "" {
+		path = serveHeapProfile + suffix
+	}
+	// Two collections: what sync.Pools held at the first (net/http's
+	// buffers of the driver's closed connections, among others) survives
+	// it in the pools' victim caches, and is gone after the second.
 	u := "http://" + sp.pprof + "/debug/pprof/heap?gc=1"
+	if err := download(u, os.DevNull); err != nil {
+		return []row{{Name: name + ": control plane memory per agent", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}}
+	}
 	if err := download(u, path); err != nil {
 		return []row{{Name: name + ": control plane memory per agent", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}}
 	}
-	if serveHeapProfile != "" {
-		if err := download("http://"+sp.pprof+"/debug/pprof/goroutine", serveHeapProfile+".goroutine"); err != nil {
+	if path != os.DevNull {
+		if err := download("http://"+sp.pprof+"/debug/pprof/goroutine", path+".goroutine"); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: serve goroutine profile:", err)
 		}
 	}
@@ -34,13 +70,12 @@ func memoryRows(sp *serveProc, cfg loadConfig) []row {
 		return []row{{Name: name + ": control plane memory per agent", Outpost: "FAILED: " + ends(err.Error()), Met: "NO"}}
 	}
 	n := float64(cfg.agents)
-	live := s.m.Runtime["/gc/heap/live:bytes"]
-	stacks := s.m.Runtime["/memory/classes/heap/stacks:bytes"]
-	g := s.m.Runtime["/sched/goroutines:goroutines"]
+	r := s.m.Runtime
+	live, stacks, used := r["/gc/heap/live:bytes"], r["/memory/classes/heap/stacks:bytes"], r["/gc/scan/stack:bytes"]
 	return []row{{
-		Name: name + ": control plane live heap / goroutine stacks / goroutines per agent (after a GC)",
-		Outpost: fmt.Sprintf("%.1f KiB / %.1f KiB / %.2f (live heap %.0f MiB, stacks %.0f MiB, RSS %s)",
-			live/n/1024, stacks/n/1024, g/n, live/(1<<20), stacks/(1<<20), mib(s.rss)),
+		Name: name + ": control plane live heap / goroutine stacks (used) / goroutines per agent (after two GCs)",
+		Outpost: fmt.Sprintf("%.1f KiB / %.1f KiB (%.1f) / %.2f (live heap %.0f MiB, stacks %.0f MiB, heap goal %.0f MiB, RSS %s)",
+			live/n/1024, stacks/n/1024, used/n/1024, r["/sched/goroutines:goroutines"]/n, live/(1<<20), stacks/(1<<20), r["/gc/heap/goal:bytes"]/(1<<20), mib(s.rss)),
 		Baseline: "—", Ratio: "—", Goal: loadNote(),
 	}}
 }

@@ -160,6 +160,7 @@ func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, 
 	p.pprof = "127.0.0.1:" + strconv.Itoa(port)
 	p.cmd.Args = append(p.cmd.Args, "--pprof", p.pprof)
 	p.cmd.Env = append(os.Environ(), "OUTPOST_ADMIN_TOKEN="+benchAdminToken)
+	p.cmd.Env = append(p.cmd.Env, serveEnv...)
 	logf, err := os.OpenFile(filepath.Join(dir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err

@@ -130,16 +130,26 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 	if err != nil {
 		return wire.Errorf(wire.CodeInvalidArgument, "", "encode request: %v", err)
 	}
-	msg, err := c.request(ctx, ag, subj, data, deadline, startBy)
-	if err != nil {
+	// A reply subject serves one request at a time, and again once its
+	// request is answered (replies.go): a reply to an earlier request on
+	// it, late or repeated, names another request and is not this one's.
+	// One that names none is taken, but is not this request's own: the
+	// subject rests, lest a repeat be taken by the next call on it.
+	var resp *wire.Response
+	var decodeErr error
+	accept := func(m *nats.Msg) (take, own bool) {
+		r, err := wire.DecodeResponse(m.Data)
+		if err == nil && r.ID != req.ID && r.ID != "" {
+			return false, false
+		}
+		resp, decodeErr = r, err
+		return true, err == nil && r.ID == req.ID
+	}
+	if _, err := c.request(ctx, ag, subj, data, deadline, startBy, accept); err != nil {
 		return err
 	}
-	resp, err := wire.DecodeResponse(msg.Data)
-	if err != nil {
-		return err
-	}
-	if resp.ID != req.ID && resp.ID != "" {
-		return wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "reply to request %q answered %q", req.ID, resp.ID)
+	if decodeErr != nil {
+		return decodeErr
 	}
 	return resp.Into(out)
 }
@@ -147,7 +157,7 @@ func (c *Client) Call(ctx context.Context, ag subjects.Agent, op string, body, o
 // request sends data and waits for the reply, watching presence: a lapse
 // while waiting ends the wait with 503, once the request's start-by time
 // has passed (delivery.GiveUp).
-func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, deadline, startBy time.Time) (*nats.Msg, error) {
+func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, deadline, startBy time.Time, accept func(*nats.Msg) (take, own bool)) (*nats.Msg, error) {
 	if max := c.cfg.Conn.MaxPayload(); max > 0 && int64(len(data)) > max {
 		return nil, wire.Errorf(wire.CodePayloadTooLarge, "", "request of %d bytes exceeds the limit of %d", len(data), max)
 	}
@@ -156,7 +166,7 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	defer cancel()
 	lapsed := make(chan presence.Entry, 1)
 	stop := c.watch(rctx, ag, first, startBy, cancel, lapsed)
-	msg, err := c.replies.request(rctx, ag, subj, data)
+	msg, err := c.replies.request(rctx, ag, subj, data, accept)
 	stop()
 	if err == nil {
 		return msg, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -356,4 +357,134 @@ func TestCallSpeaksTheAgentsProtocol(t *testing.T) {
 	hello(wire.Version + 1)
 	err = c.Call(ctx(t), ag, wire.OpPing, nil, nil, rpc.CallOptions{Timeout: 5 * time.Second})
 	wantErr(t, err, wire.CodeInvalidArgument, wire.ReasonVersion, false)
+}
+
+// An agent answers on as few reply subjects as it has calls in flight:
+// nats-server caches every subject a connection with publish permissions
+// published on (up to 128 a connection), and with a new subject a call an
+// agent that had answered 128 calls held some 25 KiB of spent ones there.
+func TestRepliesReuseSubjects(t *testing.T) {
+	f := setup(t)
+	f.keepAlive(t)
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	f.respond(t, func(r *wire.Request) []byte {
+		b, _ := wire.EncodeResult(r.ID, &wire.PingResult{Instance: "i1"})
+		return b
+	})
+	watch, err := f.nc.Subscribe("agent.*.*.reply.>", func(m *nats.Msg) {
+		mu.Lock()
+		seen[m.Subject] = true
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = watch.Unsubscribe() })
+	const inFlight, rounds = 4, 50
+	for range rounds {
+		var wg sync.WaitGroup
+		for range inFlight {
+			wg.Go(func() {
+				var res wire.PingResult
+				if err := f.c.Call(ctx(t), ag, wire.OpPing, nil, &res, rpc.CallOptions{Timeout: 5 * time.Second}); err != nil || res.Instance != "i1" {
+					t.Errorf("call: %+v, %v", res, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	_ = f.nc.Flush()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 || len(seen) > inFlight {
+		t.Fatalf("%d calls, at most %d at once, were answered on %d reply subjects, want 1 to %d", inFlight*rounds, inFlight, len(seen), inFlight)
+	}
+}
+
+// A reply that comes again on a reply subject after its call was answered
+// (here the agent answers each request twice, the second time late) is not
+// taken for the reply of the next call on that subject: each call gets the
+// answer to its own request.
+func TestRepeatedReplyIsNotTheNextCalls(t *testing.T) {
+	f := setup(t)
+	f.keepAlive(t)
+	type answered struct {
+		reply string
+		data  []byte
+	}
+	again := make(chan answered, 16)
+	subj := mustRPC(t, ag)
+	sub, err := f.nc.Subscribe(subj, func(m *nats.Msg) {
+		req, err := wire.DecodeRequest(m.Data)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		b, _ := wire.EncodeResult(req.ID, &wire.PingResult{Instance: req.ID})
+		_ = f.nc.Publish(m.Reply, b)
+		again <- answered{m.Reply, b}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	_ = f.nc.Flush()
+	replies := map[string]bool{}
+	for i := range 10 {
+		if i > 0 {
+			// The previous call's reply, once more, on the subject the
+			// next call is about to wait on.
+			a := <-again
+			go func() {
+				time.Sleep(time.Millisecond)
+				_ = f.nc.Publish(a.reply, a.data)
+			}()
+		}
+		var res wire.PingResult
+		if err := f.c.Call(ctx(t), ag, wire.OpPing, nil, &res, rpc.CallOptions{Timeout: 5 * time.Second}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if replies[res.Instance] {
+			t.Fatalf("call %d got the answer to an earlier request (%s)", i, res.Instance)
+		}
+		replies[res.Instance] = true
+	}
+}
+
+// A call that ended without its reply leaves its reply subject unused for
+// a while: a reply that names no request (the server's no-responders
+// status, or an agent's answer to a request it could not read) may still
+// come on it, and must not be the next call's.
+func TestUnansweredReplySubjectRests(t *testing.T) {
+	f := setup(t)
+	f.keepAlive(t)
+	got := make(chan string, 2)
+	first := true
+	sub, err := f.nc.Subscribe(mustRPC(t, ag), func(m *nats.Msg) {
+		got <- m.Reply
+		if first {
+			first = false
+			return // the first call times out
+		}
+		req, _ := wire.DecodeRequest(m.Data)
+		b, _ := wire.EncodeResult(req.ID, &wire.PingResult{Instance: "i1"})
+		_ = m.Respond(b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	_ = f.nc.Flush()
+	err = f.c.Call(ctx(t), ag, wire.OpPing, nil, nil, rpc.CallOptions{Timeout: 200 * time.Millisecond})
+	if we := wire.AsError(err); we == nil || we.Code != wire.CodeDeadlineExceeded {
+		t.Fatalf("first call: %v, want a timeout", err)
+	}
+	var res wire.PingResult
+	if err := f.c.Call(ctx(t), ag, wire.OpPing, nil, &res, rpc.CallOptions{Timeout: 5 * time.Second}); err != nil || res.Instance != "i1" {
+		t.Fatalf("second call: %+v, %v", res, err)
+	}
+	if a, b := <-got, <-got; a == b {
+		t.Fatalf("the call after an unanswered one waited on the same reply subject %s", a)
+	}
 }

@@ -65,19 +65,24 @@ func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 			return nil, mapErr("write", c, err)
 		}
 	}
-	return f.beginWriteIn(nil, c, opts)
+	return f.beginWriteIn(nil, c, "", opts)
 }
 
 // beginWriteIn is BeginWrite once p is checked (clean c) and its parents
 // made: it checks the target and creates the temporary file, in dir when
-// set (c's directory, open), else by c's path from the root.
-func (f *FS) beginWriteIn(dir *os.Root, c string, opts WriteOptions) (*Upload, error) {
+// set (c's directory, open), else by c's path from the root. reserved,
+// when set, is the temporary file's name already in the journal (see
+// createTemp).
+func (f *FS) beginWriteIn(dir *os.Root, c, reserved string, opts WriteOptions) (*Upload, error) {
 	u := &Upload{fs: f, path: c, opts: opts, dir: dir, hash: sha256.New(), inOrd: true}
 	r, name := u.at(c)
 	if err := checkTargetAt(r, name, c, opts.Overwrite); err != nil {
+		if reserved != "" {
+			f.forgetTemp(reserved)
+		}
 		return nil, err
 	}
-	tmp, file, err := f.createTemp(dir, path.Dir(c))
+	tmp, file, err := f.createTemp(dir, path.Dir(c), reserved)
 	if err != nil {
 		return nil, mapErr("write", c, err)
 	}
@@ -97,14 +102,26 @@ func (u *Upload) at(c string) (*os.Root, string) {
 
 // createTemp creates a new temporary file in clean directory d, recorded
 // in the journal (if any) before it exists. dir, when set, is d, open.
-func (f *FS) createTemp(dir *os.Root, d string) (string, *os.File, error) {
-	for range 5 {
-		tmp := join(d, TempPrefix+rand.Text())
+// reserved, when set, is a temporary name in d that the journal already
+// lists (a restore records its files' names in batches, see
+// Restore.reserve): it is tried first, and given up (its record with it)
+// if it exists or cannot be made; a name that existed is followed by
+// fresh names recorded one by one.
+func (f *FS) createTemp(dir *os.Root, d, reserved string) (string, *os.File, error) {
+	tries := 5
+	if reserved != "" {
+		tries++
+	}
+	for i := range tries {
+		tmp := reserved
+		if i > 0 || reserved == "" {
+			tmp = tempName(d)
+			f.recordTemp(tmp)
+		}
 		r, name := f.root, native(tmp)
 		if dir != nil {
 			r, name = dir, path.Base(tmp)
 		}
-		f.recordTemp(tmp)
 		file, err := r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			f.forgetTemp(tmp)
@@ -116,6 +133,9 @@ func (f *FS) createTemp(dir *os.Root, d string) (string, *os.File, error) {
 	}
 	return "", nil, iofs.ErrExist
 }
+
+// tempName is a new random temporary name in clean directory d.
+func tempName(d string) string { return join(d, TempPrefix+rand.Text()) }
 
 // Path is the clean root-relative path being written.
 func (u *Upload) Path() string { return u.path }
