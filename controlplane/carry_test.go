@@ -2,17 +2,23 @@ package controlplane
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/outposthq/outpost/agent"
+	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -446,5 +452,157 @@ func TestSwapCarryQuotaExactWhenBoundOver(t *testing.T) {
 	}
 	if used, stored := usageAndStored(t, e); used != stored {
 		t.Fatalf("usage %d after the refused carry, the store holds %d", used, stored)
+	}
+}
+
+// The source's tree changes while a carry pulls its chunks (after the
+// first batch, with the restore on the cloud planned at the same time):
+// the swap fails with source_changed, the pointer stays, and every file
+// on the cloud is its old version or the laptop's, none half-written, no
+// temporary file left.
+func TestSwapCarrySourceFailsMidway(t *testing.T) {
+	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) {
+		// Enough batches (2 MiB each) that some are read after the
+		// change, past the window of those in flight.
+		for i := range 24 {
+			p := filepath.Join(laptopDir, fmt.Sprintf("big/b%02d.bin", i))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, pseudoRandom(1<<20, uint64(100+i)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	ctx := context.Background()
+	newer := treeDigest(t, e.laptopDir)
+	// The cloud holds an older version of every file.
+	older := map[string]string{}
+	for p, d := range newer {
+		if strings.HasPrefix(d, "file") {
+			writeFile(t, filepath.Join(e.cloudDir, p), "old "+p, 0o644)
+		}
+	}
+	for p, d := range treeDigest(t, e.cloudDir) {
+		older[p] = d
+	}
+	var once sync.Once
+	e.s.afterChunkBatch = func() {
+		once.Do(func() {
+			for i := range 24 {
+				p := filepath.Join(e.laptopDir, fmt.Sprintf("big/b%02d.bin", i))
+				if err := os.WriteFile(p, pseudoRandom(1<<20, uint64(200+i)), 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	_, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true})
+	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonSourceChanged {
+		t.Fatalf("swap: %v, want conflict/source_changed", err)
+	}
+	sess, err := e.cl.GetSession(ctx, "w1", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Active != "laptop" || sess.Epoch != 1 || sess.LastCarry != nil {
+		t.Fatalf("after the failed carry: %+v", sess)
+	}
+	if snaps, _ := e.cl.ListSnapshots(ctx, "w1"); len(snaps) != 0 {
+		t.Fatalf("a failed carry recorded %+v", snaps)
+	}
+	// The restore's abort is sent as the swap fails; the agent ends it
+	// (removing its temporary files) as it gets it.
+	var got map[string]string
+	waitFor(t, waitLong, "no temporary file on the cloud", func() bool {
+		got = treeDigest(t, e.cloudDir)
+		for p := range got {
+			if strings.Contains(p, files.TempPrefix) {
+				return false
+			}
+		}
+		return true
+	})
+	renamed := 0
+	for p, d := range got {
+		switch {
+		case d == older[p]:
+		case d == newer[p]:
+			renamed++
+		default:
+			t.Errorf("%s on the cloud is %s: neither its old version (%s) nor the laptop's (%s)", p, d, older[p], newer[p])
+		}
+	}
+	t.Logf("%d of %d entries new on the cloud", renamed, len(got))
+}
+
+// hostileSource is a snapshot source (a target) that serves a manifest
+// the restore must refuse, with chunks that are their names: a carry
+// pulls them while the restore plans.
+type hostileSource struct {
+	entries []wire.SnapEntry
+	data    []byte // the one chunk every file is
+	reads   atomic.Int64
+}
+
+func (h *hostileSource) Name() string       { return "hostile" }
+func (h *hostileSource) Epoch() uint64      { return 0 }
+func (h *hostileSource) LastAgent() string  { return "hostile" }
+func (h *hostileSource) Concurrent() target { return h }
+
+func (h *hostileSource) Call(_ context.Context, op string, body, out any, _ rpc.CallOptions) error {
+	switch op {
+	case wire.OpSnapScan:
+		*out.(*wire.SnapScanResult) = wire.SnapScanResult{Handle: "hs", Entries: len(h.entries), Files: len(h.entries), Bytes: int64(len(h.data))}
+	case wire.OpSnapManifest:
+		*out.(*wire.SnapManifestPage) = wire.SnapManifestPage{Entries: h.entries, Next: len(h.entries)}
+	case wire.OpSnapRead:
+		h.reads.Add(1)
+		var data []byte
+		for range len(body.(*wire.SnapReadRequest).Sums) / wire.SumSize {
+			data = append(data, h.data...)
+		}
+		*out.(*wire.SnapReadResult) = wire.SnapReadResult{Data: data}
+	case wire.OpSnapClose:
+	default:
+		return fmt.Errorf("hostile source: unexpected %s", op)
+	}
+	return nil
+}
+
+// A carry's restore begins before the source's snapshot is complete and
+// plans while the chunks are pulled; a manifest it must refuse (paths out
+// of the root, writes through a link it makes) is still refused before
+// anything is written on the new backend, and no snapshot is recorded.
+func TestCarryRefusesHostileManifest(t *testing.T) {
+	e := newSnapEnv(t, testConfig(t))
+	ctx := context.Background()
+	data := []byte("hostile content")
+	sum := sha256.Sum256(data)
+	file := func(p string) wire.SnapEntry {
+		return wire.SnapEntry{Path: p, Type: "file", Mode: 0o644, Size: int64(len(data)), Sums: sum[:], Sizes: []uint32{uint32(len(data))}}
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []wire.SnapEntry
+	}{
+		{"dot dot", []wire.SnapEntry{file("a"), file("../escape")}},
+		{"absolute", []wire.SnapEntry{file("a"), file("/tmp/escape")}},
+		{"symlink then write", []wire.SnapEntry{{Path: "l", Type: "symlink", Link: "."}, file("l/x")}},
+		{"link out", []wire.SnapEntry{file("a"), {Path: "l", Type: "symlink", Link: "../../.."}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &hostileSource{entries: tc.entries, data: data}
+			dst := agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "cloud"}}
+			_, _, err := e.s.snapshotOnto(ctx, src, snapshotSpec{ws: "w1", agent: "hostile", kind: snapCarry}, dst)
+			if we := wire.AsError(err); err == nil || we.Code != wire.CodePermissionDenied || we.Reason != wire.ReasonUnsafeArchiveEntry {
+				t.Fatalf("got %v, want permission_denied/unsafe_archive_entry", err)
+			}
+			if es, _ := os.ReadDir(e.cloudDir); len(es) != 0 {
+				t.Fatalf("a refused restore wrote %v", es)
+			}
+			if snaps, _ := e.cl.ListSnapshots(ctx, "w1"); len(snaps) != 0 {
+				t.Fatalf("a refused carry recorded %+v", snaps)
+			}
+			t.Logf("chunk reads from the source: %d", src.reads.Load())
+		})
 	}
 }

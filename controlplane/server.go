@@ -189,6 +189,12 @@ type Server struct {
 	// afterChunkLookup, set by tests before any call, runs when a
 	// snapshot has looked up which chunks the store holds.
 	afterChunkLookup func()
+	// afterChunkBatch, set by tests before any call, runs when a
+	// snapshot has stored (and a carry forwarded) a batch of chunks.
+	afterChunkBatch func()
+	// beforeSnapRecord, set by tests before any call, runs as a snapshot
+	// is about to be recorded; its error fails the record.
+	beforeSnapRecord func() error
 	// chunkListings counts the snapshots that listed every chunk of
 	// their workspace's store (read by tests).
 	chunkListings atomic.Int64

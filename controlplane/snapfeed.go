@@ -57,8 +57,9 @@ func (f *manifestFeed) add(page []wire.SnapEntry) {
 }
 
 // finish waits for the pages queued, sends the last (empty) page and
-// returns the chunks the agent lacks of entries, the whole manifest.
-func (f *manifestFeed) finish(entries []wire.SnapEntry) ([]chunkRef, error) {
+// returns the chunks the agent lacks of entries, the whole manifest, whose
+// chunks' sizes by name are sizes.
+func (f *manifestFeed) finish(entries []wire.SnapEntry, sizes map[[wire.SumSize]byte]uint32) ([]chunkRef, error) {
 	f.closed = true
 	close(f.pages)
 	<-f.done
@@ -71,7 +72,7 @@ func (f *manifestFeed) finish(entries []wire.SnapEntry) ([]chunkRef, error) {
 	if f.sent != len(entries) {
 		return nil, wire.Errorf(wire.CodeInternal, "", "manifest feed: %d of %d entries sent", f.sent, len(entries))
 	}
-	return f.s.sendManifestFrom(f.ctx, f.t, f.h, entries, f.sent)
+	return f.s.sendManifestFrom(f.ctx, f.t, f.h, entries, f.sent, sizes)
 }
 
 // stop ends the feed without finishing it (a failure elsewhere); after

@@ -125,3 +125,30 @@ func TestForwarderFillsBatches(t *testing.T) {
 		t.Fatalf("%d one-byte chunks went in %d batches, want one of %d and one of 10", len(tiny), len(batches), wire.MaxSnapSums)
 	}
 }
+
+// The batch holding the last chunk the restore lacks goes as that chunk
+// is taken, before deliver (which a carry calls only once the store
+// acknowledged every chunk pulled).
+func TestForwarderSendsLastBatchAtOnce(t *testing.T) {
+	dst := &batchTarget{}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	var refs []chunkRef
+	for i := range 3 {
+		sum := sha256.Sum256([]byte{byte(i)})
+		refs = append(refs, chunkRef{sum: sum[:], size: 1})
+		f.want[string(sum[:])] = true
+	}
+	for i, r := range refs {
+		if err := f.take(r, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.wg.Wait()
+	dst.mu.Lock()
+	defer dst.mu.Unlock()
+	if len(dst.batches) != 1 || len(dst.batches[0].Sizes) != 3 {
+		t.Fatalf("after the last wanted chunk: %d batches sent, want one of 3", len(dst.batches))
+	}
+}

@@ -85,10 +85,16 @@ func (s *Server) takeSnapshot(ctx context.Context, t target, sp snapshotSpec) (*
 // does: dst gets the manifest first and says which chunks it lacks; the
 // chunks pulled from t go to the store and, when dst lacks them, straight
 // on to dst; what dst still lacks afterwards (content the store had) is
-// read from the store. The restore is committed after the snapshot is
-// recorded.
+// read from the store. The restore is committed while the snapshot is
+// recorded, and the carry succeeds only when both did.
+//
+// What is sequential is only what must be: dst's restore begins (and
+// lists what dst has) while t scans; the store's chunks and usage are
+// looked up meanwhile; each manifest page goes on to dst and is tallied
+// against the store as it comes; the restore plans once the snapshot is
+// known to fit its quota (planning makes directories).
 func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, dst target) (*client.Snapshot, *client.RestoreResult, error) {
-	t0 := time.Now()
+	ph := phases{start: time.Now()}
 	// From here until the snapshot is recorded (and restored), no
 	// collection on any replica frees the chunks it counts on.
 	use, err := s.snaps.use(ctx, sp.ws)
@@ -98,25 +104,40 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	defer use.release()
 	// Which chunks the store holds is looked up while the agent scans:
 	// those of the session's last snapshot when it is still recorded
-	// (snapprev.go), else the store's whole list.
+	// (snapprev.go), else the store's whole list; so is the usage.
 	looked := make(chan chunkLookup, 1)
-	go func() { looked <- s.lookupChunks(ctx, sp) }()
-	var got *chunkLookup
+	go func() {
+		l := s.lookupChunks(ctx, sp)
+		if l.err == nil {
+			l.used, _, l.err = s.snaps.usage(ctx, sp.ws)
+		}
+		looked <- l
+	}()
+	pages, tallyDone := tallyPages(looked)
+	tallyOpen := true
 	defer func() {
-		if got == nil {
-			<-looked // the lookup ends with this call
+		if tallyOpen {
+			close(pages)
+			<-tallyDone // the lookup and the tally end with this call
 		}
 	}()
-	// A carry's restore begins first: dst lists what it has while t
-	// scans, and is aborted unless it is committed.
+	// A carry's restore begins at the same time as the scan: dst lists
+	// what it has while t scans. It is aborted unless it is committed.
 	var dstHandle string
 	var fw *forwarder
+	var begun chan error
 	if dst != nil {
-		if dstHandle, err = s.beginRestore(ctx, dst, client.RestoreSnapshotRequest{Delete: true}); err != nil {
-			return nil, nil, err
-		}
+		begun = make(chan error, 1)
+		go func() {
+			h, err := s.beginRestore(ctx, dst, client.RestoreSnapshotRequest{Delete: true})
+			dstHandle = h
+			begun <- err
+		}()
 		defer func() {
-			if fw == nil || !fw.committed {
+			if begun != nil {
+				<-begun
+			}
+			if dstHandle != "" && (fw == nil || !fw.committed) {
 				s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, dstHandle)
 			}
 		}()
@@ -127,22 +148,35 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 		return nil, nil, err
 	}
 	defer s.newRelay(t).cleanup(ctx, wire.OpSnapClose, scan.Handle)
-	t1 := time.Now()
+	ph.scanned = time.Now()
 	// A carry's manifest goes on to dst page by page as it comes in.
 	var feed *manifestFeed
-	var onPage func([]wire.SnapEntry)
+	// planCtx is the feed's and the plan's: a failed pull cuts the plan
+	// short.
+	planCtx, cancelPlan := context.WithCancel(ctx)
+	defer cancelPlan()
 	if dst != nil {
-		feed = s.feedManifest(ctx, dst, dstHandle)
+		err, begun = <-begun, nil
+		if err != nil {
+			return nil, nil, err
+		}
+		feed = s.feedManifest(planCtx, dst, dstHandle)
 		defer feed.stop()
-		onPage = feed.add
 	}
-	entries, err := s.readManifest(ctx, t, scan, onPage)
+	entries, err := s.readManifest(ctx, t, scan, func(page []wire.SnapEntry) {
+		pages <- page
+		if feed != nil {
+			feed.add(page)
+		}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	t2 := time.Now()
-	l := <-looked
-	got = &l
+	ph.manifest = time.Now()
+	close(pages)
+	tallyOpen = false
+	td := <-tallyDone
+	l := td.lookup
 	if l.err != nil {
 		return nil, nil, l.err
 	}
@@ -151,11 +185,7 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	}
 	// newBytes is at most what the snapshot adds to the store: with the
 	// previous snapshot's chunks only, some of lack may be stored already.
-	lack, newBytes := lacking(entries, l.has)
-	used, _, err := s.snaps.usage(ctx, sp.ws)
-	if err != nil {
-		return nil, nil, err
-	}
+	lack, newBytes, used := td.tally.lack, td.tally.newBytes, l.used
 	if used+newBytes > s.snaps.quota && l.partial {
 		// Over the limit by that bound: the store's whole list says
 		// what it really lacks.
@@ -168,55 +198,75 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 		return nil, nil, wire.Errorf(wire.CodeInsufficientStorage, wire.ReasonSnapshotQuota,
 			"the snapshot would add %d bytes to the %d workspace %s holds, over its limit of %d; delete snapshots to free space", newBytes, used, sp.ws, s.snaps.quota)
 	}
-	if dst != nil {
-		refs, err := feed.finish(entries)
-		if errors.Is(err, wire.ErrNotFound) || errors.Is(err, wire.ErrUnavailable) {
-			// The restore begun before the scan ended meanwhile (idle
-			// for longer than the agent keeps a handle, or the agent
-			// restarted or is away): it begins again, once; an agent
-			// still away fails it as before. The first handle is
-			// aborted first: unavailable may have been a call that
-			// timed out while the handle lived on.
-			s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, dstHandle)
-			var h string
-			if h, refs, err = s.planRestore(ctx, dst, entries, client.RestoreSnapshotRequest{Delete: true}); err == nil {
-				dstHandle = h
-			}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		fw = s.newForwarder(ctx, dst, dstHandle, refs)
-	}
-	t3 := time.Now()
+	ph.tallied = time.Now()
+	// A carry's restore plans (dst compares the manifest with what it
+	// has) while the chunks are pulled from t; a chunk read before the
+	// plan is in waits for it (snapWindow batches at most), then goes on
+	// to dst if dst lacks it, and into the store (pullBatch).
+	pullCtx, stopPull := context.WithCancelCause(ctx)
+	defer stopPull(nil)
+	var plan *carryPlan
 	var take func(chunkRef, []byte) error
-	if fw != nil {
-		take = fw.take
+	if dst != nil {
+		plan = s.startPlan(ctx, planCtx, dst, feed, dstHandle, entries, td.tally.sizes, stopPull)
+		take = func(r chunkRef, data []byte) error {
+			if err := plan.await(pullCtx); err != nil {
+				return err
+			}
+			return plan.fw.take(r, data)
+		}
 	}
 	// The bytes stored are the new bytes: a chunk another snapshot
 	// stored meanwhile, or one the lookup did not know of, is not.
-	newBytes, err = s.pullChunks(ctx, t, sp.ws, scan.Handle, lack, take)
+	newBytes, err = s.pullChunks(pullCtx, t, sp.ws, scan.Handle, lack, take)
+	if plan != nil {
+		if err != nil {
+			cancelPlan()
+		}
+		perr := plan.await(context.Background())
+		dstHandle, fw = plan.handle, plan.fw
+		if err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		fw.stop()
 		return nil, nil, err
 	}
 	now := time.Now().UTC()
-	s.log.Debug("snapshot phases", "ws", sp.ws, "scan", t1.Sub(t0), "manifest", t2.Sub(t1), "lookup", t3.Sub(t2), "chunks", now.Sub(t3), "newBytes", newBytes)
-	// The restore's last chunks are delivered while the snapshot is
-	// recorded; it is committed only once the record is written.
-	delivered := make(chan error, 1)
+	ph.chunks = now
+	if plan != nil {
+		ph.planned = plan.at
+	}
+	// The restore's last chunks are delivered, and the restore is
+	// committed, while the snapshot is recorded: every chunk it names is
+	// in the store by now, and the carry fails (the pointer stays) unless
+	// both are done.
+	restored := make(chan restoreOutcome, 1)
 	if fw != nil {
-		go func() { delivered <- fw.deliver(sp.ws) }()
+		go func() {
+			var o restoreOutcome
+			if o.err = fw.deliver(sp.ws); o.err == nil {
+				o.delivered = time.Now()
+				o.res, o.err = fw.commit(ctx)
+			}
+			restored <- o
+		}()
 	}
 	fail := func(err error) (*client.Snapshot, *client.RestoreResult, error) {
 		if fw != nil {
 			fw.stop()
-			<-delivered
+			<-restored
 		}
 		return nil, nil, err
 	}
 	sn := &client.Snapshot{ID: newSnapshotID(now), CreatedAt: now, Source: client.SnapshotSource{Agent: sp.agent, Path: cleanSnapPath(sp.req.Path)},
 		Files: scan.Files, Bytes: scan.Bytes, NewBytes: newBytes, Session: sp.session, Backend: sp.backend, Kind: sp.kind}
+	if s.beforeSnapRecord != nil {
+		if err := s.beforeSnapRecord(); err != nil {
+			return fail(err)
+		}
+	}
 	if err := s.snaps.putManifest(ctx, sp.ws, sn.ID, entries); err != nil {
 		return fail(err)
 	}
@@ -229,21 +279,107 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	if err := s.snaps.put(ctx, sp.ws, sn); err != nil {
 		return fail(err)
 	}
-	s.log.Debug("snapshot recorded", "ws", sp.ws, "took", time.Since(now))
+	ph.recorded = time.Now()
 	// The session's next snapshot counts on this one's chunks; they
 	// are remembered once the restore no longer waits.
 	defer s.prevChunks.put(sp.ws, sp.session, sn.ID, entries)
 	if fw == nil {
+		s.log.Debug("snapshot phases", ph.attrs(sp.ws, newBytes)...)
 		return sn, nil, nil
 	}
-	if err := <-delivered; err != nil {
-		return nil, nil, err
+	o := <-restored
+	ph.delivered, ph.committed = o.delivered, time.Now()
+	s.log.Debug("snapshot phases", ph.attrs(sp.ws, newBytes)...)
+	if o.err != nil {
+		return nil, nil, o.err
 	}
-	res, err := fw.commit(ctx)
-	if err != nil {
-		return nil, nil, err
+	return sn, o.res, nil
+}
+
+// restoreOutcome is how a carry's restore ended.
+type restoreOutcome struct {
+	res       *client.RestoreResult
+	err       error
+	delivered time.Time
+}
+
+// carryPlan is a carry's restore planning on dst (startPlan) while the
+// chunks are pulled.
+type carryPlan struct {
+	done   chan struct{}
+	handle string     // the restore's handle (begun again, or none)
+	fw     *forwarder // the forwarder of the planned restore
+	err    error
+	at     time.Time // when it ended
+}
+
+// startPlan sends the last manifest page to the restore begun on dst
+// (handle h, fed the rest by feed) in a goroutine of its own, which ends
+// with planCtx; a failed plan stops the pull (stopPull). Await its
+// outcome before returning.
+func (s *Server) startPlan(ctx, planCtx context.Context, dst target, feed *manifestFeed, h string, entries []wire.SnapEntry,
+	sizes map[[wire.SumSize]byte]uint32, stopPull context.CancelCauseFunc) *carryPlan {
+	p := &carryPlan{done: make(chan struct{}), handle: h}
+	go func() {
+		defer close(p.done)
+		defer func() { p.at = time.Now() }()
+		refs, err := feed.finish(entries, sizes)
+		if errors.Is(err, wire.ErrNotFound) || errors.Is(err, wire.ErrUnavailable) {
+			// The restore begun before the scan ended meanwhile (idle
+			// for longer than the agent keeps a handle, or the agent
+			// restarted or is away): it begins again, once; an agent
+			// still away fails it as before. The first handle is
+			// aborted first: unavailable may have been a call that
+			// timed out while the handle lived on.
+			s.newRelay(dst).cleanup(ctx, wire.OpSnapRestoreAbort, p.handle)
+			p.handle = ""
+			var h string
+			if h, refs, err = s.planRestore(planCtx, dst, entries, client.RestoreSnapshotRequest{Delete: true}); err == nil {
+				p.handle = h
+			}
+		}
+		if err != nil {
+			p.err = err
+			stopPull(err)
+			return
+		}
+		p.fw = s.newForwarder(ctx, dst, p.handle, refs)
+	}()
+	return p
+}
+
+// await waits for the plan (or for ctx) and says how it ended.
+func (p *carryPlan) await(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
-	return sn, res, nil
+}
+
+// phases are when a snapshot's steps ended, for the debug log (-cp-log in
+// the bench): where a carry's wall time goes.
+type phases struct {
+	start, scanned, manifest, tallied, planned, chunks, recorded, delivered, committed time.Time
+}
+
+func (p *phases) attrs(ws string, newBytes int64) []any {
+	out := []any{"ws", ws, "newBytes", newBytes}
+	// Each step is timed from the end of the one it waited for: the
+	// plan and the pull run at once, and so do the record and the
+	// restore's delivery and commit.
+	for _, ph := range []struct {
+		name     string
+		from, at time.Time
+	}{{"scan", p.start, p.scanned}, {"manifest", p.scanned, p.manifest}, {"lookup", p.manifest, p.tallied},
+		{"plan", p.tallied, p.planned}, {"chunks", p.tallied, p.chunks}, {"record", p.chunks, p.recorded},
+		{"deliver", p.chunks, p.delivered}, {"commit", p.delivered, p.committed}} {
+		if !ph.at.IsZero() && !ph.from.IsZero() {
+			out = append(out, ph.name, ph.at.Sub(ph.from).Round(100*time.Microsecond))
+		}
+	}
+	return append(out, "total", time.Since(p.start).Round(100*time.Microsecond))
 }
 
 // cleanSnapPath is a snapshot's directory as the API shows it.
@@ -286,23 +422,83 @@ type chunkRef struct {
 // lacking lists the manifest's chunks has says the store lacks, each
 // once, in order, and their bytes.
 func lacking(entries []wire.SnapEntry, has func(sum []byte) bool) ([]chunkRef, int64) {
-	var out []chunkRef
-	var n int64
-	seen := map[string]bool{}
+	var t chunkTally
+	t.add(entries, has)
+	return t.lack, t.newBytes
+}
+
+// chunkTally is lacking taken page by page as a manifest comes in: every
+// chunk's size by name (sizes, which sizedRefs needs too), the chunks has
+// says the store lacks, each once, in order (lack), and their bytes.
+type chunkTally struct {
+	sizes    map[[wire.SumSize]byte]uint32
+	lack     []chunkRef
+	newBytes int64
+}
+
+// add tallies the chunks of entries, the manifest's next ones.
+func (t *chunkTally) add(entries []wire.SnapEntry, has func(sum []byte) bool) {
+	if t.sizes == nil {
+		t.sizes = make(map[[wire.SumSize]byte]uint32, 2*len(entries))
+	}
 	for _, e := range entries {
 		for i, size := range e.Sizes {
 			sum := e.Sums[i*wire.SumSize : (i+1)*wire.SumSize]
-			if seen[string(sum)] {
+			k := [wire.SumSize]byte(sum)
+			if _, seen := t.sizes[k]; seen {
 				continue
 			}
-			seen[string(sum)] = true
+			t.sizes[k] = size
 			if !has(sum) {
-				out = append(out, chunkRef{sum: sum, size: size})
-				n += int64(size)
+				t.lack = append(t.lack, chunkRef{sum: sum, size: size})
+				t.newBytes += int64(size)
 			}
 		}
 	}
-	return out, n
+}
+
+// tallyPages tallies the pages sent on the channel it returns against
+// the lookup it waits for (pages that come before it are held, so the
+// manifest never waits for the lookup); the tally comes on done after the
+// channel is closed and the lookup is in. Its goroutine ends then: the
+// caller closes the channel and reads done before it returns.
+func tallyPages(looked <-chan chunkLookup) (chan<- []wire.SnapEntry, <-chan tallied) {
+	pages := make(chan []wire.SnapEntry, 16)
+	done := make(chan tallied, 1)
+	go func() {
+		var out tallied
+		var held [][]wire.SnapEntry
+		in, lookedIn := pages, false
+		for in != nil || !lookedIn {
+			select {
+			case page, ok := <-in:
+				switch {
+				case !ok:
+					in = nil
+				case !lookedIn:
+					held = append(held, page)
+				case out.lookup.err == nil:
+					out.tally.add(page, out.lookup.has)
+				}
+			case out.lookup = <-looked:
+				lookedIn, looked = true, nil
+				for _, page := range held {
+					if out.lookup.err == nil {
+						out.tally.add(page, out.lookup.has)
+					}
+				}
+				held = nil
+			}
+		}
+		done <- out
+	}()
+	return pages, done
+}
+
+// tallied is a lookup and the tally of a manifest against it.
+type tallied struct {
+	lookup chunkLookup
+	tally  chunkTally
 }
 
 // chunkLookup is what a snapshot knows of the chunks the store holds:
@@ -312,6 +508,7 @@ type chunkLookup struct {
 	has     func(sum []byte) bool
 	partial bool
 	err     error
+	used    int64 // the workspace's usage, read with the lookup
 }
 
 // lookupChunks looks up which chunks the store holds for snapshot sp,
@@ -475,6 +672,10 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		if sum := sha256.Sum256(data); string(sum[:]) != string(r.sum) {
 			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
 		}
+		// onChunk first: a carry's forwarder waits there for the
+		// restore's plan, and a chunk stored before a plan that then
+		// failed would be in the store uncounted (and the next
+		// snapshot, finding it there, would not count it either).
 		if onChunk != nil {
 			if err := onChunk(r, data); err != nil {
 				return nil, err
@@ -487,6 +688,9 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		}
 		acks = append(acks, chunkAck{f: f, size: r.size})
 		off = end
+	}
+	if s.afterChunkBatch != nil {
+		s.afterChunkBatch()
 	}
 	return acks, nil
 }
@@ -549,12 +753,12 @@ func (s *Server) beginRestore(ctx context.Context, t target, req client.RestoreS
 // sendManifest sends the manifest of open restore h and returns the
 // chunks the agent lacks.
 func (s *Server) sendManifest(ctx context.Context, t target, h string, entries []wire.SnapEntry) ([]chunkRef, error) {
-	return s.sendManifestFrom(ctx, t, h, entries, 0)
+	return s.sendManifestFrom(ctx, t, h, entries, 0, nil)
 }
 
 // sendManifestFrom is sendManifest when the agent has the entries before
-// from already.
-func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entries []wire.SnapEntry, from int) ([]chunkRef, error) {
+// from already; sizes, when set, is every chunk of entries by name.
+func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entries []wire.SnapEntry, from int, sizes map[[wire.SumSize]byte]uint32) ([]chunkRef, error) {
 	var plan wire.SnapRestorePlan
 	for off, n := from, 0; off < len(entries) || n == 0; n++ {
 		end, size := off, 0
@@ -579,7 +783,10 @@ func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entri
 		}
 		lack = append(lack, page.Sums...)
 	}
-	return sizedRefs(entries, lack)
+	if sizes == nil {
+		sizes = chunkSizes(entries)
+	}
+	return sizedRefs(sizes, lack)
 }
 
 // finishRestore sends the chunks refs of open restore h from the store and
@@ -609,19 +816,20 @@ func (s *Server) commitRestore(ctx context.Context, t target, h string, sent int
 // snapPageBytes bounds the estimated size of a manifest page sent.
 const snapPageBytes = 512 << 10
 
-// sizedRefs gives each name the agent lacks its size from the manifest;
-// a name the manifest does not hold is a bad reply.
-func sizedRefs(entries []wire.SnapEntry, lack []byte) ([]chunkRef, error) {
-	sizes := map[string]uint32{}
-	for _, e := range entries {
-		for i, n := range e.Sizes {
-			sizes[string(e.Sums[i*wire.SumSize:(i+1)*wire.SumSize])] = n
-		}
-	}
+// chunkSizes is every chunk of entries, its size by name.
+func chunkSizes(entries []wire.SnapEntry) map[[wire.SumSize]byte]uint32 {
+	var t chunkTally
+	t.add(entries, func([]byte) bool { return true })
+	return t.sizes
+}
+
+// sizedRefs gives each name the agent lacks its size from the manifest's
+// chunks (sizes); a name the manifest does not hold is a bad reply.
+func sizedRefs(sizes map[[wire.SumSize]byte]uint32, lack []byte) ([]chunkRef, error) {
 	refs := make([]chunkRef, 0, len(lack)/wire.SumSize)
 	for i := 0; i < len(lack); i += wire.SumSize {
 		sum := lack[i : i+wire.SumSize]
-		n, ok := sizes[string(sum)]
+		n, ok := sizes[[wire.SumSize]byte(sum)]
 		if !ok {
 			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the agent lacks chunk %x, which the snapshot does not have", sum[:8])
 		}

@@ -172,8 +172,9 @@ const (
 	// it was written. A snapshot restore: a manifest entry of that kind (or
 	// unclean, repeated, under a path the manifest does not make a directory);
 	// the restore was refused before anything was written. Or a directory of the
-	// manifest that a symlink or a file replaced while the restore ran: refused
-	// when a file was to be written there (files already in place stay).
+	// manifest that a symlink or a file replaced, or that was moved away, while
+	// the restore ran: refused when a file was to be made, renamed or removed
+	// there (files already in place stay).
 	ReasonUnsafeArchiveEntry = "unsafe_archive_entry"
 	// ReasonSourceChanged (conflict, 409): snapshot: a file changed between the
 	// scan and the read of its chunks (or the control plane found a chunk whose

@@ -22,14 +22,21 @@ import (
 // be created (synced before the file exists) and `-"path"` once it is gone
 // or renamed into place; paths are root-relative and Go-quoted. It is
 // emptied whenever no write is in progress, and rewritten with only the
-// live entries when it grows past journalCompactAt.
+// live entries when it grows past journalCompactAt and twice the most it
+// listed since it was last empty (so that a batch of many records, see
+// addAll, is not rewritten at every '-' that follows it).
 type journal struct {
 	path string
 
 	mu   sync.Mutex
 	file *os.File // opened for appending
 	size int64
-	live map[string]bool
+	live map[string]int64 // the live entries, with the size of their records
+	// liveBytes is the size of the live entries' records, peak its
+	// largest since the journal was last empty.
+	liveBytes, peak int64
+	// syncs counts the journal's fsyncs (for tests and benchmarks).
+	syncs int
 }
 
 // journalCompactAt is the size past which the journal is rewritten with
@@ -73,7 +80,7 @@ func (f *FS) OpenJournal(path string) ([]string, error) {
 		file.Close()
 		return removed, errors.New("journal: already open")
 	}
-	f.journal = &journal{path: path, file: file, live: map[string]bool{}}
+	f.journal = &journal{path: path, file: file, live: map[string]int64{}}
 	return removed, nil
 }
 
@@ -145,6 +152,13 @@ func (f *FS) forgetTemp(c string) {
 	}
 }
 
+// forgetTemps is forgetTemp for many names, recorded with one write.
+func (f *FS) forgetTemps(cs []string) {
+	if j := f.journalOf(); j != nil {
+		j.removeAll(cs)
+	}
+}
+
 func (f *FS) journalOf() *journal {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -152,63 +166,115 @@ func (f *FS) journalOf() *journal {
 }
 
 // add records c, synced, before the file exists.
-func (j *journal) add(c string) {
+func (j *journal) add(c string) { j.addAll([]string{c}) }
+
+// addAll records every path of cs, before any of their files exists,
+// with one write and one sync: a restore reserves the temporary names of
+// many files at once (see Restore.reserve).
+func (j *journal) addAll(cs []string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.file == nil {
+	if j.file == nil || len(cs) == 0 {
 		return
 	}
-	j.live[c] = true
-	if j.append('+', c) == nil {
-		_ = j.file.Sync()
+	var buf []byte
+	for _, c := range cs {
+		if _, ok := j.live[c]; ok {
+			continue
+		}
+		n := len(buf)
+		buf = appendRecord(buf, '+', c)
+		j.live[c] = int64(len(buf) - n)
+		j.liveBytes += int64(len(buf) - n)
+	}
+	j.peak = max(j.peak, j.liveBytes)
+	if len(buf) > 0 && j.write(buf) == nil {
+		j.sync(j.file)
 	}
 }
 
 // remove records that c is gone: the journal is emptied when nothing is in
 // progress, compacted when it grew large.
-func (j *journal) remove(c string) {
+func (j *journal) remove(c string) { j.removeAll([]string{c}) }
+
+// removeAll records that every path of cs is gone, with one write.
+func (j *journal) removeAll(cs []string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.file == nil || !j.live[c] {
+	if j.file == nil {
 		return
 	}
-	delete(j.live, c)
+	var buf []byte
+	for _, c := range cs {
+		n, ok := j.live[c]
+		if !ok {
+			continue
+		}
+		delete(j.live, c)
+		j.liveBytes -= n
+		buf = appendRecord(buf, '-', c)
+	}
 	switch {
+	case len(buf) == 0:
 	case len(j.live) == 0:
 		if j.file.Truncate(0) == nil {
 			j.size = 0
 		}
-	case j.size >= journalCompactAt:
+		j.liveBytes, j.peak = 0, 0
+	case j.size >= max(journalCompactAt, 2*j.peak):
 		j.compact()
 	default:
-		_ = j.append('-', c)
+		_ = j.write(buf)
 	}
 }
 
-// append writes one line.
-func (j *journal) append(op byte, c string) error {
-	line := append([]byte{op}, strconv.Quote(c)...)
-	n, err := j.file.Write(append(line, '\n'))
+// recordSize is the length of c's line (for a batch's budget).
+func recordSize(c string) int64 {
+	var b [128]byte
+	return int64(len(appendRecord(b[:0], '+', c)))
+}
+
+// appendRecord appends c's line, op '+' or '-', to buf.
+func appendRecord(buf []byte, op byte, c string) []byte {
+	buf = append(buf, op)
+	buf = strconv.AppendQuote(buf, c)
+	return append(buf, '\n')
+}
+
+// write appends lines.
+func (j *journal) write(lines []byte) error {
+	n, err := j.file.Write(lines)
 	j.size += int64(n)
 	return err
+}
+
+// sync syncs f, counted.
+func (j *journal) sync(f *os.File) {
+	_ = f.Sync()
+	j.syncs++
+}
+
+// syncCount is how many times the journal was synced.
+func (j *journal) syncCount() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.syncs
 }
 
 // compact rewrites the journal with only the live entries: a new file,
 // synced, renamed over the old one.
 func (j *journal) compact() {
-	var buf bytes.Buffer
+	var buf []byte
 	for c := range j.live {
-		buf.WriteByte('+')
-		buf.WriteString(strconv.Quote(c))
-		buf.WriteByte('\n')
+		buf = appendRecord(buf, '+', c)
 	}
 	tmp := j.path + ".new"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(tmp, buf, 0o600); err != nil {
 		os.Remove(tmp)
 		return
 	}
 	if f, err := os.Open(tmp); err == nil {
-		_ = f.Sync()
+		j.sync(f)
 		f.Close()
 	}
 	j.file.Close()

@@ -26,7 +26,10 @@ const maxIdleDirs = 256
 // directory (a missing one is made, once): a directory of the manifest
 // replaced by a symlink or a file since BeginRestore is refused
 // (ErrUnsafeEntry), never followed, wherever the link points. What is
-// opened stays inside the root as any os.Root does.
+// opened stays inside the root as any os.Root does; since an os.Root
+// follows its directory wherever it is moved, even out of the root, a
+// directory kept open is checked (check) before a file is made, renamed
+// or removed by name in it, and one moved away is refused too.
 type restoreDirs struct {
 	fs   *FS
 	base string // clean root-relative; every directory asked for is it or below it
@@ -39,6 +42,7 @@ type restoreDirs struct {
 // it hold it (one that none holds may be closed to bound the open files).
 type restoreDir struct {
 	root *os.Root
+	id   iofs.FileInfo // root's directory, as opened (nil for the FS's own)
 	refs int
 }
 
@@ -51,12 +55,54 @@ func (ds *restoreDirs) acquire(c string) (*restoreDir, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ds.check(c, d); err != nil {
+		return nil, err
+	}
 	if d.refs == 0 {
 		ds.idle--
 	}
 	d.refs++
 	ds.trim()
 	return d, nil
+}
+
+// verify checks that directory d, held, is still c: see check.
+func (ds *restoreDirs) verify(c string, d *restoreDir) error {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.check(c, d)
+}
+
+// check, with ds.mu held, refuses (ErrUnsafeEntry) directory d unless it
+// is still what c names: each directory from it up to base is the one
+// its parent holds by that name (an Lstat, so never a symlink), and base
+// the one the root holds at base's path. An os.Root keeps referring to
+// its directory wherever it is moved, even out of the agent's root, so
+// a directory kept open is checked before a file is made or renamed in
+// it; the window left is that of a single call, as when every call
+// walked the path from the root.
+func (ds *restoreDirs) check(c string, d *restoreDir) error {
+	for c != "." {
+		var fi iofs.FileInfo
+		var err error
+		var parent *restoreDir
+		if c == ds.base {
+			fi, err = ds.fs.root.Stat(native(c))
+		} else {
+			if parent, err = ds.get(path.Dir(c)); err != nil {
+				return err
+			}
+			fi, err = parent.root.Lstat(path.Base(c))
+		}
+		if err != nil || !os.SameFile(fi, d.id) {
+			return errorf(ErrUnsafeEntry, "restore %s: moved or replaced while the restore ran", c)
+		}
+		if c == ds.base {
+			return nil
+		}
+		c, d = path.Dir(c), parent
+	}
+	return nil
 }
 
 // release gives back a directory acquire returned.
@@ -85,7 +131,12 @@ func (ds *restoreDirs) get(c string) (*restoreDir, error) {
 		if err != nil {
 			return nil, mapErr("restore", c, err)
 		}
-		d := &restoreDir{root: r}
+		id, err := r.Stat(".")
+		if err != nil {
+			r.Close()
+			return nil, mapErr("restore", c, err)
+		}
+		d := &restoreDir{root: r, id: id}
 		ds.add(c, d)
 		return d, nil
 	}
@@ -113,7 +164,14 @@ func (ds *restoreDirs) get(c string) (*restoreDir, error) {
 	if err != nil {
 		return nil, mapErr("restore", c, err)
 	}
-	d := &restoreDir{root: r}
+	// What was opened is what the Lstat saw: not a symlink swapped in
+	// between (OpenRoot follows one that stays inside the parent).
+	id, err := r.Stat(".")
+	if err != nil || !os.SameFile(id, fi) {
+		r.Close()
+		return nil, errorf(ErrUnsafeEntry, "restore %s: replaced while the restore ran", c)
+	}
+	d := &restoreDir{root: r, id: id}
 	ds.add(c, d)
 	return d, nil
 }

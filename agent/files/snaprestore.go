@@ -59,13 +59,26 @@ type Restore struct {
 	dirs restoreDirs
 	res  RestoreResult
 	done bool
+	// resMu guards reserved and each file's tmp: files[:reserved] had
+	// their temporary names recorded in the journal (see reserve).
+	resMu    sync.Mutex
+	reserved int
 }
+
+// reserveBytes is about how much of the journal one batch of a restore's
+// temporary names takes (one write, one sync): the names of a tree of
+// tens of thousands of files in one batch, the journal kept far below
+// maxJournalSize. A variable for tests.
+var reserveBytes = 2 << 20
 
 // restoreFile is one file the restore writes.
 type restoreFile struct {
 	mu      sync.Mutex // up, pending, written during Puts
 	e       *SnapEntry
 	c       string           // root-relative
+	idx     int              // in Restore.files
+	tmp     string           // its temporary name, reserved in the journal and not yet used
+	opened  bool             // reserve was called for it (tmp, opened: Restore.resMu)
 	local   map[Sum]chunkLoc // chunks to copy from what is on disk
 	up      *Upload
 	dir     *restoreDir // c's directory, held while up is open
@@ -188,7 +201,7 @@ func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 	r.res.Files++
 	r.res.Bytes += e.Size
 	c := join(r.base, e.Path)
-	rf := &restoreFile{e: e, c: c}
+	rf := &restoreFile{e: e, c: c, idx: len(r.files)}
 	fi, err := r.lstat(c)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
@@ -315,12 +328,16 @@ func (r *Restore) open(rf *restoreFile) error {
 	if err != nil {
 		return err
 	}
-	up, err := r.fs.beginWriteIn(d.root, rf.c, WriteOptions{Mode: os.FileMode(e.Mode) & os.ModePerm, Overwrite: true,
+	up, err := r.fs.beginWriteIn(d.root, rf.c, r.reserve(rf), WriteOptions{Mode: os.FileMode(e.Mode) & os.ModePerm, Overwrite: true,
 		NoSync: canSyncAll, NoHash: true, ModTime: time.Unix(0, e.ModTime)})
 	if err != nil {
 		r.dirs.release(d)
 		return err
 	}
+	// Checked again just before the rename: an os.Root follows its
+	// directory wherever it is moved, out of the root too.
+	dc := path.Dir(rf.c)
+	up.dirCheck = func() error { return r.dirs.verify(dc, d) }
 	rf.up, rf.dir = up, d
 	var off int64
 	var buf []byte
@@ -336,6 +353,58 @@ func (r *Restore) open(rf *restoreFile) error {
 		off += int64(ch.Size)
 	}
 	return nil
+}
+
+// reserve returns rf's temporary name, recorded in the journal: when the
+// FS has a journal and rf's name is not reserved yet, the names of the
+// next files of the plan, up to about reserveBytes of records, are picked
+// and recorded with one write and one sync, instead of one per file (on
+// macOS a sync is an F_FULLFSYNC, milliseconds). A file opened out of
+// order, beyond that batch (a chunk it shares with an earlier file), gets
+// "" and createTemp records its name alone: a batch stays small however
+// far it is, so the journal stays far below maxJournalSize. "" too
+// without a journal.
+func (r *Restore) reserve(rf *restoreFile) string {
+	j := r.fs.journalOf()
+	if j == nil {
+		return ""
+	}
+	r.resMu.Lock()
+	defer r.resMu.Unlock()
+	if rf.idx >= r.reserved && !rf.opened {
+		var names []string
+		var n int64
+		i := r.reserved
+		for ; i < len(r.files) && n < int64(reserveBytes); i++ {
+			if f := r.files[i]; !f.opened {
+				f.tmp = tempName(path.Dir(f.c))
+				names = append(names, f.tmp)
+				n += recordSize(f.tmp)
+			}
+		}
+		j.addAll(names)
+		r.reserved = i
+	}
+	tmp := rf.tmp
+	rf.tmp, rf.opened = "", true
+	return tmp
+}
+
+// unreserve forgets the reserved names no file used (a restore that
+// ends before it opened them all), with one write.
+func (r *Restore) unreserve() {
+	r.resMu.Lock()
+	defer r.resMu.Unlock()
+	var names []string
+	for _, rf := range r.files[:r.reserved] {
+		if rf.tmp != "" {
+			names = append(names, rf.tmp)
+			rf.tmp = ""
+		}
+	}
+	if len(names) > 0 {
+		r.fs.forgetTemps(names)
+	}
 }
 
 // commitFile renames rf into place and caches its chunks.
@@ -522,9 +591,17 @@ func (r *Restore) Abort() {
 
 func (r *Restore) abortLocked() {
 	for _, rf := range r.files {
-		if rf.up != nil && !rf.written {
-			rf.up.Abort()
+		if rf.up == nil || rf.written {
+			continue
 		}
+		if rf.dir != nil && r.dirs.verify(path.Dir(rf.c), rf.dir) != nil {
+			// Its directory moved away (perhaps out of the root):
+			// nothing is removed by name there.
+			rf.up.abandon()
+			continue
+		}
+		rf.up.Abort()
 	}
+	r.unreserve()
 	r.dirs.closeAll()
 }

@@ -29,6 +29,11 @@ type Upload struct {
 	// restoreDirs): the temporary file is made, timed and renamed by
 	// its name in there, with no walk from the root.
 	dir *os.Root
+	// dirCheck, when set (with dir), says whether dir is still path's
+	// directory: it is asked just before the temporary file is timed
+	// and renamed by name in dir, and when it fails the file is closed
+	// and left where it is, never renamed or removed by name there.
+	dirCheck func() error
 
 	mu     sync.Mutex
 	file   *os.File
@@ -65,19 +70,24 @@ func (f *FS) BeginWrite(p string, opts WriteOptions) (*Upload, error) {
 			return nil, mapErr("write", c, err)
 		}
 	}
-	return f.beginWriteIn(nil, c, opts)
+	return f.beginWriteIn(nil, c, "", opts)
 }
 
 // beginWriteIn is BeginWrite once p is checked (clean c) and its parents
 // made: it checks the target and creates the temporary file, in dir when
-// set (c's directory, open), else by c's path from the root.
-func (f *FS) beginWriteIn(dir *os.Root, c string, opts WriteOptions) (*Upload, error) {
+// set (c's directory, open), else by c's path from the root. reserved,
+// when set, is the temporary file's name already in the journal (see
+// createTemp).
+func (f *FS) beginWriteIn(dir *os.Root, c, reserved string, opts WriteOptions) (*Upload, error) {
 	u := &Upload{fs: f, path: c, opts: opts, dir: dir, hash: sha256.New(), inOrd: true}
 	r, name := u.at(c)
 	if err := checkTargetAt(r, name, c, opts.Overwrite); err != nil {
+		if reserved != "" {
+			f.forgetTemp(reserved)
+		}
 		return nil, err
 	}
-	tmp, file, err := f.createTemp(dir, path.Dir(c))
+	tmp, file, err := f.createTemp(dir, path.Dir(c), reserved)
 	if err != nil {
 		return nil, mapErr("write", c, err)
 	}
@@ -97,14 +107,26 @@ func (u *Upload) at(c string) (*os.Root, string) {
 
 // createTemp creates a new temporary file in clean directory d, recorded
 // in the journal (if any) before it exists. dir, when set, is d, open.
-func (f *FS) createTemp(dir *os.Root, d string) (string, *os.File, error) {
-	for range 5 {
-		tmp := join(d, TempPrefix+rand.Text())
+// reserved, when set, is a temporary name in d that the journal already
+// lists (a restore records its files' names in batches, see
+// Restore.reserve): it is tried first, and given up (its record with it)
+// if it exists or cannot be made; a name that existed is followed by
+// fresh names recorded one by one.
+func (f *FS) createTemp(dir *os.Root, d, reserved string) (string, *os.File, error) {
+	tries := 5
+	if reserved != "" {
+		tries++
+	}
+	for i := range tries {
+		tmp := reserved
+		if i > 0 || reserved == "" {
+			tmp = tempName(d)
+			f.recordTemp(tmp)
+		}
 		r, name := f.root, native(tmp)
 		if dir != nil {
 			r, name = dir, path.Base(tmp)
 		}
-		f.recordTemp(tmp)
 		file, err := r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			f.forgetTemp(tmp)
@@ -116,6 +138,9 @@ func (f *FS) createTemp(dir *os.Root, d string) (string, *os.File, error) {
 	}
 	return "", nil, iofs.ErrExist
 }
+
+// tempName is a new random temporary name in clean directory d.
+func tempName(d string) string { return join(d, TempPrefix+rand.Text()) }
 
 // Path is the clean root-relative path being written.
 func (u *Upload) Path() string { return u.path }
@@ -322,6 +347,10 @@ func (u *Upload) CommitVerified(size int64, sha256 string) (WriteResult, error) 
 	}
 	u.done = true
 	res, err := u.commit(size, sha256)
+	if moved, ok := err.(dirMovedError); ok {
+		u.fs.forgetTemp(u.tmp) // closed; not where it was made
+		return WriteResult{}, moved.err
+	}
 	if err != nil {
 		u.discard()
 		return WriteResult{}, err
@@ -354,6 +383,11 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 	}
 	if err := u.file.Close(); err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
+	}
+	if u.dirCheck != nil {
+		if err := u.dirCheck(); err != nil {
+			return WriteResult{}, dirMovedError{err}
+		}
 	}
 	if mt := u.opts.ModTime; !mt.IsZero() {
 		r, name := u.at(u.tmp)
@@ -421,6 +455,25 @@ func (u *Upload) Abort() error {
 	}
 	u.done = true
 	return mapErr("abort write", u.path, u.discard())
+}
+
+// dirMovedError is commit's error when dirCheck failed.
+type dirMovedError struct{ err error }
+
+func (e dirMovedError) Error() string { return e.err.Error() }
+
+// abandon ends the upload without touching its temporary file by name:
+// it is closed and forgotten by the journal (a restore's directory that
+// was moved away while the file was written: see restoreDirs.check).
+func (u *Upload) abandon() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.done {
+		return
+	}
+	u.done = true
+	u.file.Close()
+	u.fs.forgetTemp(u.tmp)
 }
 
 // syncDir flushes directory c so a rename in it survives a crash. It is best

@@ -105,17 +105,22 @@ func (c Config) Cut(data []byte) int {
 	maskS, maskL := masks(c.Avg)
 	// Ranging over subslices, not indexing data, leaves the loops
 	// without bounds checks (this loop is a third of a scan's CPU).
+	// The bounds are those of one index i running from Min, through
+	// normal, to n: with a configuration Cut does not validate (Avg or
+	// Max below Min), a loop whose end is behind i is empty.
+	mid := max(normal, c.Min)
+	end := max(n, mid)
 	var h uint64
-	for i, b := range data[c.Min:normal] {
+	for i, b := range data[c.Min:mid] {
 		h = (h << 1) + gear[b]
 		if h&maskS == 0 {
 			return c.Min + i + 1
 		}
 	}
-	for i, b := range data[normal:n] {
+	for i, b := range data[mid:end] {
 		h = (h << 1) + gear[b]
 		if h&maskL == 0 {
-			return normal + i + 1
+			return mid + i + 1
 		}
 	}
 	return n
