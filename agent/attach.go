@@ -12,6 +12,7 @@ import (
 	"github.com/outposthq/outpost/agent/proc"
 	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/internal/hoptrace"
+	"github.com/outposthq/outpost/internal/rawio"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -125,6 +126,13 @@ func (a *Agent) procAttach(ctx context.Context, req *wire.Request) (any, error) 
 		} else {
 			res.Bulk = true
 			sizeBulkBuffer(s.bulk)
+			// A keystroke's read and its echo's write on the connection:
+			// direct system calls (rawio).
+			wrapped := rawio.Wrap(s.bulk)
+			if r == io.Reader(s.bulk) {
+				r = wrapped
+			}
+			s.bulk = wrapped
 		}
 	}
 	if err := a.attach.add(s); err != nil {

@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/trace"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/outposthq/outpost/internal/hoptrace"
+	"github.com/outposthq/outpost/internal/rawio"
 )
 
 // echoCommand runs on the remote PTY: raw mode, no terminal echo, so each
@@ -71,9 +74,20 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 		return nil, fmt.Errorf("ssh -tt: %w", err)
 	}
 	defer ssh.stop()
-	lat, err := echoLatencies(n, op, ssh)
+	sw0, sw1, swb := ctxSwitches(op.cmd.Process.Pid), ctxSwitches(ssh.cmd.Process.Pid), ctxSwitches(os.Getpid())
+	stopTrace, err := startEchoTrace(e)
 	if err != nil {
 		return nil, err
+	}
+	lat, err := echoLatencies(n, op, ssh)
+	stopTrace()
+	if err != nil {
+		return nil, err
+	}
+	if sw0 >= 0 && sw1 >= 0 {
+		keys := float64(n + n/10 + 1)
+		fmt.Fprintf(os.Stderr, "echo%s: context switches a keystroke, client process: outpost %.1f, ssh %.1f; this process (control plane, agent, and the bench's reads of both clients) %.1f\n", e.transport(),
+			float64(ctxSwitches(op.cmd.Process.Pid)-sw0)/keys, float64(ctxSwitches(ssh.cmd.Process.Pid)-sw1)/keys, float64(ctxSwitches(os.Getpid())-swb)/keys)
 	}
 	hoptrace.Report(os.Stderr)
 	var rows []row
@@ -88,27 +102,43 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 type echoClient struct {
 	what  string // for errors
 	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	stdin *os.File  // the write end of the client's stdin
+	w     io.Writer // stdin's, by direct system calls (rawio)
 	r     *bufio.Reader
 	i     int
 	trace bool // mark the hops Typed and Echoed (a hoptrace build)
 }
 
 // startEcho starts cmd and waits for its "ready".
+//
+// The bench's ends of the client's pipes are read and written with direct
+// system calls (rawio), as a C harness would: no Go runtime wake-up of the
+// bench's own (its monitor thread, woken by the first system call after
+// an idle spell) in either client's figure.
 func startEcho(cmd *exec.Cmd, trace bool) (*echoClient, error) {
-	stdin, err := cmd.StdinPipe()
+	childIn, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdin = childIn
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		childIn.Close()
+		stdin.Close()
 		return nil, err
 	}
 	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	childIn.Close()
+	if err != nil {
+		stdin.Close()
 		return nil, err
 	}
-	c := &echoClient{what: filepath.Base(cmd.Path), cmd: cmd, stdin: stdin, r: bufio.NewReader(stdout), trace: trace}
+	var out io.Reader = stdout
+	if f, ok := stdout.(*os.File); ok {
+		out = rawio.File(f)
+	}
+	c := &echoClient{what: filepath.Base(cmd.Path), cmd: cmd, stdin: stdin, w: rawio.File(stdin), r: bufio.NewReader(out), trace: trace}
 	ready := make(chan error, 1)
 	go func() {
 		for {
@@ -136,7 +166,7 @@ func startEcho(cmd *exec.Cmd, trace bool) (*echoClient, error) {
 }
 
 // stop ends the client.
-func (c *echoClient) stop() { _ = c.cmd.Process.Kill(); _ = c.cmd.Wait() }
+func (c *echoClient) stop() { _ = c.cmd.Process.Kill(); _ = c.cmd.Wait(); c.stdin.Close() }
 
 // key types one byte and waits for its echo.
 func (c *echoClient) key() error {
@@ -145,7 +175,7 @@ func (c *echoClient) key() error {
 	if c.trace {
 		hoptrace.Mark(hoptrace.Typed)
 	}
-	if _, err := c.stdin.Write([]byte{b}); err != nil {
+	if _, err := c.w.Write([]byte{b}); err != nil {
 		return fmt.Errorf("%s: %w", c.what, err)
 	}
 	for {
@@ -162,8 +192,20 @@ func (c *echoClient) key() error {
 	}
 }
 
-// echoLatencies times n keystrokes of each client, one client's then the
-// next's in turn, after a warm-up of each.
+// echoGap (-echo-gap) is the pause before each timed keystroke: none by
+// default (the figures so far were taken back to back).
+var echoGap time.Duration
+
+// echoLatencies times n keystrokes of each client, after a warm-up of
+// each, the clients taking turns: one keystroke and its echo of each, the
+// first of each round in turn, each after a pause of echoGap. Typed by a
+// person, keystrokes come tens of milliseconds apart, each to an idle
+// path (-echo-gap 2ms and more: every process on the path wakes from
+// idle); back to back, what one client's side still did after its echo
+// (the agent's acknowledgement, a socket's last read, a runtime thread
+// woken) may run into the timing of the other's next keystroke, ssh's
+// too, timed in this same process, which hosts the control plane and the
+// agent.
 func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
 	for range n/10 + 1 {
 		for _, c := range cs {
@@ -173,10 +215,15 @@ func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
 		}
 	}
 	out := make([]latencies, len(cs))
-	for range n {
-		for i, c := range cs {
+	for i := range out {
+		out[i] = make(latencies, 0, n)
+	}
+	for r := range n {
+		for j := range cs {
+			i := (r + j) % len(cs)
+			time.Sleep(echoGap)
 			start := time.Now()
-			if err := c.key(); err != nil {
+			if err := cs[i].key(); err != nil {
 				return nil, err
 			}
 			out[i] = append(out[i], time.Since(start))
@@ -198,4 +245,52 @@ func echoLatency(cmd *exec.Cmd, n int) (latencies, error) {
 		return nil, err
 	}
 	return lat[0], nil
+}
+
+// ctxSwitches is the context switches of process pid's threads so far
+// (voluntary and not; Linux's /proc), -1 where that is not known: a
+// client's wake-ups, ssh's one thread against the CLI's Go runtime.
+func ctxSwitches(pid int) int64 {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if err != nil || len(tasks) == 0 {
+		return -1
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that ended
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
+}
+
+// echoTrace (-echo-trace FILE) writes this process's execution trace (the
+// control plane's and the agent's goroutines) of the timed keystrokes to
+// FILE (FILE.tls for the TLS rows).
+var echoTrace string
+
+func startEchoTrace(e *env) (stop func(), err error) {
+	if echoTrace == "" {
+		return func() {}, nil
+	}
+	name := echoTrace
+	if e.tls {
+		name += ".tls"
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); f.Close() }, nil
 }

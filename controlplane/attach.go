@@ -1,10 +1,14 @@
 package controlplane
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/hoptrace"
+	"github.com/outposthq/outpost/internal/rawio"
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
@@ -72,7 +77,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, t target) 
 	if _, err := s.readProc(r, t, &wire.ProcReadRequest{ID: id, After: after, MaxBytes: 1}); err != nil {
 		return err
 	}
-	conn, err := websocket.Accept(w, r)
+	conn, err := websocket.Accept(rawHijacker{w}, r)
 	if err != nil {
 		var he *websocket.HandshakeError
 		if errors.As(err, &he) {
@@ -88,6 +93,32 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, t target) 
 	a.run(context.WithoutCancel(r.Context()))
 	return nil
 }
+
+// rawHijacker is w whose hijacked connection makes its small reads and
+// writes by direct system calls (rawio.Wrap): a keystroke's read from the
+// client and its echo's write, which otherwise, as the first system call
+// after an idle spell, wake the runtime's monitor thread.
+type rawHijacker struct{ http.ResponseWriter }
+
+func (h rawHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := rawio.Wrap(c)
+	if rc == c || brw == nil {
+		return rc, brw, nil
+	}
+	// The read buffer reads the connection itself: one that reads the
+	// wrapper instead, holding the bytes it held.
+	held, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(held)), rc), brw.Reader.Size())
+	_, _ = br.Peek(len(held))
+	return rc, bufio.NewReadWriter(br, brw.Writer), nil
+}
+
+// Unwrap is the ResponseWriter (http.ResponseController).
+func (h rawHijacker) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // attachTarget is t without the wrappers of one HTTP exchange: once
 // upgraded there are no response headers to keep (and two goroutines

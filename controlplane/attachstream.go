@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/internal/hoptrace"
+	"github.com/outposthq/outpost/internal/rawio"
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/subjects"
@@ -199,6 +200,7 @@ func (a *attachment) openStream(ctx context.Context, id string, failing, bulk bo
 		if h != nil {
 			h(st.bulk)
 		}
+		st.bulk = rawio.Wrap(st.bulk) // a keystroke's write, its echo's read: direct system calls
 		go a.readBulk(st)
 	}
 	st.heard.Store(time.Now().UnixNano())

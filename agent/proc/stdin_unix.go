@@ -4,8 +4,8 @@ package proc
 
 import (
 	"os"
-	"syscall"
 
+	"github.com/outposthq/outpost/internal/rawio"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +27,7 @@ func writeNow(f *os.File) func([]byte) (int, bool) {
 	return func(p []byte) (int, bool) {
 		n, werr := 0, error(nil)
 		if err := rc.Write(func(fd uintptr) bool {
-			n, werr = syscall.Write(int(fd), p)
+			n, werr = rawio.Write(fd, p)
 			return true // never wait: the queue does
 		}); err != nil || werr != nil || n <= 0 {
 			return 0, false

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/rawio"
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/wire"
 	"golang.org/x/term"
@@ -56,6 +59,7 @@ type attachment struct {
 	fd     int  // the local terminal, when tty
 	stdout io.Writer
 	stderr io.Writer
+	hc     *http.Client // dial's: the client's, its connections' small reads and writes direct (rawHTTPClient)
 
 	seq      atomic.Uint64
 	conn     atomic.Pointer[websocket.Conn]
@@ -87,8 +91,9 @@ func (a *attachment) run(ctx context.Context, after uint64) error {
 	winch := make(chan os.Signal, 1)
 	notifyResize(winch)
 	defer signal.Stop(winch)
+	a.stdin, a.stdout = terminalIO(a.stdin, a.stdout)
 	if a.stdin != nil {
-		go a.pumpStdin() // blocked on a terminal read, it ends with the CLI
+		go a.pumpStdin() // waiting for input, it ends with the CLI
 	}
 	brokenSince := time.Time{}
 	for first := true; ; first = false {
@@ -148,9 +153,12 @@ func (a *attachment) say(msg string) error {
 // dial opens the WebSocket after the last seq received.
 func (a *attachment) dial(ctx context.Context) (*websocket.Conn, error) {
 	cl := a.t.Client()
+	if a.hc == nil {
+		a.hc = rawHTTPClient(cl.HTTPClient())
+	}
 	dctx, cancel := context.WithTimeout(ctx, lostAfter)
 	defer cancel()
-	c, resp, err := websocket.Dial(dctx, cl.HTTPClient(), a.t.AttachURL(a.id, a.seq.Load()), cl.AuthHeader())
+	c, resp, err := websocket.Dial(dctx, a.hc, a.t.AttachURL(a.id, a.seq.Load()), cl.AuthHeader())
 	if errors.Is(err, websocket.ErrNotUpgraded) {
 		defer resp.Body.Close()
 		var body client.ErrorBody
@@ -163,6 +171,37 @@ func (a *attachment) dial(ctx context.Context) (*websocket.Conn, error) {
 		return nil, wire.Errorf(wire.CodeUnavailable, "", "attach: %v", err)
 	}
 	return c, nil
+}
+
+// rawHTTPClient is hc whose connections make their small reads and
+// writes by direct system calls (rawio.Conn): a keystroke's write to the
+// socket and the echo's read from it then do not wake the runtime's
+// monitor thread, as the first system call after an idle spell does. hc
+// itself when its transport is not an *http.Transport.
+func rawHTTPClient(hc *http.Client) *http.Client {
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	tr, ok := rt.(*http.Transport)
+	if !ok {
+		return hc
+	}
+	tr = tr.Clone()
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return rawio.Conn(c), nil
+	}
+	c := *hc
+	c.Transport = tr
+	return &c
 }
 
 // serve runs one socket until it ends, and says why.

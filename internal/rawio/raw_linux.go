@@ -1,0 +1,42 @@
+//go:build linux && !race
+
+package rawio
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// Read reads from fd, which must be non-blocking (EAGAIN when empty).
+func Read(fd uintptr, p []byte) (int, error) {
+	if len(p) == 0 || len(p) > Max {
+		return syscall.Read(int(fd), p)
+	}
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(n), nil
+	}
+}
+
+// Write writes to fd, which must be non-blocking (EAGAIN when full).
+func Write(fd uintptr, p []byte) (int, error) {
+	if len(p) == 0 || len(p) > Max {
+		return syscall.Write(int(fd), p)
+	}
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(n), nil
+	}
+}
