@@ -91,7 +91,12 @@ func oldOrNew(t *testing.T, dir string, older, newer map[string]string) (renamed
 	t.Helper()
 	var got map[string]string
 	waitFor(t, waitLong, "no temporary file on the cloud", func() bool {
-		got = treeDigest(t, dir)
+		// A temporary file can vanish between the listing and its
+		// Lstat while the abort removes them: walk again.
+		var err error
+		if got, err = digestTree(dir); err != nil {
+			return false
+		}
 		for p := range got {
 			if strings.Contains(p, files.TempPrefix) {
 				return false
@@ -294,7 +299,11 @@ func TestSwapCarryRecordFails(t *testing.T) {
 				if afterCommit {
 					deadline := time.Now().Add(waitLong)
 					for time.Now().Before(deadline) {
-						if d := treeDigest(t, e.cloudDir); len(d) == len(newer) && d["latest"] == newer["latest"] && d["data/run"] == newer["data/run"] {
+						// Not treeDigest: this runs on the server's
+						// goroutine, where t.Fatal cannot stop the test,
+						// and the restore is renaming temporary files
+						// meanwhile (an error is a walk to do again).
+						if d, err := digestTree(e.cloudDir); err == nil && len(d) == len(newer) && d["latest"] == newer["latest"] && d["data/run"] == newer["data/run"] {
 							committed = true
 							break
 						}

@@ -513,7 +513,12 @@ func TestSwapCarrySourceFailsMidway(t *testing.T) {
 	// (removing its temporary files) as it gets it.
 	var got map[string]string
 	waitFor(t, waitLong, "no temporary file on the cloud", func() bool {
-		got = treeDigest(t, e.cloudDir)
+		// A temporary file can vanish between the listing and its
+		// Lstat while the abort removes them: walk again.
+		var err error
+		if got, err = digestTree(e.cloudDir); err != nil {
+			return false
+		}
 		for p := range got {
 			if strings.Contains(p, files.TempPrefix) {
 				return false

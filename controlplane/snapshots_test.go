@@ -65,6 +65,18 @@ func writeMixedTree(t testing.TB, dir string) {
 // of a file, the target of a link.
 func treeDigest(t testing.TB, dir string) map[string]string {
 	t.Helper()
+	out, err := digestTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// digestTree is treeDigest's walk, for a caller that may not stop the
+// test (a hook on a server goroutine) or that walks a tree still being
+// written, where an entry can vanish (a temporary file renamed) between
+// the listing and its Lstat: it returns the error.
+func digestTree(dir string) (map[string]string, error) {
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -90,10 +102,7 @@ func treeDigest(t testing.TB, dir string) map[string]string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out, err
 }
 
 func sameTree(t testing.TB, want, got string) {
