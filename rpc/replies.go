@@ -56,6 +56,10 @@ type replies struct {
 	sweepAt int
 }
 
+// replyBacklog is how many replies a request's wait holds unread, its own
+// and those to earlier requests on its subject, before deliver drops one.
+const replyBacklog = 64
+
 // replyRest is how long a reply subject whose request ended without its
 // reply is left unused.
 const replyRest = time.Minute
@@ -87,8 +91,8 @@ func newReplies(nc *nats.Conn) (*replies, error) {
 
 // deliver hands a reply to the request waiting on its subject; replies
 // nobody waits for (late, duplicate or forged) are dropped, and so is one
-// that finds the waiter's buffer full (it holds replies it has not read
-// yet, all but one of them not its own).
+// that finds the waiter's buffer full (replyBacklog replies it has not
+// read yet, all but one of them not its own).
 func (r *replies) deliver(m *nats.Msg) {
 	r.mu.Lock()
 	ch, ok := r.pending[m.Subject]
@@ -181,7 +185,13 @@ func agentOf(subj string) string { return subj[:strings.LastIndexByte(subj, '.')
 // the server reports that nobody subscribes to subj, and ctx's error when
 // ctx ends first.
 func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, accept func(*nats.Msg) (take, own bool)) (*nats.Msg, error) {
-	ch := make(chan *nats.Msg, 4)
+	// Room for replies to earlier requests on this subject (late, or
+	// repeated) that come in a burst before this one's: with 4, a burst
+	// of stale replies (nine timers of the test's agent firing at once on
+	// a starved machine) filled it and the request's own reply was dropped
+	// (deliver never blocks). Only the agent the request went to publishes
+	// here, so a burst larger than this can only cost that agent's calls.
+	ch := make(chan *nats.Msg, replyBacklog)
 	reply, err := r.claim(ag, ch)
 	if err != nil {
 		return nil, err
