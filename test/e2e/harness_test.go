@@ -113,13 +113,31 @@ func privateDir(t testing.TB) string {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		// Each listener is closed before the next call, so two calls
+		// could give the same port (seen: serve's API and NATS on one,
+		// and serve failed to start): a port is given once per run.
+		givenPorts.Lock()
+		seen := givenPorts.m[port]
+		givenPorts.m[port] = true
+		givenPorts.Unlock()
+		if !seen {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
+
+// givenPorts are the ports freePort has handed out in this test run.
+var givenPorts = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
 
 // controlPlane is an `outpost serve` process with its ports and state dir.
 type controlPlane struct {
