@@ -231,11 +231,7 @@ func (as *attachStreams) closeAll() {
 	for _, c := range bulk {
 		c.Close()
 	}
-	done := make(chan struct{})
-	go func() { as.readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(stopGrace):
+	if !waitGrace(&as.readers) {
 		as.a.log.Warn("attach streams' bulk readers did not end after their connections closed")
 	}
 }

@@ -89,12 +89,22 @@ func (s *server) stop(cancel context.CancelFunc) {
 	s.stopping = true
 	s.mu.Unlock()
 	cancel()
+	if !waitGrace(&s.wg) {
+		s.a.log.Warn("in-flight requests did not finish after cancel")
+	}
+}
+
+// waitGrace waits for wg for at most stopGrace: false when it gave up.
+func waitGrace(wg *sync.WaitGroup) bool {
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(stopGrace):
-		s.a.log.Warn("in-flight requests did not finish after cancel")
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

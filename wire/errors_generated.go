@@ -202,7 +202,8 @@ const (
 	// operation.
 	ReasonUnknownOp = "unknown_op"
 	// ReasonBadReply (internal, 500): the agent's reply could not be decoded or
-	// did not match the request.
+	// did not fit the request (a reply that names another request is not taken:
+	// the call waits for its own).
 	ReasonBadReply = "bad_reply"
 	// ReasonGitCredentials (unauthenticated, 401): a remote git operation needs
 	// a credential the machine's git does not have (git never prompts).
