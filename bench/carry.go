@@ -67,10 +67,7 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 		return nil, err
 	}
 	label := fmt.Sprintf("%d files, %d MiB", len(files), size>>20)
-	rs, rsErr := newRsyncPeer(ctx)
-	if rsErr == nil {
-		defer rs.clean()
-	}
+	rs, rsErr := newRsyncPeer(ctx, e.dir)
 
 	// The first carry and rsync -a of the whole tree are timed
 	// carryFirstRuns times each, interleaved (carry first in even runs,
@@ -419,16 +416,23 @@ func (c changeSet) apply(root, dir string, files []string, seed uint64) error {
 	return nil
 }
 
-// rsyncPeer is the rsync -a baseline's target: directories of this
-// process's on the loopback sshd (other benches, of other worktrees, use
-// the same sshd at once), one per full copy; changes goes on the last.
+// rsyncPeer is the rsync -a baseline's target: directories on the
+// loopback sshd (other benches, of other worktrees, use it at once), one
+// per full copy, made next to the carry's targets (siblings under dir,
+// owned by the sshd's user): ext4 places a new directory's inodes near
+// its parent's, and the cost of allocating them depends on what was
+// deleted there lately (every bench's trees come and go under /tmp), so
+// both sides' copies go where the file system is in the same state.
+// changes goes on the last copy.
 type rsyncPeer struct {
-	cfg, prefix string
-	last        string
+	cfg, dir string
+	uid, gid int
+	last     string
 }
 
-// newRsyncPeer starts (or finds) the loopback sshd.
-func newRsyncPeer(ctx context.Context) (*rsyncPeer, error) {
+// newRsyncPeer starts (or finds) the loopback sshd and asks who its user
+// is; dir is where the copies go (the bench's directory, removed with it).
+func newRsyncPeer(ctx context.Context, dir string) (*rsyncPeer, error) {
 	if _, err := exec.LookPath("rsync"); err != nil {
 		return nil, fmt.Errorf("no rsync")
 	}
@@ -436,7 +440,19 @@ func newRsyncPeer(ctx context.Context) (*rsyncPeer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rsyncPeer{cfg: cfg, prefix: fmt.Sprintf("outpost-bench-carry-%d", os.Getpid())}, nil
+	b, err := exec.CommandContext(ctx, "ssh", "-F", cfg, "peer", "id -u; id -g").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ssh peer id: %w", err)
+	}
+	var uid, gid int
+	if _, err := fmt.Sscan(string(b), &uid, &gid); err != nil {
+		return nil, fmt.Errorf("ssh peer id: %q: %w", b, err)
+	}
+	// The sshd's user reaches its directories through dir (made 0700).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &rsyncPeer{cfg: cfg, dir: dir, uid: uid, gid: gid}, nil
 }
 
 func (p *rsyncPeer) run(ctx context.Context, src, dir string) error {
@@ -451,7 +467,13 @@ func (p *rsyncPeer) run(ctx context.Context, src, dir string) error {
 // full times rsync -a of src into a new, empty directory k (nothing of
 // it is deleted before the suite ends).
 func (p *rsyncPeer) full(ctx context.Context, src string, k int) (time.Duration, error) {
-	p.last = fmt.Sprintf("%s-%d", p.prefix, k)
+	p.last = filepath.Join(p.dir, fmt.Sprintf("rsync-copy-%d", k))
+	if err := os.Mkdir(p.last, 0o755); err != nil {
+		return 0, err
+	}
+	if err := os.Chown(p.last, p.uid, p.gid); err != nil {
+		return 0, err
+	}
 	return timedD(func() error { return p.run(ctx, src, p.last) })
 }
 
@@ -471,11 +493,6 @@ func (p *rsyncPeer) changes(ctx context.Context, src string, files []string, set
 		inc = append(inc, d)
 	}
 	return inc, nil
-}
-
-// clean removes every copy this process made on the peer.
-func (p *rsyncPeer) clean() {
-	_ = exec.Command("ssh", "-F", p.cfg, "peer", "rm -rf "+p.prefix+"-*").Run()
 }
 
 // loadAvg is the 1, 5 and 15 minute load averages.
