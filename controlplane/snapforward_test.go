@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
@@ -22,14 +24,43 @@ func (b *batchTarget) Epoch() uint64      { return 0 }
 func (b *batchTarget) LastAgent() string  { return "dst" }
 func (b *batchTarget) Concurrent() target { return b }
 func (b *batchTarget) Call(_ context.Context, op string, body, _ any, _ rpc.CallOptions) error {
-	req := body.(*wire.SnapRestoreChunksRequest)
 	if op != wire.OpSnapRestoreChunks {
 		panic(op)
+	}
+	// The batch is encoded as rpc.Client.Call encodes it and decoded as
+	// the agent decodes it; an in-place batch must be encoded in place
+	// (its names and sizes fit its room), not copied.
+	r, err := wire.NewRequest(op, nil, time.Now().Add(time.Minute))
+	if err != nil {
+		panic(err)
+	}
+	r.IdempotencyKey = "h1@f123456"
+	data, err := wire.EncodeRequest(r, body)
+	if err != nil {
+		return err
+	}
+	p, ok := body.(*wire.InPlace)
+	if !ok {
+		panic("the forwarder's batch is not encoded in place")
+	}
+	if p.N > 0 && unsafe.SliceData(data[len(data)-p.N:]) != unsafe.SliceData(p.Data()) {
+		panic("a batch's data was copied: its head did not fit its room")
+	}
+	dec, err := wire.DecodeRequest(data)
+	if err != nil {
+		return err
+	}
+	req := &wire.SnapRestoreChunksRequest{}
+	if req.Data, err = dec.DecodeBodyAliasing("data", req); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// The forwarder reuses the batch's buffer once the call returns (the
-	// real call has encoded it by then): keep a copy.
+	// real call has sent it by then): keep a copy.
 	b.batches = append(b.batches, wire.SnapRestoreChunksRequest{Handle: req.Handle, Sums: append([]byte(nil), req.Sums...),
 		Sizes: append([]uint32(nil), req.Sizes...), Data: append([]byte(nil), req.Data...)})
 	return nil
@@ -98,7 +129,7 @@ func forwardAll(t *testing.T, limit int, sizes []int) []wire.SnapRestoreChunksRe
 
 // The forwarder fills each batch to its limit (a batch goes when the next
 // chunk would not fit), never past it, and never with more than
-// MaxSnapSums chunks.
+// MaxSnapSums chunks, or more than forwardRoom has room for.
 func TestForwarderFillsBatches(t *testing.T) {
 	const limit = 2 << 20
 	sizes := make([]int, 40)
@@ -115,14 +146,21 @@ func TestForwarderFillsBatches(t *testing.T) {
 			t.Fatalf("a batch of %d chunks, %d bytes (limit %d)", len(b.Sizes), len(b.Data), limit)
 		}
 	}
-	// Tiny chunks: the count bounds a batch before the bytes do.
-	tiny := make([]int, wire.MaxSnapSums+10)
+	// Tiny chunks: the room for their names and sizes bounds a batch
+	// before the bytes do (and before MaxSnapSums).
+	tiny := make([]int, 2000)
 	for i := range tiny {
 		tiny[i] = 1
 	}
+	perBatch := (forwardRoom - wire.Headroom) / (wire.SumSize + 5)
 	batches = forwardAll(t, limit, tiny)
-	if len(batches) != 2 || max(len(batches[0].Sizes), len(batches[1].Sizes)) != wire.MaxSnapSums {
-		t.Fatalf("%d one-byte chunks went in %d batches, want one of %d and one of 10", len(tiny), len(batches), wire.MaxSnapSums)
+	if want := (len(tiny) + perBatch - 1) / perBatch; len(batches) != want {
+		t.Fatalf("%d one-byte chunks went in %d batches, want %d of at most %d", len(tiny), len(batches), want, perBatch)
+	}
+	for _, b := range batches {
+		if len(b.Sizes) > perBatch || len(b.Sizes) < len(tiny)%perBatch {
+			t.Fatalf("a batch of %d one-byte chunks, want %d (or the rest)", len(b.Sizes), perBatch)
+		}
 	}
 }
 

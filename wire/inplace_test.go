@@ -240,3 +240,70 @@ func FuzzIntoAliasing(f *testing.F) {
 		_ = r.Into(&SnapReadResult{})
 	})
 }
+
+// A carry's batch of chunks, encoded in place with more room than
+// Headroom (its names and sizes), is what the struct encoder writes, and
+// its data is not copied; the agent's decoding gets it back.
+func TestEncodeRestoreChunksInPlace(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 300} {
+		var sums []byte
+		var sizes []uint32
+		data := []byte{} // a batch's data is never nil
+		for i := range n {
+			sums = append(sums, bytes.Repeat([]byte{byte(i)}, SumSize)...)
+			sizes = append(sizes, uint32(i%7+1))
+			data = append(data, bytes.Repeat([]byte{byte(i + 1)}, i%7+1)...)
+		}
+		req := &Request{Version: Version, ID: NewID(), Op: OpSnapRestoreChunks, Deadline: time.Now().Add(time.Minute).UnixMilli(), IdempotencyKey: "h1@f3"}
+		want, err := EncodeRequest(&Request{Version: req.Version, ID: req.ID, Op: req.Op, Deadline: req.Deadline, IdempotencyKey: req.IdempotencyKey},
+			&SnapRestoreChunksRequest{Handle: "h1", Sums: sums, Sizes: sizes, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		room := 16 << 10
+		buf := make([]byte, room+len(data)+5)
+		copy(buf[room:], data)
+		p := &InPlace{Body: &SnapRestoreChunksRequest{Handle: "h1", Sums: sums, Sizes: sizes}, Buf: buf, N: len(data), Room: room}
+		got, err := EncodeRequest(req, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d chunks: in place %x\nwant %x", n, got, want)
+		}
+		if len(data) > 0 && unsafe.SliceData(got[len(got)-len(data):]) != unsafe.SliceData(p.Data()) {
+			t.Fatalf("%d chunks: data was copied", n)
+		}
+		if unsafe.SliceData(got) != &buf[room-(len(got)-len(data))] {
+			t.Fatalf("%d chunks: the head was not written into the room", n)
+		}
+		dec, err := DecodeRequest(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := &SnapRestoreChunksRequest{}
+		if body.Data, err = dec.DecodeBodyAliasing("data", body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Handle != "h1" || !bytes.Equal(body.Sums, sums) || !slicesEqual(body.Sizes, sizes) || !bytes.Equal(body.Data, data) {
+			t.Fatalf("%d chunks: decoded %+v", n, body)
+		}
+		if n > 0 {
+			if err := body.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func slicesEqual(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
