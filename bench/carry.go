@@ -50,7 +50,8 @@ var carryRounds = 5
 // tree (small text files, medium and large random ones). First carry:
 // swap to the cloud with carry: true (snapshot of the whole root, restore
 // onto the empty cloud), next to rsync -a of the same tree to the loopback
-// sshd. Then carryRounds change sets, each 1% of the files drawn up front,
+// sshd, each timed carryFirstRuns times, interleaved (below); the last
+// run's session goes on. Then carryRounds change sets, each 1% of the files drawn up front,
 // are applied one by one: each rewritten on the active side and carried
 // to the other with a swap. rsync -a gets the same sets in turn, applied
 // to its source after its full copy, so both sides move the same files of
