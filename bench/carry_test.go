@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,4 +57,81 @@ func TestChangeSetsSeenByRsync(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCarryFirstRunsLikeForLike runs the carry suite on a small tree with
+// three first runs: the carries and rsync alternate (carry first, then
+// rsync first, ...), both sides report the same statistics (a median and
+// a best of three), every run copied the whole tree into a directory of
+// its own, and rsync's copies are siblings of the carry's (the same
+// parent, so ext4 allocates both sides' inodes alike). It needs the
+// loopback sshd (../shared/tools/ssh-peer.sh) and rsync, as the suite.
+func TestCarryFirstRunsLikeForLike(t *testing.T) {
+	if _, err := exec.LookPath("rsync"); err != nil {
+		t.Fatal("the carry suite's baseline needs rsync:", err)
+	}
+	t.Chdir("..") // the bench runs from the repository's root
+	defer func(mb, runs, rounds int) { carryMB, carryFirstRuns, carryRounds = mb, runs, rounds }(carryMB, carryFirstRuns, carryRounds)
+	carryMB, carryFirstRuns, carryRounds = 2, 3, 1
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := newEnv(ctx, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rows, err := benchCarry(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := func(prefix string) row {
+		for _, r := range rows {
+			if strings.HasPrefix(r.Name, prefix) {
+				return r
+			}
+		}
+		t.Fatalf("no row %q in %+v", prefix, rows)
+		return row{}
+	}
+	first := byName("carry, first (")
+	if !strings.Contains(first.Name, "median of 3 runs each") || !strings.Contains(first.Outpost, "(best ") ||
+		!strings.Contains(first.Baseline, "(best ") || !strings.Contains(first.Ratio, "(best ") || strings.HasPrefix(first.Baseline, "skipped") {
+		t.Fatalf("the first carry's row does not give both sides' median and best: %+v", first)
+	}
+	var sides []string
+	for _, run := range strings.Split(byName("carry, first: the runs").Outpost, ", ") {
+		sides = append(sides, strings.Fields(run)[0])
+	}
+	if got := strings.Join(sides, " "); got != "carry rsync rsync carry carry rsync" {
+		t.Fatalf("runs in the order %q, want the sides alternating which goes first", got)
+	}
+	// Each run's copy is whole, and they are all siblings.
+	tree := countFiles(t, filepath.Join(e.dir, "carry-laptop"))
+	for _, pattern := range []string{"carry-cloud-*", "rsync-copy-*"} {
+		copies, _ := filepath.Glob(filepath.Join(e.dir, pattern))
+		if len(copies) != 3 {
+			t.Fatalf("%d copies %s in the bench's directory, want 3: %v", len(copies), pattern, copies)
+		}
+		for _, c := range copies {
+			if n := countFiles(t, c); n != tree {
+				t.Fatalf("%s holds %d files, the tree %d", c, n, tree)
+			}
+		}
+	}
+}
+
+// countFiles counts the regular files and links under dir.
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
