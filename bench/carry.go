@@ -19,7 +19,8 @@ var carryMB = 1024
 
 // carryProfile, when set (-carry-cpuprofile), is where the carry suite
 // writes CPU profiles of this process during the first carry
-// (FILE.first) and during the incremental carries (FILE.inc) alone.
+// (FILE.first, FILE.first1, ... for each run) and during the incremental
+// carries (FILE.inc0, ...) alone.
 var carryProfile string
 
 // profiled runs f under a CPU profile written to carryProfile+suffix when

@@ -78,7 +78,7 @@ func main() {
 	flag.Var(&serveEnv, "serve-env", "an environment variable for outpost serve alone, KEY=VALUE (GOGC=50, GOMEMLIMIT=..., GODEBUG=...); repeat for more")
 	flag.StringVar(&serveHeapProfile, "serve-heapprofile", "", "write outpost serve's heap profile (and goroutine profile, FILE.goroutine) with the load suite's fleet online, and after the drives to FILE.after (FILE.after.goroutine)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
-	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during the carry suite's first carry alone (FILE.first) and each incremental carry (FILE.inc0...); not with -cpuprofile")
+	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during each of the carry suite's first carries alone (FILE.first, FILE.first1, ...) and each incremental carry (FILE.inc0...); not with -cpuprofile")
 	flag.DurationVar(&echoGap, "echo-gap", echoGap, "pause before each timed keystroke of the echo suite")
 	flag.StringVar(&echoTrace, "echo-trace", "", "write this process's execution trace of the echo suite's timed keystrokes (the control plane's and the agent's goroutines) to FILE")
 	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")
