@@ -450,8 +450,9 @@ func newRsyncPeer(ctx context.Context, dir string) (*rsyncPeer, error) {
 	if _, err := fmt.Sscan(string(b), &uid, &gid); err != nil {
 		return nil, fmt.Errorf("ssh peer id: %q: %w", b, err)
 	}
-	// The sshd's user reaches its directories through dir (made 0700).
-	if err := os.Chmod(dir, 0o755); err != nil {
+	// The sshd's user passes through dir (made 0700) to its copies: it
+	// may not list dir (the control plane's state in it is 0700 too).
+	if err := os.Chmod(dir, 0o711); err != nil {
 		return nil, err
 	}
 	return &rsyncPeer{cfg: cfg, dir: dir, uid: uid, gid: gid}, nil
