@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
@@ -59,6 +60,12 @@ var carryRounds = 5
 // the same sizes; the p50 over the sets is compared, set 0 alongside, and
 // the bytes the restores sent are compared with the bytes changed.
 func benchCarry(ctx context.Context, e *env) ([]row, error) {
+	if err := checkCarryFlags(); err != nil {
+		return nil, err
+	}
+	if err := checkCarryDisk(e.dir, carryMB, carryFirstRuns); err != nil {
+		return nil, err
+	}
 	laptopRoot := filepath.Join(e.dir, "carry-laptop")
 	ident, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: "carry-laptop"})
 	if err != nil {
@@ -170,7 +177,7 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 		order = append(order, "rsync "+msT(d))
 		return nil
 	}
-	for k := range max(carryFirstRuns, 1) {
+	for k := range carryFirstRuns {
 		steps := []func(int) error{carryRun, rsyncRun}
 		if k%2 == 1 {
 			steps[0], steps[1] = rsyncRun, carryRun
@@ -265,6 +272,55 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	rows[2].Baseline, rows[2].Ratio, rows[2].Met = msT(rsP50)+" (rsync p50)", ratio(lat.pct(50), rsP50), yesNo(lat.pct(50) <= rsP50)
 	rows[3].Baseline, rows[3].Ratio = msT(rsInc[0])+" (rsync)", ratio(lat[0], rsInc[0])
 	return rows, nil
+}
+
+// checkCarryFlags reports what is wrong with the carry suite's flags: the
+// tree and the change sets must be at least 1, and the first runs a
+// positive odd number, so that the row's median is one run's time on
+// each side (latencies.pct(50) of an even number is the lower of the two
+// middle ones: for 2, the best).
+func checkCarryFlags() error {
+	switch {
+	case carryMB < 1:
+		return fmt.Errorf("-carry-mb must be at least 1 (got %d)", carryMB)
+	case carryFirstRuns < 1 || carryFirstRuns%2 == 0:
+		return fmt.Errorf("-carry-first-runs must be an odd number, 1 or more (got %d): the row gives the median of the runs", carryFirstRuns)
+	case carryRounds < 1:
+		return fmt.Errorf("-carry-rounds must be at least 1 (got %d)", carryRounds)
+	}
+	return nil
+}
+
+// carryDiskNeed is about what the carry suite keeps on disk until it
+// ends with a tree of mb MiB and runs first runs: the tree, the carry's
+// and rsync's copy of each run (none is deleted before the suite ends),
+// and the store's copy (the control plane's JetStream, in the same
+// directory). A 64 MiB tree with 3 runs peaked at 528 MiB.
+func carryDiskNeed(mb, runs int) int64 { return int64(2*runs+2) * int64(mb) << 20 }
+
+// checkCarryDisk refuses to start the suite when the file system of dir
+// has not carryDiskNeed free: a shared machine's disk is not filled part
+// way through (other engineers' work would fail with it).
+func checkCarryDisk(dir string, mb, runs int) error {
+	free, err := freeBytes(dir)
+	if err != nil {
+		return err
+	}
+	if need := carryDiskNeed(mb, runs); need > free {
+		return fmt.Errorf("the carry suite needs about %.1f GiB free in %s (the tree, two copies a first run, the store's), and %.1f GiB are free: lower -carry-mb or -carry-first-runs",
+			float64(need)/(1<<30), dir, float64(free)/(1<<30))
+	}
+	return nil
+}
+
+// freeBytes is what an unprivileged user may still write on dir's file
+// system.
+func freeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	return int64(uint64(st.Bavail) * uint64(st.Bsize)), nil
 }
 
 // msList renders each of l in whole milliseconds, in order.

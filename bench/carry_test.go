@@ -135,3 +135,76 @@ func countFiles(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestCarryFlagsChecked: the carry suite refuses a number of first runs
+// that is not a positive odd number (0 or less ran once, under a row that
+// says "median of N"; with an even N the row's "median" was the lower of
+// the two middle runs, for 2 the best), and a tree or number of change
+// sets under 1, before it makes its tree.
+func TestCarryFlagsChecked(t *testing.T) {
+	t.Chdir("..")
+	defer func(mb, runs, rounds int) { carryMB, carryFirstRuns, carryRounds = mb, runs, rounds }(carryMB, carryFirstRuns, carryRounds)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := newEnv(ctx, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, tc := range []struct {
+		mb, runs, rounds int
+		flag             string
+	}{
+		{2, 0, 1, "-carry-first-runs"},
+		{2, -1, 1, "-carry-first-runs"},
+		{2, 2, 1, "-carry-first-runs"},
+		{2, 1, 0, "-carry-rounds"},
+		{0, 1, 1, "-carry-mb"},
+	} {
+		carryMB, carryFirstRuns, carryRounds = tc.mb, tc.runs, tc.rounds
+		if err := checkCarryFlags(); err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("mb %d, runs %d, rounds %d: checkCarryFlags says %v, want an error naming %s", tc.mb, tc.runs, tc.rounds, err, tc.flag)
+		}
+		rows, err := func() (rows []row, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("panic: %v", p)
+				}
+			}()
+			return benchCarry(ctx, e)
+		}()
+		if err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("mb %d, runs %d, rounds %d: the suite gave %d rows and %v, want an error naming %s", tc.mb, tc.runs, tc.rounds, len(rows), err, tc.flag)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, "carry-laptop")); err == nil {
+			t.Fatalf("mb %d, runs %d, rounds %d: the suite made its tree before refusing its flags", tc.mb, tc.runs, tc.rounds)
+		}
+	}
+	carryMB, carryFirstRuns, carryRounds = 2, 3, 1
+	if err := checkCarryFlags(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCarryDiskChecked: the suite refuses to start when the file system
+// of its directory has not room for what its runs keep until it ends
+// (the tree, two copies a first run, the store's copy), instead of
+// filling a shared disk part way through.
+func TestCarryDiskChecked(t *testing.T) {
+	dir := t.TempDir()
+	free, err := freeBytes(dir)
+	if err != nil || free <= 0 {
+		t.Fatalf("free bytes of %s: %d, %v", dir, free, err)
+	}
+	if err := checkCarryDisk(dir, 2, 3); err != nil {
+		t.Fatalf("a 2 MiB tree, 3 runs: %v", err)
+	}
+	mb := int(free>>20)/4 + 1 // 8 trees of it (3 runs) do not fit
+	err = checkCarryDisk(dir, mb, 3)
+	if err == nil || !strings.Contains(err.Error(), "free") {
+		t.Fatalf("a %d MiB tree, 3 runs, %d MiB free: %v, want a refusal", mb, free>>20, err)
+	}
+	if need := carryDiskNeed(1024, 3); need != 8<<30 {
+		t.Fatalf("a 1 GiB tree, 3 runs: need %d bytes, want 8 GiB", need)
+	}
+}

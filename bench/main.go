@@ -65,7 +65,7 @@ func main() {
 	transports := flag.String("transport", "plain", "comma-separated: plain (HTTP, native NATS), tls (HTTPS, agents on wss:// through the API's port); rows of each, side by side")
 	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
 	flag.IntVar(&carryMB, "carry-mb", carryMB, "size of the carry suite's tree in MiB (1024 for issue 17's figures)")
-	flag.IntVar(&carryFirstRuns, "carry-first-runs", carryFirstRuns, "times the carry suite runs the first carry and rsync -a of the whole tree each, interleaved (the median and the best are shown)")
+	flag.IntVar(&carryFirstRuns, "carry-first-runs", carryFirstRuns, "times the carry suite runs the first carry and rsync -a of the whole tree each, interleaved (the median and the best are shown): an odd number; each run keeps two copies of the tree on disk until the suite ends")
 	flag.IntVar(&carryRounds, "carry-rounds", carryRounds, "change sets of 1% of the files the carry suite's p50 is taken over (5 for issue 17's figures)")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
@@ -85,6 +85,10 @@ func main() {
 	flag.Parse()
 	if fleetNice < 0 || fleetNice > 19 {
 		fmt.Fprintln(os.Stderr, "bench: -fleet-nice must be 0 to 19")
+		os.Exit(2)
+	}
+	if err := checkCarryFlags(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
 	if *cpuProfile != "" && carryProfile != "" {
