@@ -321,8 +321,10 @@ func FuzzEncodeRestoreChunksInPlace(f *testing.F) {
 	f.Add(strings.Repeat("h", 64), strings.Repeat("k", 128), uint16(857), uint16(32<<10), uint32(9))
 	f.Add("h1", "h1@f0", uint16(20), uint16(40), uint32(5)) // a room the head does not fit: copied
 	f.Add("h1", strings.Repeat("k", 2*Headroom), uint16(2), uint16(0), uint32(2))
+	f.Add("h1", "h1@f9", uint16(2099), uint16(0), uint32(4)) // names of 67,168 bytes: copied
+	f.Add("h1", "h1@f9", uint16(2099), uint16(65535), uint32(6))
 	f.Fuzz(func(t *testing.T, handle, key string, n, room uint16, seed uint32) {
-		n %= 2000
+		n %= 2100 // past 2048 chunks, the names' bin has a 32-bit length
 		var sums []byte
 		var sizes []uint32
 		data := []byte{} // a batch's data is never nil
