@@ -190,3 +190,85 @@ func TestForwarderSendsLastBatchAtOnce(t *testing.T) {
 		t.Fatalf("after the last wanted chunk: %d batches sent, want one of 3", len(dst.batches))
 	}
 }
+
+// failingBatchTarget takes batches as batchTarget does, then answers the
+// failAt-th call with an error (a target that fails part way: a full
+// disk, a crash).
+type failingBatchTarget struct {
+	batchTarget
+	failAt int
+	calls  int
+}
+
+func (f *failingBatchTarget) Concurrent() target { return f }
+
+func (f *failingBatchTarget) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
+	if err := f.batchTarget.Call(ctx, op, body, out, opts); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.calls == f.failAt {
+		return wire.Errorf(wire.CodeInsufficientStorage, "", "disk full")
+	}
+	return nil
+}
+
+// A target that fails a batch part way through a carry: the forwarder
+// stops taking chunks with that error, deliver returns it, every batch
+// the target got was whole and well formed (encoded in place, decoded and
+// validated as the agent does), and the batch buffers it gave back serve
+// the next forwarder's batches byte for byte.
+func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
+	const limit = 1 << 20
+	dst := &failingBatchTarget{failAt: 2}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := &forwarder{t: dst, h: "h1", limit: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	var refs []chunkRef
+	var datas [][]byte
+	for i := range 40 {
+		data := make([]byte, 200<<10)
+		binary.LittleEndian.PutUint64(data, uint64(i))
+		sum := sha256.Sum256(data)
+		refs = append(refs, chunkRef{sum: sum[:], size: uint32(len(data))})
+		datas = append(datas, data)
+		f.want[string(sum[:])] = true
+	}
+	var takeErr error
+	for i, r := range refs {
+		if takeErr = f.take(r, datas[i]); takeErr != nil {
+			break
+		}
+	}
+	err := f.deliver("w1")
+	if err == nil || wire.AsError(err).Code != wire.CodeInsufficientStorage {
+		t.Fatalf("deliver after the target failed: %v, want its error", err)
+	}
+	if takeErr != nil && wire.AsError(takeErr).Code != wire.CodeInsufficientStorage {
+		t.Fatalf("take after the target failed: %v, want its error", takeErr)
+	}
+	if err := f.take(refs[len(refs)-1], datas[len(refs)-1]); err == nil {
+		t.Fatal("the forwarder took a chunk after its target failed")
+	}
+	dst.mu.Lock()
+	for _, b := range dst.batches {
+		off := 0
+		for j, n := range b.Sizes {
+			sum := sha256.Sum256(b.Data[off : off+int(n)])
+			if string(sum[:]) != string(b.Sums[j*wire.SumSize:(j+1)*wire.SumSize]) {
+				t.Fatalf("a batch sent before the failure holds a chunk that is not its name")
+			}
+			off += int(n)
+		}
+	}
+	dst.mu.Unlock()
+	// The buffers given back (after the failure too) carry the next
+	// forwarder's batches exactly (forwardAll checks every byte).
+	sizes := make([]int, 60)
+	for i := range sizes {
+		sizes[i] = 100<<10 + i*977
+	}
+	forwardAll(t, limit, sizes)
+}
