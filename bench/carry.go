@@ -56,8 +56,9 @@ var carryRounds = 5
 // run's session goes on. Then carryRounds change sets, each 1% of the files drawn up front,
 // are applied one by one: each rewritten on the active side and carried
 // to the other with a swap. rsync -a gets the same sets in turn, applied
-// to its source after its full copy, so both sides move the same files of
-// the same sizes; the p50 over the sets is compared, set 0 alongside, and
+// to its source once its last full copy was brought to the tree the
+// carries left (untimed), so both sides move the same files of the same
+// sizes; the p50 over the sets is compared, set 0 alongside, and
 // the bytes the restores sent are compared with the bytes changed.
 func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	if err := checkCarryFlags(); err != nil {
@@ -537,8 +538,15 @@ func (p *rsyncPeer) full(ctx context.Context, src string, k int) (time.Duration,
 }
 
 // changes applies each of the carries' change sets to src in turn and
-// times rsync -a of each change onto the last full copy.
+// times rsync -a of each change onto the last full copy. The full copies
+// were made before the incremental carries, which changed src (their
+// own sets, carried back to the laptop): an untimed rsync -a first brings
+// the copy to the tree the carries left, so that each timed run moves its
+// set's files and no others, as each carry does.
 func (p *rsyncPeer) changes(ctx context.Context, src string, files []string, sets []changeSet) (latencies, error) {
+	if err := p.run(ctx, src, p.last); err != nil {
+		return nil, err
+	}
 	var inc latencies
 	for i, set := range sets {
 		if err := set.apply(src, src, files, rsyncSeed+uint64(i)); err != nil {

@@ -208,3 +208,59 @@ func TestCarryDiskChecked(t *testing.T) {
 		t.Fatalf("a 1 GiB tree, 3 runs: need %d bytes, want 8 GiB", need)
 	}
 }
+
+// TestRsyncChangesMoveOnlyTheirSet: each timed rsync -a of a change set
+// moves that set's files and no others. rsync's full copies are made
+// before the incremental carries, which change the laptop's tree (the
+// carries' own change sets, carried back to it); rsync's copy must be
+// brought to the tree the carries left before its sets are timed, or its
+// first set also moves every file the carries changed (the baseline
+// pays for the carries' changes too). The rsync here is a wrapper that
+// logs how many files each run of it transferred (--stats).
+func TestRsyncChangesMoveOnlyTheirSet(t *testing.T) {
+	real, err := exec.LookPath("rsync")
+	if err != nil {
+		t.Fatal("the carry suite's baseline needs rsync:", err)
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "moved.log")
+	script := "#!/bin/sh\nout=$(" + real + " --stats \"$@\" 2>&1); rc=$?\nprintf '%s\\n' \"$out\"\n" +
+		"printf '%s\\n' \"$out\" | sed -n 's/^Number of regular files transferred: //p' | tr -d , >> " + log + "\nexit $rc\n"
+	if err := os.WriteFile(filepath.Join(bin, "rsync"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Chdir("..")
+	defer func(mb, runs, rounds int) { carryMB, carryFirstRuns, carryRounds = mb, runs, rounds }(carryMB, carryFirstRuns, carryRounds)
+	carryMB, carryFirstRuns, carryRounds = 2, 1, 3
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := newEnv(ctx, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	rows, err := benchCarry(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if strings.HasPrefix(r.Baseline, "skipped") {
+			t.Fatalf("rsync's baseline was skipped: %+v", r)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Fields(string(b))
+	if len(moved) < 1+carryRounds {
+		t.Fatalf("rsync ran %d times (%q), want the full copy and %d change sets", len(moved), moved, carryRounds)
+	}
+	// A 2 MiB tree has under 100 files: each set changes one.
+	for i, n := range moved[len(moved)-carryRounds:] {
+		if n != "1" {
+			t.Errorf("rsync -a of change set %d moved %s files, the set changed 1 (every run: %q)", i, n, moved)
+		}
+	}
+}
