@@ -127,7 +127,8 @@ type echoClient struct {
 	w     io.Writer // stdin's, by direct system calls (rawio)
 	r     *bufio.Reader
 	i     int
-	trace bool // mark the hops Typed and Echoed (a hoptrace build)
+	trace bool    // mark the hops Typed and Echoed (a hoptrace build)
+	buf   [1]byte // the keystroke written
 }
 
 // startEcho starts cmd and waits for its "ready".
@@ -198,7 +199,8 @@ func (c *echoClient) key() error {
 	if c.trace {
 		hoptrace.Mark(hoptrace.Typed)
 	}
-	if _, err := c.w.Write([]byte{b}); err != nil {
+	c.buf[0] = b
+	if _, err := c.w.Write(c.buf[:]); err != nil {
 		return fmt.Errorf("%s: %w", c.what, err)
 	}
 	for {
@@ -270,7 +272,7 @@ func echoLatenciesRun(n int, cs ...*echoClient) ([]latencies, echoRun, error) {
 		return nil, run, err
 	}
 	before, after := gcMetrics(), gcMetrics()
-	gcNow := before[:1:1]
+	gcNow := gcMetrics()[:1] // its own: before's are the run's start
 	metrics.Read(before)
 	lastGC := before[0].Value.Uint64()
 	for r := range n {

@@ -403,3 +403,44 @@ func TestWriteMessages(t *testing.T) {
 		t.Fatalf("after close: %v, want ErrClosed", err)
 	}
 }
+
+// TestReadHeaderAllocatesNothing: a frame's header is read without an
+// allocation (each keystroke of a terminal is a frame at every hop).
+func TestReadHeaderAllocatesNothing(t *testing.T) {
+	frame := appendFrame(nil, OpBinary, []byte("k"), true, [4]byte{1, 2, 3, 4})
+	r := bytes.NewReader(frame)
+	br := bufio.NewReader(r)
+	if n := testing.AllocsPerRun(200, func() {
+		r.Reset(frame)
+		br.Reset(r)
+		h, err := readHeader(br)
+		if err != nil || h.length != 1 || !h.masked {
+			t.Fatalf("header %+v, %v", h, err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a header, want 0", n)
+	}
+}
+
+// TestReadMessageIntoAllocatesNothing: a small message read into the
+// reader's buffer allocates nothing, and its bytes are the message's.
+func TestReadMessageIntoAllocatesNothing(t *testing.T) {
+	var stream []byte
+	for range 300 {
+		stream = appendFrame(stream, OpBinary, []byte("k"), false, [4]byte{})
+	}
+	c := newConn(struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{bytes.NewReader(stream), io.Discard, io.NopCloser(nil)}, nil, true)
+	buf := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(200, func() {
+		op, p, err := c.ReadMessageInto(buf)
+		if err != nil || op != OpBinary || string(p) != "k" {
+			t.Fatalf("message %v %q, %v", op, p, err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a message, want 0", n)
+	}
+}
