@@ -279,11 +279,22 @@ func echoLatenciesRun(n int, cs ...*echoClient) ([]latencies, echoRun, error) {
 		for j := range cs {
 			i := (r + j) % len(cs)
 			time.Sleep(echoGap)
+			tracing := trace.IsEnabled()
+			if tracing {
+				// Each keystroke's start and end in the execution trace
+				// (go tool trace -d=parsed: Log events), to find the slowest
+				// keystrokes' events.
+				trace.Log(context.Background(), "echo-key", cs[i].what+" "+strconv.Itoa(r))
+			}
 			start := time.Now()
 			if err := cs[i].key(); err != nil {
 				return nil, run, err
 			}
-			out[i] = append(out[i], time.Since(start))
+			d := time.Since(start)
+			out[i] = append(out[i], d)
+			if tracing {
+				trace.Log(context.Background(), "echo-done", cs[i].what+" "+strconv.Itoa(r)+" "+strconv.FormatInt(d.Microseconds(), 10))
+			}
 			metrics.Read(gcNow)
 			g := gcNow[0].Value.Uint64()
 			run.gcDuring[i] = append(run.gcDuring[i], g != lastGC)

@@ -240,10 +240,14 @@ func (a *attachment) readBulk(st *cpStream) {
 	defer close(st.rdone)
 	defer st.finish()
 	br := bufio.NewReaderSize(st.bulk, 64<<10)
+	var buf []byte // each frame's, reused: streamFrame is done with a frame (decoded, copied out) when it returns
 	for {
-		f, err := wire.ReadAttachBulkFrame(br, false)
+		f, b, err := wire.ReadAttachBulkFrameInto(br, buf, false)
 		if err != nil {
 			return
+		}
+		if cap(b) <= 256<<10 {
+			buf = b // a larger one (a frame of much output) is not kept for the stream's life
 		}
 		st.spoke = true
 		a.streamFrame(st, f)

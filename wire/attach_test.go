@@ -171,3 +171,26 @@ func TestAttachBulkFrames(t *testing.T) {
 		t.Fatalf("a frame over the bound: %v, want ErrBadAttachFrame", err)
 	}
 }
+
+// TestReadAttachBulkFrameIntoReusesItsBuffer: frames read into the buffer
+// of the one before are the frames written, and reading them allocates
+// nothing.
+func TestReadAttachBulkFrameIntoReusesItsBuffer(t *testing.T) {
+	var stream []byte
+	for i := range 300 {
+		stream = AppendAttachBulkFrame(stream, AttachFrame{Kind: AttachEvents, N: uint64(i), Data: []byte{'a' + byte(i%26)}}, false)
+	}
+	r := bytes.NewReader(stream)
+	var buf []byte
+	i := 0
+	if n := testing.AllocsPerRun(200, func() {
+		f, b, err := ReadAttachBulkFrameInto(r, buf, false)
+		if err != nil || f.Kind != AttachEvents || f.N != uint64(i) || string(f.Data) != string(rune('a'+i%26)) {
+			t.Fatalf("frame %d: %+v, %v", i, f, err)
+		}
+		buf = b
+		i++
+	}); n != 0 {
+		t.Errorf("%v allocations a frame, want 0", n)
+	}
+}
