@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -167,10 +168,17 @@ func (s *attachStream) readBulk(r io.Reader) {
 	defer s.bulk.Close()
 	defer s.end("")
 	br := bufio.NewReaderSize(r, 16<<10)
+	var buf []byte // each frame's, reused; stdin, which the writer keeps, is copied out
 	for {
-		f, err := wire.ReadAttachBulkFrame(br, true)
+		f, b, err := wire.ReadAttachBulkFrameInto(br, buf, true)
 		if err != nil || f.Stream != s.id {
 			return
+		}
+		if cap(b) <= 64<<10 {
+			buf = b
+		}
+		if len(f.Data) > 0 {
+			f.Data = bytes.Clone(f.Data)
 		}
 		if s.a.attach.get(s.id) != s {
 			continue // ended: its frames are dropped, as over NATS (deliver); read on to the EOF
