@@ -72,6 +72,7 @@ type attachStream struct {
 	sent    uint64 // cursor of the last event pushed
 	flight  int    // output bytes pushed, not yet credited
 	marks   []flightMark
+	enc     eventsEncoder // push's events frames
 	unwatch func()
 	lease   *time.Timer
 
@@ -340,13 +341,12 @@ func (s *attachStream) push() {
 		if res.NextSeq <= s.sent && res.ClosedSeq == 0 {
 			return // nothing new (a closed process is told once, even so)
 		}
-		out, n := wireRead(res)
-		body, err := wire.Marshal(out)
+		body, n, err := s.enc.encode(res)
 		if err != nil {
 			s.endLocked(err.Error())
 			return
 		}
-		s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body})
+		s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}) // copies body out
 		if n > 0 {
 			hoptrace.Mark(hoptrace.AgentSent)
 		}
