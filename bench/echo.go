@@ -242,7 +242,7 @@ func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
 type echoRun struct {
 	gcs, allocs, allocBytes uint64 // GC cycles, heap allocations (objects, bytes)
 	keys                    int    // timed keystrokes, all clients
-	// gcDuring[i][k]: a GC cycle of this process ended or ran during
+	// gcDuring[i][k]: a GC cycle of this process ended during
 	// client i's keystroke k (read after each keystroke, outside its time).
 	gcDuring [][]bool
 }
