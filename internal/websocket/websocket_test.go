@@ -444,3 +444,51 @@ func TestReadMessageIntoAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations a message, want 0", n)
 	}
 }
+
+// FuzzReadMessageInto: reading into one reused buffer (ReadMessageInto,
+// as the CLI reads its output: a larger message's buffer kept for the
+// next) reads every input as ReadMessage does: the same messages, of
+// fragments joined across control frames and past the buffer's size, the
+// same errors at the same point, and the same pongs and closes answered.
+func FuzzReadMessageInto(f *testing.F) {
+	for _, tt := range frameTests {
+		f.Add(tt.in, false)
+		f.Add(tt.in, true)
+	}
+	var many []byte // a long message, a short one, fragments around a ping, a long one again
+	many = appendFrame(many, OpBinary, bytes.Repeat([]byte("L"), 40), true, [4]byte{1})
+	many = appendFrame(many, OpBinary, []byte("s"), true, [4]byte{2})
+	many = append(many, 0x02, 0x83, 0, 0, 0, 0, 'a', 'b', 'c')
+	many = appendFrame(many, OpPing, []byte("pp"), true, [4]byte{3})
+	many = append(many, 0x00, 0x81, 0, 0, 0, 0, 'd')
+	many = append(many, 0x80, 0x85, 7, 7, 7, 7, 'e'^7, 'f'^7, 'g'^7, 'h'^7, 'i'^7)
+	many = appendFrame(many, OpText, bytes.Repeat([]byte("T"), 300), true, [4]byte{4})
+	f.Add(many, false)
+	f.Fuzz(func(t *testing.T, in []byte, client bool) {
+		a := &rwc{Reader: bytes.NewReader(in)}
+		b := &rwc{Reader: bytes.NewReader(in)}
+		ca, cb := newConn(a, bufio.NewReaderSize(a.Reader, 16), client), newConn(b, bufio.NewReaderSize(b.Reader, 16), client)
+		ca.MaxMessage, cb.MaxMessage = 1<<12, 1<<12
+		buf := make([]byte, 0, 4)
+		for i := range len(in) + 1 {
+			opa, pa, erra := ca.ReadMessage()
+			opb, pb, errb := cb.ReadMessageInto(buf)
+			if (erra == nil) != (errb == nil) || erra != nil && erra.Error() != errb.Error() {
+				t.Fatalf("message %d: ReadMessage %v; ReadMessageInto %v", i, erra, errb)
+			}
+			if !client && !bytes.Equal(a.out.Bytes(), b.out.Bytes()) { // (a client's frames are masked at random)
+				t.Fatalf("message %d: answered %x; into a buffer %x", i, a.out.Bytes(), b.out.Bytes())
+			}
+			if erra != nil {
+				return
+			}
+			if opa != opb || !bytes.Equal(pa, pb) {
+				t.Fatalf("message %d: ReadMessage %v %q; ReadMessageInto %v %q", i, opa, pa, opb, pb)
+			}
+			if cap(pb) > cap(buf) {
+				buf = pb[:0]
+			}
+		}
+		t.Fatalf("more messages than input bytes")
+	})
+}
