@@ -181,7 +181,8 @@ func runAgent(ctx context.Context, e *env, ident *enroll.Config, id, root string
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	a, err := agent.New(agent.Config{Identity: ident, Root: root, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := agent.New(agent.Config{Identity: ident, Root: root, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Journal: root + ".writes"}) // as env's agent
 	if err != nil {
 		return nil, err
 	}
