@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -65,7 +66,8 @@ func TestChangeSetsSeenByRsync(t *testing.T) {
 // a best of three), every run copied the whole tree into a directory of
 // its own, and rsync's copies are siblings of the carry's (the same
 // parent, so ext4 allocates both sides' inodes alike). It needs the
-// loopback sshd (../shared/tools/ssh-peer.sh) and rsync, as the suite.
+// loopback sshd (../shared/tools/ssh-peer.sh, or scripts/ssh-peer.sh) and
+// rsync, as the suite.
 func TestCarryFirstRunsLikeForLike(t *testing.T) {
 	if _, err := exec.LookPath("rsync"); err != nil {
 		t.Fatal("the carry suite's baseline needs rsync:", err)
@@ -270,5 +272,42 @@ func TestRsyncChangesMoveOnlyTheirSet(t *testing.T) {
 		if n != "1" {
 			t.Errorf("rsync -a of change set %d moved %s files, the set changed 1 (every run: %q)", i, n, moved)
 		}
+	}
+}
+
+// TestSSHPeerWithoutSharedTools: CI runs on a clean clone (/tmp/ci-clone),
+// which has no ../shared/tools next to it, and its go test ./... runs the
+// carry suite's tests over the loopback sshd: the bench then starts it
+// with the repository's own scripts/ssh-peer.sh.
+func TestSSHPeerWithoutSharedTools(t *testing.T) {
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(repo, "scripts", "ssh-peer.sh"))
+	if err != nil {
+		t.Fatal("the repository has no ssh peer script of its own:", err)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	if err := os.MkdirAll(filepath.Join(clone, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(clone, "scripts", "ssh-peer.sh"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(clone)
+	if _, err := os.Stat("../shared"); err == nil {
+		t.Fatal("the clone has a ../shared next to it")
+	}
+	sshOnce, sshCfg, sshErr = sync.Once{}, "", nil
+	defer func() { sshOnce, sshCfg, sshErr = sync.Once{}, "", nil }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := sshPeer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.CommandContext(ctx, "ssh", "-F", cfg, "peer", "id -un").Output(); err != nil || strings.TrimSpace(string(b)) != "bench" {
+		t.Fatalf("ssh peer id -un: %q, %v", b, err)
 	}
 }
