@@ -9,8 +9,22 @@ import (
 	"sync"
 )
 
-// sshPeerScript starts the loopback sshd baseline and prints its ssh config.
-const sshPeerScript = "../shared/tools/ssh-peer.sh"
+// sshPeerScripts start the loopback sshd baseline and print its ssh
+// config; the first that exists is run (paths from the repository's
+// root): the shared tool next to the repository, else the repository's
+// copy of it (a clean clone elsewhere, CI's, has no ../shared).
+var sshPeerScripts = []string{"../shared/tools/ssh-peer.sh", "scripts/ssh-peer.sh"}
+
+// sshPeerScript is the first of sshPeerScripts that exists (the first
+// when none does: the error names it).
+func sshPeerScript() string {
+	for _, p := range sshPeerScripts {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return sshPeerScripts[0]
+}
 
 var (
 	sshOnce sync.Once
@@ -22,9 +36,10 @@ var (
 // sharing on), started once per run; an error says why there is none.
 func sshPeer(ctx context.Context) (string, error) {
 	sshOnce.Do(func() {
-		out, err := exec.CommandContext(ctx, "bash", sshPeerScript).Output()
+		script := sshPeerScript()
+		out, err := exec.CommandContext(ctx, "bash", script).Output()
 		if err != nil {
-			sshErr = fmt.Errorf("no sshd on loopback (%s: %v)", sshPeerScript, err)
+			sshErr = fmt.Errorf("no sshd on loopback (%s: %v)", script, err)
 			return
 		}
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -66,6 +66,7 @@ func main() {
 	transports := flag.String("transport", "plain", "comma-separated: plain (HTTP, native NATS), tls (HTTPS, agents on wss:// through the API's port); rows of each, side by side")
 	flag.IntVar(&load.agents, "agents", load.agents, "agents of the load suite")
 	flag.IntVar(&carryMB, "carry-mb", carryMB, "size of the carry suite's tree in MiB (1024 for issue 17's figures)")
+	flag.IntVar(&carryFirstRuns, "carry-first-runs", carryFirstRuns, "times the carry suite runs the first carry and rsync -a of the whole tree each, interleaved (the median and the best are shown): an odd number; each run keeps two copies of the tree on disk until the suite ends")
 	flag.IntVar(&carryRounds, "carry-rounds", carryRounds, "change sets of 1% of the files the carry suite's p50 is taken over (5 for issue 17's figures)")
 	flag.IntVar(&load.rate, "rate", load.rate, "calls per second of the load suite")
 	flag.DurationVar(&load.duration, "load-duration", load.duration, "how long the load suite drives calls")
@@ -78,7 +79,7 @@ func main() {
 	flag.Var(&serveEnv, "serve-env", "an environment variable for outpost serve alone, KEY=VALUE (GOGC=50, GOMEMLIMIT=..., GODEBUG=...); repeat for more")
 	flag.StringVar(&serveHeapProfile, "serve-heapprofile", "", "write outpost serve's heap profile (and goroutine profile, FILE.goroutine) with the load suite's fleet online, and after the drives to FILE.after (FILE.after.goroutine)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
-	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during the carry suite's first carry alone (FILE.first) and each incremental carry (FILE.inc0...); not with -cpuprofile")
+	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during each of the carry suite's first carries alone (FILE.first, FILE.first1, ...) and each incremental carry (FILE.inc0...); not with -cpuprofile")
 	flag.DurationVar(&echoGap, "echo-gap", echoGap, "pause before each timed keystroke of the echo suite")
 	flag.StringVar(&echoTrace, "echo-trace", "", "write this process's execution trace of the echo suite's timed keystrokes (the control plane's and the agent's goroutines) to FILE")
 	flag.StringVar(&echoMemProfile, "echo-memprofile", "", "record every allocation of this process and write its allocation profile before the echo suite's timed keystrokes to FILE.before and after them to FILE: go tool pprof -sample_index=alloc_objects -diff_base FILE.before FILE shows the control plane's and the agent's allocations of those keystrokes")
@@ -89,6 +90,10 @@ func main() {
 	}
 	if fleetNice < 0 || fleetNice > 19 {
 		fmt.Fprintln(os.Stderr, "bench: -fleet-nice must be 0 to 19")
+		os.Exit(2)
+	}
+	if err := checkCarryFlags(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
 	if *cpuProfile != "" && carryProfile != "" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/outposthq/outpost/agent"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
 )
 
 // swapReaders is how many clients read through the session while it swaps.
@@ -170,7 +171,13 @@ func startPoolAgent(ctx context.Context, e *env, id, pool string) (stop func(), 
 	if err != nil {
 		return nil, err
 	}
-	root := filepath.Join(e.dir, id)
+	return runAgent(ctx, e, ident, id, filepath.Join(e.dir, id))
+}
+
+// runAgent runs an agent of identity ident (agent id) on root in this
+// process until the returned stop is called, once it is online. Each
+// call is a new agent process's state (its caches start empty).
+func runAgent(ctx context.Context, e *env, ident *enroll.Config, id, root string) (stop func(), err error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}

@@ -11,7 +11,11 @@ import (
 
 // forwarder sends chunks on their way into the store straight on to a
 // restore that lacks them (a carry): batches of up to batchBytes,
-// snapWindow in flight. Its methods are safe for concurrent use.
+// snapWindow in flight. Each batch is gathered in the buffer it is sent
+// from (encoded in place, wire.InPlace, with forwardRoom before the data
+// for the envelope and the chunks' names and sizes): a chunk is copied
+// once in the control plane on its way to the restore. Its methods are
+// safe for concurrent use.
 type forwarder struct {
 	s      *Server
 	t      target
@@ -25,22 +29,43 @@ type forwarder struct {
 
 	mu        sync.Mutex
 	want      map[string]bool // lacked and not sent yet
-	buf       *wire.SnapRestoreChunksRequest
+	buf       *forwardBatch
 	n         int
 	sent      int64
 	committed bool
+}
+
+// forwardRoom is the room a batch buffer keeps before its data: the
+// envelope (wire.Headroom at most, else it is copied) and 37 bytes per
+// chunk (a name and a size). A batch closes when its next chunk's would
+// not fit (forwardHead), so this bounds a batch to 857 chunks: 2 MiB of
+// the smallest files of a tree (2 KB and up) take about 1,000.
+const forwardRoom = 32 << 10
+
+// forwardHead is what a batch's chunks take of forwardRoom: the envelope
+// is counted at wire.Headroom.
+func forwardHead(chunks int) int { return wire.Headroom + chunks*(wire.SumSize+5) }
+
+// forwardBatch is a batch being gathered: the chunks' names and sizes,
+// and their data in buf[forwardRoom:forwardRoom+n].
+type forwardBatch struct {
+	sums  []byte
+	sizes []uint32
+	buf   *[]byte
+	n     int
 }
 
 // forwardBufs are batch buffers of forwarders: a first carry of 1 GiB
 // filled 512 of 2 MiB each, all garbage once sent.
 var forwardBufs sync.Pool
 
-// forwardBuf is an empty batch buffer with room for limit bytes.
-func forwardBuf(limit int) []byte {
-	if b, ok := forwardBufs.Get().(*[]byte); ok && cap(*b) >= limit {
-		return (*b)[:0]
+// forwardBuf is a batch buffer with room for limit bytes of data.
+func forwardBuf(limit int) *[]byte {
+	if b, ok := forwardBufs.Get().(*[]byte); ok && len(*b) >= forwardRoom+limit {
+		return b
 	}
-	return make([]byte, 0, limit)
+	b := make([]byte, forwardRoom+limit)
+	return &b
 }
 
 func (s *Server) newForwarder(ctx context.Context, t target, h string, refs []chunkRef) *forwarder {
@@ -66,16 +91,18 @@ func (f *forwarder) take(r chunkRef, data []byte) error {
 	delete(f.want, string(r.sum))
 	// A batch goes when the next chunk would not fit it: batches are
 	// filled to the limit (not to the limit less the largest chunk the
-	// wire allows, which halved them), and hold at most MaxSnapSums.
-	if f.buf != nil && (len(f.buf.Data)+len(data) > f.limit || len(f.buf.Sizes) >= wire.MaxSnapSums) {
+	// wire allows, which halved them), and hold at most MaxSnapSums, and
+	// as many names and sizes as forwardRoom has room for.
+	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom) {
 		f.sendLocked()
 	}
 	if f.buf == nil {
-		f.buf = &wire.SnapRestoreChunksRequest{Handle: f.h, Data: forwardBuf(f.limit)}
+		f.buf = &forwardBatch{buf: forwardBuf(f.limit)}
 	}
-	f.buf.Sums = append(f.buf.Sums, r.sum...)
-	f.buf.Sizes = append(f.buf.Sizes, r.size)
-	f.buf.Data = append(f.buf.Data, data...)
+	b := f.buf
+	b.sums = append(b.sums, r.sum...)
+	b.sizes = append(b.sizes, r.size)
+	b.n += copy((*b.buf)[forwardRoom+b.n:], data)
 	if len(f.want) == 0 {
 		// The last chunk the restore lacks: its batch goes now, not
 		// when the pull has every store's acknowledgement (deliver).
@@ -87,23 +114,25 @@ func (f *forwarder) take(r chunkRef, data []byte) error {
 // sendLocked sends the batch being filled, waiting for a place in the
 // window (with f.mu held: a full window holds the chunks coming in).
 func (f *forwarder) sendLocked() {
-	req, key := f.buf, f.h+"@f"+strconv.Itoa(f.n)
+	b, key := f.buf, f.h+"@f"+strconv.Itoa(f.n)
 	f.buf = nil
 	f.n++
 	select {
 	case f.sem <- struct{}{}:
 	case <-f.ctx.Done():
+		forwardBufs.Put(b.buf)
 		return
 	}
-	f.sent += int64(len(req.Data))
+	f.sent += int64(b.n)
+	req := &wire.InPlace{Body: &wire.SnapRestoreChunksRequest{Handle: f.h, Sums: b.sums, Sizes: b.sizes}, Buf: *b.buf, N: b.n, Room: forwardRoom}
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		defer func() { <-f.sem }()
 		err := f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key))
-		// The request was encoded (copied) before the call returned:
-		// its batch buffer is free.
-		forwardBufs.Put(&req.Data)
+		// The request was sent (copied into the connection's buffer)
+		// before the call returned: its batch buffer is free.
+		forwardBufs.Put(b.buf)
 		if err != nil {
 			f.cancel(err)
 		}

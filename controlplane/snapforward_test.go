@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
@@ -22,14 +24,43 @@ func (b *batchTarget) Epoch() uint64      { return 0 }
 func (b *batchTarget) LastAgent() string  { return "dst" }
 func (b *batchTarget) Concurrent() target { return b }
 func (b *batchTarget) Call(_ context.Context, op string, body, _ any, _ rpc.CallOptions) error {
-	req := body.(*wire.SnapRestoreChunksRequest)
 	if op != wire.OpSnapRestoreChunks {
 		panic(op)
+	}
+	// The batch is encoded as rpc.Client.Call encodes it and decoded as
+	// the agent decodes it; an in-place batch must be encoded in place
+	// (its names and sizes fit its room), not copied.
+	r, err := wire.NewRequest(op, nil, time.Now().Add(time.Minute))
+	if err != nil {
+		panic(err)
+	}
+	r.IdempotencyKey = "h1@f123456"
+	data, err := wire.EncodeRequest(r, body)
+	if err != nil {
+		return err
+	}
+	p, ok := body.(*wire.InPlace)
+	if !ok {
+		panic("the forwarder's batch is not encoded in place")
+	}
+	if p.N > 0 && unsafe.SliceData(data[len(data)-p.N:]) != unsafe.SliceData(p.Data()) {
+		panic("a batch's data was copied: its head did not fit its room")
+	}
+	dec, err := wire.DecodeRequest(data)
+	if err != nil {
+		return err
+	}
+	req := &wire.SnapRestoreChunksRequest{}
+	if req.Data, err = dec.DecodeBodyAliasing("data", req); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// The forwarder reuses the batch's buffer once the call returns (the
-	// real call has encoded it by then): keep a copy.
+	// real call has sent it by then): keep a copy.
 	b.batches = append(b.batches, wire.SnapRestoreChunksRequest{Handle: req.Handle, Sums: append([]byte(nil), req.Sums...),
 		Sizes: append([]uint32(nil), req.Sizes...), Data: append([]byte(nil), req.Data...)})
 	return nil
@@ -98,7 +129,7 @@ func forwardAll(t *testing.T, limit int, sizes []int) []wire.SnapRestoreChunksRe
 
 // The forwarder fills each batch to its limit (a batch goes when the next
 // chunk would not fit), never past it, and never with more than
-// MaxSnapSums chunks.
+// MaxSnapSums chunks, or more than forwardRoom has room for.
 func TestForwarderFillsBatches(t *testing.T) {
 	const limit = 2 << 20
 	sizes := make([]int, 40)
@@ -115,14 +146,21 @@ func TestForwarderFillsBatches(t *testing.T) {
 			t.Fatalf("a batch of %d chunks, %d bytes (limit %d)", len(b.Sizes), len(b.Data), limit)
 		}
 	}
-	// Tiny chunks: the count bounds a batch before the bytes do.
-	tiny := make([]int, wire.MaxSnapSums+10)
+	// Tiny chunks: the room for their names and sizes bounds a batch
+	// before the bytes do (and before MaxSnapSums).
+	tiny := make([]int, 2000)
 	for i := range tiny {
 		tiny[i] = 1
 	}
+	perBatch := (forwardRoom - wire.Headroom) / (wire.SumSize + 5)
 	batches = forwardAll(t, limit, tiny)
-	if len(batches) != 2 || max(len(batches[0].Sizes), len(batches[1].Sizes)) != wire.MaxSnapSums {
-		t.Fatalf("%d one-byte chunks went in %d batches, want one of %d and one of 10", len(tiny), len(batches), wire.MaxSnapSums)
+	if want := (len(tiny) + perBatch - 1) / perBatch; len(batches) != want {
+		t.Fatalf("%d one-byte chunks went in %d batches, want %d of at most %d", len(tiny), len(batches), want, perBatch)
+	}
+	for _, b := range batches {
+		if len(b.Sizes) > perBatch || len(b.Sizes) < len(tiny)%perBatch {
+			t.Fatalf("a batch of %d one-byte chunks, want %d (or the rest)", len(b.Sizes), perBatch)
+		}
 	}
 }
 
@@ -151,4 +189,86 @@ func TestForwarderSendsLastBatchAtOnce(t *testing.T) {
 	if len(dst.batches) != 1 || len(dst.batches[0].Sizes) != 3 {
 		t.Fatalf("after the last wanted chunk: %d batches sent, want one of 3", len(dst.batches))
 	}
+}
+
+// failingBatchTarget takes batches as batchTarget does, then answers the
+// failAt-th call with an error (a target that fails part way: a full
+// disk, a crash).
+type failingBatchTarget struct {
+	batchTarget
+	failAt int
+	calls  int
+}
+
+func (f *failingBatchTarget) Concurrent() target { return f }
+
+func (f *failingBatchTarget) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
+	if err := f.batchTarget.Call(ctx, op, body, out, opts); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.calls == f.failAt {
+		return wire.Errorf(wire.CodeInsufficientStorage, "", "disk full")
+	}
+	return nil
+}
+
+// A target that fails a batch part way through a carry: the forwarder
+// stops taking chunks with that error, deliver returns it, every batch
+// the target got was whole and well formed (encoded in place, decoded and
+// validated as the agent does), and the batch buffers it gave back serve
+// the next forwarder's batches byte for byte.
+func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
+	const limit = 1 << 20
+	dst := &failingBatchTarget{failAt: 2}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := &forwarder{t: dst, h: "h1", limit: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	var refs []chunkRef
+	var datas [][]byte
+	for i := range 40 {
+		data := make([]byte, 200<<10)
+		binary.LittleEndian.PutUint64(data, uint64(i))
+		sum := sha256.Sum256(data)
+		refs = append(refs, chunkRef{sum: sum[:], size: uint32(len(data))})
+		datas = append(datas, data)
+		f.want[string(sum[:])] = true
+	}
+	var takeErr error
+	for i, r := range refs {
+		if takeErr = f.take(r, datas[i]); takeErr != nil {
+			break
+		}
+	}
+	err := f.deliver("w1")
+	if err == nil || wire.AsError(err).Code != wire.CodeInsufficientStorage {
+		t.Fatalf("deliver after the target failed: %v, want its error", err)
+	}
+	if takeErr != nil && wire.AsError(takeErr).Code != wire.CodeInsufficientStorage {
+		t.Fatalf("take after the target failed: %v, want its error", takeErr)
+	}
+	if err := f.take(refs[len(refs)-1], datas[len(refs)-1]); err == nil {
+		t.Fatal("the forwarder took a chunk after its target failed")
+	}
+	dst.mu.Lock()
+	for _, b := range dst.batches {
+		off := 0
+		for j, n := range b.Sizes {
+			sum := sha256.Sum256(b.Data[off : off+int(n)])
+			if string(sum[:]) != string(b.Sums[j*wire.SumSize:(j+1)*wire.SumSize]) {
+				t.Fatalf("a batch sent before the failure holds a chunk that is not its name")
+			}
+			off += int(n)
+		}
+	}
+	dst.mu.Unlock()
+	// The buffers given back (after the failure too) carry the next
+	// forwarder's batches exactly (forwardAll checks every byte).
+	sizes := make([]int, 60)
+	for i := range sizes {
+		sizes[i] = 100<<10 + i*977
+	}
+	forwardAll(t, limit, sizes)
 }

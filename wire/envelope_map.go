@@ -18,6 +18,8 @@ type mapField struct {
 	s         string
 	i         int64
 	u         uint64
+	b         []byte
+	u32       []uint32
 	omitEmpty bool
 }
 
@@ -25,15 +27,17 @@ type mapField struct {
 type fieldKind uint8
 
 const (
-	kindString fieldKind = iota // a string
-	kindInt                     // an int: compact
-	kindInt64                   // an int64: 9 bytes, as the struct encoder writes it
-	kindUint64                  // a uint64: 9 bytes, as the struct encoder writes it
+	kindString  fieldKind = iota // a string
+	kindInt                      // an int: compact
+	kindInt64                    // an int64: 9 bytes, as the struct encoder writes it
+	kindUint64                   // a uint64: 9 bytes, as the struct encoder writes it
+	kindBin                      // a []byte: a bin (nil when nil)
+	kindUint32s                  // a []uint32: an array (nil when nil)
 )
 
 // empty reports whether f is left out (omitempty and zero).
 func (f *mapField) empty() bool {
-	return f.omitEmpty && f.s == "" && f.i == 0 && f.u == 0
+	return f.omitEmpty && f.s == "" && f.i == 0 && f.u == 0 && len(f.b) == 0 && len(f.u32) == 0
 }
 
 // writeMapHead writes a map of fields followed, when last is not "", by
@@ -67,6 +71,10 @@ func writeMapHead(enc *msgpack.Encoder, fields []mapField, last string) error {
 			err = enc.EncodeInt64(f.i)
 		case kindUint64:
 			err = enc.EncodeUint64(f.u)
+		case kindBin:
+			err = enc.EncodeBytes(f.b)
+		case kindUint32s:
+			err = enc.Encode(f.u32)
 		}
 	}
 	if err == nil && last != "" {

@@ -68,7 +68,7 @@ func TestEnvelopeFieldsMatchStructs(t *testing.T) {
 		}
 	}
 
-	for _, body := range []InPlaceBody{&FsUploadChunkRequest{}, &FsReadResult{}, &SnapReadResult{}} {
+	for _, body := range []InPlaceBody{&FsUploadChunkRequest{}, &FsReadResult{}, &SnapReadResult{}, &SnapRestoreChunksRequest{}} {
 		name := reflect.TypeOf(body).Elem().Name()
 		fields := taggedFields(t, body)
 		list, key := body.inPlaceFields()

@@ -21,6 +21,10 @@ type InPlace struct {
 	Body InPlaceBody
 	Buf  []byte
 	N    int
+	// Room, when set, is the headroom of Buf instead of Headroom: the
+	// data lies in Buf[Room:Room+N]. A body with more fields than
+	// Headroom holds (a batch's chunk names) keeps more room.
+	Room int
 }
 
 // InPlaceBody is a body type that can be encoded in place: it lists its
@@ -46,7 +50,15 @@ func (p *InPlace) InPlaceBody() *InPlace { return p }
 type inPlacer interface{ InPlaceBody() *InPlace }
 
 // Data is the in-place field's bytes.
-func (p *InPlace) Data() []byte { return p.Buf[Headroom : Headroom+p.N] }
+func (p *InPlace) Data() []byte { return p.Buf[p.room() : p.room()+p.N] }
+
+// room is where the data begins in Buf.
+func (p *InPlace) room() int {
+	if p.Room > 0 {
+		return p.Room
+	}
+	return Headroom
+}
 
 // NewInPlaceBuf returns a buffer for an InPlace body of up to n data bytes.
 func NewInPlaceBuf(n int) []byte { return make([]byte, Headroom+n) }
@@ -56,7 +68,8 @@ func NewInPlaceBuf(n int) []byte { return make([]byte, Headroom+n) }
 // up to its bulk key, a bin header for p.N bytes, and returns head and all
 // moved into p's headroom, followed by the data.
 func encodeInPlace(buf *bytes.Buffer, enc *msgpack.Encoder, p *InPlace) ([]byte, error) {
-	if p.N < 0 || Headroom+p.N > len(p.Buf) {
+	room := p.room()
+	if p.N < 0 || room+p.N > len(p.Buf) {
 		return nil, fmt.Errorf("wire: in-place data of %d bytes in a buffer of %d", p.N, len(p.Buf))
 	}
 	fields, key := p.Body.inPlaceFields()
@@ -67,14 +80,14 @@ func encodeInPlace(buf *bytes.Buffer, enc *msgpack.Encoder, p *InPlace) ([]byte,
 		return nil, err
 	}
 	head := buf.Bytes()
-	if len(head) > Headroom {
+	if len(head) > room {
 		// An envelope this large (a long id or key) does not fit: copy.
 		out := make([]byte, 0, len(head)+p.N)
 		return append(append(out, head...), p.Data()...), nil
 	}
-	start := Headroom - len(head)
+	start := room - len(head)
 	copy(p.Buf[start:], head)
-	return p.Buf[start : Headroom+p.N], nil
+	return p.Buf[start : room+p.N], nil
 }
 
 // UnmarshalAliasing decodes the msgpack map data into v as Unmarshal does,

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -239,4 +240,148 @@ func FuzzIntoAliasing(f *testing.F) {
 		_ = r.Into(&FsReadResult{})
 		_ = r.Into(&SnapReadResult{})
 	})
+}
+
+// A carry's batch of chunks, encoded in place with more room than
+// Headroom (its names and sizes), is what the struct encoder writes, and
+// its data is not copied; the agent's decoding gets it back.
+func TestEncodeRestoreChunksInPlace(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 300} {
+		var sums []byte
+		var sizes []uint32
+		data := []byte{} // a batch's data is never nil
+		for i := range n {
+			sums = append(sums, bytes.Repeat([]byte{byte(i)}, SumSize)...)
+			sizes = append(sizes, uint32(i%7+1))
+			data = append(data, bytes.Repeat([]byte{byte(i + 1)}, i%7+1)...)
+		}
+		req := &Request{Version: Version, ID: NewID(), Op: OpSnapRestoreChunks, Deadline: time.Now().Add(time.Minute).UnixMilli(), IdempotencyKey: "h1@f3"}
+		want, err := EncodeRequest(&Request{Version: req.Version, ID: req.ID, Op: req.Op, Deadline: req.Deadline, IdempotencyKey: req.IdempotencyKey},
+			&SnapRestoreChunksRequest{Handle: "h1", Sums: sums, Sizes: sizes, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		room := 16 << 10
+		buf := make([]byte, room+len(data)+5)
+		copy(buf[room:], data)
+		p := &InPlace{Body: &SnapRestoreChunksRequest{Handle: "h1", Sums: sums, Sizes: sizes}, Buf: buf, N: len(data), Room: room}
+		got, err := EncodeRequest(req, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d chunks: in place %x\nwant %x", n, got, want)
+		}
+		if len(data) > 0 && unsafe.SliceData(got[len(got)-len(data):]) != unsafe.SliceData(p.Data()) {
+			t.Fatalf("%d chunks: data was copied", n)
+		}
+		if unsafe.SliceData(got) != &buf[room-(len(got)-len(data))] {
+			t.Fatalf("%d chunks: the head was not written into the room", n)
+		}
+		dec, err := DecodeRequest(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := &SnapRestoreChunksRequest{}
+		if body.Data, err = dec.DecodeBodyAliasing("data", body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Handle != "h1" || !bytes.Equal(body.Sums, sums) || !slicesEqual(body.Sizes, sizes) || !bytes.Equal(body.Data, data) {
+			t.Fatalf("%d chunks: decoded %+v", n, body)
+		}
+		if n > 0 {
+			if err := body.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func slicesEqual(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzEncodeRestoreChunksInPlace: a carry's batch encoded in place, with
+// any room, any handle and idempotency key, any number of chunks, is
+// byte for byte what the struct encoder writes (the agent cannot tell
+// them apart); its data is not copied whenever the head fits the room,
+// and the agent's aliasing decode gets the batch back and validates it.
+func FuzzEncodeRestoreChunksInPlace(f *testing.F) {
+	f.Add("h1", "h1@f3", uint16(0), uint16(16<<10), uint32(1))
+	f.Add("h1", "h1@f3", uint16(1), uint16(0), uint32(7))
+	f.Add("h", "", uint16(857), uint16(32<<10), uint32(3)) // a full batch, the forwarder's room
+	f.Add(strings.Repeat("h", 64), strings.Repeat("k", 128), uint16(857), uint16(32<<10), uint32(9))
+	f.Add("h1", "h1@f0", uint16(20), uint16(40), uint32(5)) // a room the head does not fit: copied
+	f.Add("h1", strings.Repeat("k", 2*Headroom), uint16(2), uint16(0), uint32(2))
+	f.Add("h1", "h1@f9", uint16(2099), uint16(0), uint32(4)) // names of 67,168 bytes: copied
+	f.Add("h1", "h1@f9", uint16(2099), uint16(65535), uint32(6))
+	f.Fuzz(func(t *testing.T, handle, key string, n, room uint16, seed uint32) {
+		n %= 2100 // past 2048 chunks, the names' bin has a 32-bit length
+		var sums []byte
+		var sizes []uint32
+		data := []byte{} // a batch's data is never nil
+		for i := range int(n) {
+			s := sha256sum(seed, i)
+			sums = append(sums, s[:]...)
+			size := uint32(s[0])%9 + 1
+			sizes = append(sizes, size)
+			data = append(data, bytes.Repeat([]byte{s[1]}, int(size))...)
+		}
+		if n == 0 && seed%2 == 0 {
+			sums, sizes = []byte{}, []uint32{} // empty, not nil
+		}
+		req := func() *Request {
+			return &Request{Version: Version, ID: "01HV3", Op: OpSnapRestoreChunks, Deadline: 1 << 40, IdempotencyKey: key}
+		}
+		want, err := EncodeRequest(req(), &SnapRestoreChunksRequest{Handle: handle, Sums: sums, Sizes: sizes, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Headroom
+		if room > 0 {
+			r = int(room)
+		}
+		buf := make([]byte, r+len(data)+int(seed%5))
+		copy(buf[r:], data)
+		p := &InPlace{Body: &SnapRestoreChunksRequest{Handle: handle, Sums: sums, Sizes: sizes}, Buf: buf, N: len(data), Room: int(room)}
+		got, err := EncodeRequest(req(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d chunks, room %d: in place differs from the struct encoding", n, room)
+		}
+		if head := len(got) - len(data); head <= r && len(data) > 0 && unsafe.SliceData(got[head:]) != unsafe.SliceData(p.Data()) {
+			t.Fatalf("%d chunks, room %d: a head of %d bytes fits, but the data was copied", n, room, head)
+		}
+		dec, err := DecodeRequest(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := &SnapRestoreChunksRequest{}
+		if body.Data, err = dec.DecodeBodyAliasing("data", body); err != nil {
+			t.Fatal(err)
+		}
+		if body.Handle != handle || !bytes.Equal(body.Sums, sums) || !slicesEqual(body.Sizes, sizes) || !bytes.Equal(body.Data, data) {
+			t.Fatalf("%d chunks: decoded a different batch", n)
+		}
+		if n > 0 && handle != "" && len(handle) <= MaxHandleLen {
+			if err := body.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// sha256sum is a chunk name made of seed and i.
+func sha256sum(seed uint32, i int) [SumSize]byte {
+	return sha256.Sum256(fmt.Appendf(nil, "%d/%d", seed, i))
 }

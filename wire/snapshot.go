@@ -261,6 +261,17 @@ func (r *SnapRestoreChunksRequest) Validate() error {
 	return nil
 }
 
+// A SnapRestoreChunksRequest is encoded in place by a carry's forwarder
+// (the control plane), which gathers the chunks in the buffer it sends,
+// with room for the names and sizes before them (InPlace.Room).
+func (r *SnapRestoreChunksRequest) inPlaceFields() ([]mapField, string) {
+	return []mapField{
+		{key: "h", kind: kindString, s: r.Handle},
+		{key: "c", kind: kindBin, b: r.Sums},
+		{key: "z", kind: kindUint32s, u32: r.Sizes},
+	}, "data"
+}
+
 func (r *SnapRestoreChunksRequest) sizeHint() int {
 	return len(r.Data) + len(r.Sums) + 5*len(r.Sizes) + envelopeSlack
 }
