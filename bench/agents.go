@@ -257,16 +257,20 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 	}
 	profiled := sp.profileCPU(cfg.duration, serveProfile)
 	traced := sp.traceDrive(cfg.duration)
+	allocs := sp.profileAllocs(cfg.duration)
 	w := watchCP(sp, fl)
 	res := drive(ctx, cl, ws, cfg, loadMix)
 	cpMix := w.stop()
+	cpMix.calls = res.calls
 	tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, mix", cfg.agents, cfg.rate), res, w.samples)
 	note := loadNote()
 	profiled()
 	traced()
+	allocs()
 	w = watchCP(sp, fl)
 	noExec := drive(ctx, cl, ws, cfg, noExecMix)
 	cpQuiet := w.stop()
+	cpQuiet.calls = noExec.calls
 	tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, without exec", cfg.agents, cfg.rate), noExec, w.samples)
 	peak := max(cpMix.peakRSS, cpQuiet.peakRSS)
 	p50, p99 := res.lat.pct(50), res.lat.pct(99)
@@ -293,6 +297,7 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 		w = watchCP(sp, fl)
 		r2 := drive(ctx, cl, ws, c2, loadMix)
 		cp2 := w.stop()
+		cp2.calls = r2.calls
 		tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, mix", cfg.agents, rate2), r2, w.samples)
 		rows = append(rows,
 			row{Name: fmt.Sprintf("%s: p50 / p99 at %d calls/s (mix %s), failed", name, rate2, mix),

@@ -254,6 +254,24 @@ func (p *serveProc) profileCPU(d time.Duration, path string) (wait func()) {
 	return func() { <-done }
 }
 
+// profileAllocs writes, with -serve-heapprofile FILE, what the process
+// allocated over d (the allocs profile's delta: go tool pprof
+// -sample_index=alloc_space) to FILE.drive; wait returns when it is written.
+func (p *serveProc) profileAllocs(d time.Duration) (wait func()) {
+	if serveHeapProfile == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		u := fmt.Sprintf("http://%s/debug/pprof/allocs?seconds=%d", p.pprof, int(d.Seconds()))
+		if err := download(u, serveHeapProfile+".drive"); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: serve allocs profile:", err)
+		}
+	}()
+	return func() { <-done }
+}
+
 // driverConns, when set (-driver-conns), caps the connections the load
 // suite's driver opens to the control plane: a call due while all are busy
 // waits in the driver for one (its latency still counts from when it was
