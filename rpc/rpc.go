@@ -9,6 +9,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -194,35 +195,45 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 // presence when the call began. The returned stop ends the watcher and
 // waits for it.
 func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy time.Time, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
+	// A timer that runs the check and sets itself again, rather than a
+	// goroutine with a ticker: every call has a watcher, most calls end
+	// before its first check, and the goroutine, its ticker and its two
+	// channels were a share of what a call allocated. mu makes stop wait
+	// for a check under way; a check after stop does nothing.
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
 	start := time.Now()
-	done, quit := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(c.cfg.Poll)
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			e := c.cfg.Presence.Get(ag)
-			reconnected := e.Hello != nil && e.Hello != first.Hello
-			now := time.Now()
-			if !delivery.GiveUp(delivery.Wait{
-				WasOnline: first.Status == presence.Online, Online: e.Status == presence.Online && !reconnected,
-				Waited: now.Sub(start), MinLease: presence.DefaultMinLease, StartBy: startBy,
-			}, now) {
-				continue
-			}
-			lapsed <- e
-			cancel()
+	check := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || ctx.Err() != nil {
 			return
 		}
-	}()
-	return func() { close(quit); <-done }
+		e := c.cfg.Presence.Get(ag)
+		reconnected := e.Hello != nil && e.Hello != first.Hello
+		now := time.Now()
+		if !delivery.GiveUp(delivery.Wait{
+			WasOnline: first.Status == presence.Online, Online: e.Status == presence.Online && !reconnected,
+			Waited: now.Sub(start), MinLease: presence.DefaultMinLease, StartBy: startBy,
+		}, now) {
+			t.Reset(c.cfg.Poll)
+			return
+		}
+		lapsed <- e
+		cancel()
+	}
+	mu.Lock()
+	t = time.AfterFunc(c.cfg.Poll, check)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+	}
 }
 
 // classify turns a NATS request error into the error users see.
