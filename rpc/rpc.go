@@ -165,21 +165,18 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	first := c.cfg.Presence.Get(ag)
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	lapsed := make(chan presence.Entry, 1)
-	stop := c.watch(rctx, ag, first, startBy, cancel, lapsed)
+	w := c.watch(rctx, ag, first, startBy, cancel)
 	msg, err := c.replies.request(rctx, ag, subj, data, accept)
-	stop()
+	w.stop()
 	if err == nil {
 		return msg, nil
 	}
-	select {
-	case e := <-lapsed:
-		if e.Status == presence.Online {
+	if w.gaveUp {
+		if e := w.lapsed; e.Status == presence.Online {
 			return nil, ambiguous(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting,
 				"agent %s reconnected while the call was in flight; its reply cannot arrive (the call may have run)", ag))
 		}
-		return nil, ambiguous(unavailable(ag, e, "stopped answering"))
-	default:
+		return nil, ambiguous(unavailable(ag, w.lapsed, "stopped answering"))
 	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		c.cfg.Presence.Lapse(ag, first.Instance)
@@ -192,48 +189,64 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 // new connection (the reply to a request delivered on the old one can no
 // longer reach us: an agent may publish only replies to requests its own
 // connection received), and the start-by time has passed. first is ag's
-// presence when the call began. The returned stop ends the watcher and
-// waits for it.
-func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy time.Time, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
-	// A timer that runs the check and sets itself again, rather than a
-	// goroutine with a ticker: every call has a watcher, most calls end
-	// before its first check, and the goroutine, its ticker and its two
-	// channels were a share of what a call allocated. mu makes stop wait
-	// for a check under way; a check after stop does nothing.
-	var (
-		mu      sync.Mutex
-		stopped bool
-		t       *time.Timer
-	)
-	start := time.Now()
-	check := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped || ctx.Err() != nil {
-			return
-		}
-		e := c.cfg.Presence.Get(ag)
-		reconnected := e.Hello != nil && e.Hello != first.Hello
-		now := time.Now()
-		if !delivery.GiveUp(delivery.Wait{
-			WasOnline: first.Status == presence.Online, Online: e.Status == presence.Online && !reconnected,
-			Waited: now.Sub(start), MinLease: presence.DefaultMinLease, StartBy: startBy,
-		}, now) {
-			t.Reset(c.cfg.Poll)
-			return
-		}
-		lapsed <- e
-		cancel()
+// presence when the call began. The watcher's stop ends it and waits for a
+// check under way; after it, gaveUp tells whether the watcher cancelled the
+// request, and lapsed is the presence it gave up on.
+func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy time.Time, cancel func()) *watcher {
+	w := &watcher{c: c, ctx: ctx, ag: ag, first: first, start: time.Now(), startBy: startBy, cancel: cancel}
+	w.mu.Lock()
+	w.t = time.AfterFunc(c.cfg.Poll, w.check)
+	w.mu.Unlock()
+	return w
+}
+
+// watcher is one call's watch: a timer that runs the check and sets
+// itself again, rather than a goroutine with a ticker. Every call has a
+// watcher, most calls end before its first check, and the goroutine, its
+// ticker and its two channels were a share of what a call allocated. mu
+// makes stop wait for a check under way; a check after stop does nothing.
+type watcher struct {
+	c              *Client
+	ctx            context.Context
+	ag             subjects.Agent
+	first          presence.Entry
+	start, startBy time.Time
+	cancel         func()
+
+	mu      sync.Mutex
+	stopped bool
+	t       *time.Timer
+	// gaveUp and lapsed are set once, by the check that gives up (read
+	// them after stop).
+	gaveUp bool
+	lapsed presence.Entry
+}
+
+func (w *watcher) check() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || w.ctx.Err() != nil {
+		return
 	}
-	mu.Lock()
-	t = time.AfterFunc(c.cfg.Poll, check)
-	mu.Unlock()
-	return func() {
-		mu.Lock()
-		stopped = true
-		t.Stop()
-		mu.Unlock()
+	e := w.c.cfg.Presence.Get(w.ag)
+	reconnected := e.Hello != nil && e.Hello != w.first.Hello
+	now := time.Now()
+	if !delivery.GiveUp(delivery.Wait{
+		WasOnline: w.first.Status == presence.Online, Online: e.Status == presence.Online && !reconnected,
+		Waited: now.Sub(w.start), MinLease: presence.DefaultMinLease, StartBy: w.startBy,
+	}, now) {
+		w.t.Reset(w.c.cfg.Poll)
+		return
 	}
+	w.gaveUp, w.lapsed = true, e
+	w.cancel()
+}
+
+func (w *watcher) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.t.Stop()
+	w.mu.Unlock()
 }
 
 // classify turns a NATS request error into the error users see.
