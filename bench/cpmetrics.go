@@ -182,6 +182,10 @@ type cpFigures struct {
 	// about the live heap is allocated again).
 	allocBytes, allocObjects float64
 	calls                    int
+	// idle is the same figures over a span with the fleet online and no
+	// calls, when measured: what a drive's span allocates anyway (presence,
+	// the server's pings), taken out of the per-call figures beside them.
+	idle *cpFigures
 }
 
 func (f cpFigures) String() string {
@@ -194,7 +198,13 @@ func (f cpFigures) String() string {
 func (f cpFigures) allocs() string {
 	if f.calls > 0 {
 		n := float64(f.calls)
-		return fmt.Sprintf("heap alloc %.1f KiB, %.0f objects per call (%.0f MiB in all)", f.allocBytes/n/1024, f.allocObjects/n, f.allocBytes/(1<<20))
+		out := fmt.Sprintf("heap alloc %.1f KiB, %.0f objects per call (%.0f MiB in all)", f.allocBytes/n/1024, f.allocObjects/n, f.allocBytes/(1<<20))
+		if i := f.idle; i != nil && i.span > 0 {
+			s, is := f.span.Seconds(), i.span.Seconds()
+			out += fmt.Sprintf("; beyond idle %.1f KiB, %.0f objects per call (idle %.0f KiB/s, %.0f objects/s)",
+				(f.allocBytes-i.allocBytes/is*s)/n/1024, (f.allocObjects-i.allocObjects/is*s)/n, i.allocBytes/is/1024, i.allocObjects/is)
+		}
+		return out
 	}
 	s := f.span.Seconds()
 	if s <= 0 {
