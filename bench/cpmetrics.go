@@ -67,12 +67,13 @@ type cpWatch struct {
 	peakRSS     int64
 	peakG       float64
 	samples     []cpSample // every sample, the first included
+	dials       int64      // driverDials at the start
 	quit, done  chan struct{}
 	mu          sync.Mutex
 }
 
 func watchCP(p *serveProc, fl *fleet) *cpWatch {
-	w := &cpWatch{quit: make(chan struct{}), done: make(chan struct{})}
+	w := &cpWatch{quit: make(chan struct{}), done: make(chan struct{}), dials: driverDials.Load()}
 	w.first, _ = p.sample(fl)
 	w.last = w.first
 	w.samples = []cpSample{w.first}
@@ -125,6 +126,7 @@ func (w *cpWatch) stop() cpFigures {
 		presence:     float64(b.m.Outpost.PresenceMessages-a.m.Outpost.PresenceMessages) / span,
 		allocBytes:   b.m.Runtime["/gc/heap/allocs:bytes"] - a.m.Runtime["/gc/heap/allocs:bytes"],
 		allocObjects: b.m.Runtime["/gc/heap/allocs:objects"] - a.m.Runtime["/gc/heap/allocs:objects"],
+		dials:        driverDials.Load() - w.dials,
 	}
 	if total := b.m.Runtime["/cpu/classes/total:cpu-seconds"] - a.m.Runtime["/cpu/classes/total:cpu-seconds"]; total > 0 {
 		f.gcShare = (b.m.Runtime["/cpu/classes/gc/total:cpu-seconds"] - a.m.Runtime["/cpu/classes/gc/total:cpu-seconds"]) / total
@@ -182,6 +184,9 @@ type cpFigures struct {
 	// about the live heap is allocated again).
 	allocBytes, allocObjects float64
 	calls                    int
+	// dials is how many connections the driver opened to serve meanwhile
+	// (each a TLS handshake with -transport tls, in the figures above).
+	dials int64
 	// idle is the same figures over a span with the fleet online and no
 	// calls, when measured: what a drive's span allocates anyway (presence,
 	// the server's pings), taken out of the per-call figures beside them.
@@ -204,7 +209,7 @@ func (f cpFigures) allocs() string {
 			out += fmt.Sprintf("; beyond idle %.1f KiB, %.0f objects per call (idle %.0f KiB/s, %.0f objects/s)",
 				(f.allocBytes-i.allocBytes/is*s)/n/1024, (f.allocObjects-i.allocObjects/is*s)/n, i.allocBytes/is/1024, i.allocObjects/is)
 		}
-		return out
+		return out + fmt.Sprintf("; the driver opened %d connections", f.dials)
 	}
 	s := f.span.Seconds()
 	if s <= 0 {
