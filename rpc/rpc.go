@@ -171,12 +171,12 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	if err == nil {
 		return msg, nil
 	}
-	if w.gaveUp {
-		if e := w.lapsed; e.Status == presence.Online {
+	if e := w.lapsed; e != nil {
+		if e.Status == presence.Online {
 			return nil, ambiguous(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting,
 				"agent %s reconnected while the call was in flight; its reply cannot arrive (the call may have run)", ag))
 		}
-		return nil, ambiguous(unavailable(ag, w.lapsed, "stopped answering"))
+		return nil, ambiguous(unavailable(ag, *e, "stopped answering"))
 	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		c.cfg.Presence.Lapse(ag, first.Instance)
@@ -190,10 +190,11 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 // longer reach us: an agent may publish only replies to requests its own
 // connection received), and the start-by time has passed. first is ag's
 // presence when the call began. The watcher's stop ends it and waits for a
-// check under way; after it, gaveUp tells whether the watcher cancelled the
-// request, and lapsed is the presence it gave up on.
+// check under way; after it, lapsed is the presence the watcher gave up on
+// when it cancelled the request (nil when it did not).
 func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy time.Time, cancel func()) *watcher {
-	w := &watcher{c: c, ctx: ctx, ag: ag, first: first, start: time.Now(), startBy: startBy, cancel: cancel}
+	w := &watcher{c: c, ctx: ctx, ag: ag, firstHello: first.Hello, wasOnline: first.Status == presence.Online,
+		start: time.Now(), startBy: startBy, cancel: cancel}
 	w.mu.Lock()
 	w.t = time.AfterFunc(c.cfg.Poll, w.check)
 	w.mu.Unlock()
@@ -203,23 +204,23 @@ func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.En
 // watcher is one call's watch: a timer that runs the check and sets
 // itself again, rather than a goroutine with a ticker. Every call has a
 // watcher, most calls end before its first check, and the goroutine, its
-// ticker and its two channels were a share of what a call allocated. mu
-// makes stop wait for a check under way; a check after stop does nothing.
+// ticker and its two channels were a share of what a call allocated (so
+// it keeps of the first presence only what the checks compare). mu makes
+// stop wait for a check under way; a check after stop does nothing.
 type watcher struct {
 	c              *Client
 	ctx            context.Context
 	ag             subjects.Agent
-	first          presence.Entry
+	firstHello     *wire.Hello // the hello the call began with
+	wasOnline      bool        // online when the call began
 	start, startBy time.Time
 	cancel         func()
 
 	mu      sync.Mutex
 	stopped bool
 	t       *time.Timer
-	// gaveUp and lapsed are set once, by the check that gives up (read
-	// them after stop).
-	gaveUp bool
-	lapsed presence.Entry
+	// lapsed is set once, by the check that gives up (read it after stop).
+	lapsed *presence.Entry
 }
 
 func (w *watcher) check() {
@@ -229,16 +230,16 @@ func (w *watcher) check() {
 		return
 	}
 	e := w.c.cfg.Presence.Get(w.ag)
-	reconnected := e.Hello != nil && e.Hello != w.first.Hello
+	reconnected := e.Hello != nil && e.Hello != w.firstHello
 	now := time.Now()
 	if !delivery.GiveUp(delivery.Wait{
-		WasOnline: w.first.Status == presence.Online, Online: e.Status == presence.Online && !reconnected,
+		WasOnline: w.wasOnline, Online: e.Status == presence.Online && !reconnected,
 		Waited: now.Sub(w.start), MinLease: presence.DefaultMinLease, StartBy: w.startBy,
 	}, now) {
 		w.t.Reset(w.c.cfg.Poll)
 		return
 	}
-	w.gaveUp, w.lapsed = true, e
+	w.lapsed = &e
 	w.cancel()
 }
 
