@@ -2,8 +2,10 @@ package controlplane
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,4 +73,33 @@ func BenchmarkAPICall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// writeJSON's pooled buffers write what json.Marshal and a newline would,
+// with its length, whatever the buffer held before (a long body, then a
+// short one), and a value that cannot be encoded is the internal error.
+func TestWriteJSONBodies(t *testing.T) {
+	long := map[string]string{"k": strings.Repeat("<x>", 5000)}
+	for _, v := range []any{long, map[string]int{"a": 1}, long, []string{"é", "&"}, func() {}} {
+		rec := httptest.NewRecorder()
+		writeJSON(rec, http.StatusOK, v)
+		want, err := json.Marshal(v)
+		status := http.StatusOK
+		if err != nil {
+			want, status = []byte(`{"error":{"code":"internal","reason":"","message":"encode response","retryable":false}}`), http.StatusInternalServerError
+		}
+		want = append(want, '\n')
+		if rec.Code != status || rec.Body.String() != string(want) ||
+			rec.Header().Get("Content-Length") != strconv.Itoa(len(want)) || rec.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("writeJSON(%T): %d %q (length %s), want %d %q", v, rec.Code, ends(rec.Body.String()), rec.Header().Get("Content-Length"), status, ends(string(want)))
+		}
+	}
+}
+
+// ends is s cut to its first and last 40 bytes, for messages.
+func ends(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return s[:40] + "…" + s[len(s)-40:]
 }
