@@ -255,18 +255,27 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 	if err != nil {
 		return nil, fmt.Errorf("idle calls: %w", err)
 	}
+	// What serve allocates with the fleet online and no calls, to tell
+	// the calls' allocation apart from the drives' totals.
+	w := watchCP(sp, fl)
+	time.Sleep(idleAllocSpan)
+	idleCP := w.stop()
 	profiled := sp.profileCPU(cfg.duration, serveProfile)
 	traced := sp.traceDrive(cfg.duration)
-	w := watchCP(sp, fl)
+	allocs := sp.profileAllocs(cfg.duration)
+	w = watchCP(sp, fl)
 	res := drive(ctx, cl, ws, cfg, loadMix)
 	cpMix := w.stop()
+	cpMix.calls, cpMix.idle = res.calls, &idleCP
 	tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, mix", cfg.agents, cfg.rate), res, w.samples)
 	note := loadNote()
 	profiled()
 	traced()
+	allocs()
 	w = watchCP(sp, fl)
 	noExec := drive(ctx, cl, ws, cfg, noExecMix)
 	cpQuiet := w.stop()
+	cpQuiet.calls, cpQuiet.idle = noExec.calls, &idleCP
 	tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, without exec", cfg.agents, cfg.rate), noExec, w.samples)
 	peak := max(cpMix.peakRSS, cpQuiet.peakRSS)
 	p50, p99 := res.lat.pct(50), res.lat.pct(99)
@@ -293,6 +302,7 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 		w = watchCP(sp, fl)
 		r2 := drive(ctx, cl, ws, c2, loadMix)
 		cp2 := w.stop()
+		cp2.calls, cp2.idle = r2.calls, &idleCP
 		tailReport(os.Stderr, fmt.Sprintf("%d agents, %d calls/s, mix", cfg.agents, rate2), r2, w.samples)
 		rows = append(rows,
 			row{Name: fmt.Sprintf("%s: p50 / p99 at %d calls/s (mix %s), failed", name, rate2, mix),
@@ -301,6 +311,9 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 	}
 	return rows, nil
 }
+
+// idleAllocSpan is how long the drives' rows watch serve idle first.
+const idleAllocSpan = 5 * time.Second
 
 // enrollMany enrolls n agents (a0, a1, ...) the way `outpost agent enroll`
 // does: a token each, a key pair each, made here, the control plane's CA

@@ -67,12 +67,13 @@ type cpWatch struct {
 	peakRSS     int64
 	peakG       float64
 	samples     []cpSample // every sample, the first included
+	dials       int64      // driverDials at the start
 	quit, done  chan struct{}
 	mu          sync.Mutex
 }
 
 func watchCP(p *serveProc, fl *fleet) *cpWatch {
-	w := &cpWatch{quit: make(chan struct{}), done: make(chan struct{})}
+	w := &cpWatch{quit: make(chan struct{}), done: make(chan struct{}), dials: driverDials.Load()}
 	w.first, _ = p.sample(fl)
 	w.last = w.first
 	w.samples = []cpSample{w.first}
@@ -115,14 +116,17 @@ func (w *cpWatch) stop() cpFigures {
 	a, b := w.first, w.last
 	span := b.at.Sub(a.at).Seconds()
 	f := cpFigures{
-		span:     b.at.Sub(a.at),
-		cores:    (b.cpu - a.cpu).Seconds() / span,
-		fleet:    (b.fleetCPU - a.fleetCPU).Seconds() / span,
-		driver:   (b.selfCPU - a.selfCPU).Seconds() / span,
-		peakRSS:  w.peakRSS,
-		peakG:    int(w.peakG),
-		gcCycles: int(b.m.Runtime["/gc/cycles/total:gc-cycles"] - a.m.Runtime["/gc/cycles/total:gc-cycles"]),
-		presence: float64(b.m.Outpost.PresenceMessages-a.m.Outpost.PresenceMessages) / span,
+		span:         b.at.Sub(a.at),
+		cores:        (b.cpu - a.cpu).Seconds() / span,
+		fleet:        (b.fleetCPU - a.fleetCPU).Seconds() / span,
+		driver:       (b.selfCPU - a.selfCPU).Seconds() / span,
+		peakRSS:      w.peakRSS,
+		peakG:        int(w.peakG),
+		gcCycles:     int(b.m.Runtime["/gc/cycles/total:gc-cycles"] - a.m.Runtime["/gc/cycles/total:gc-cycles"]),
+		presence:     float64(b.m.Outpost.PresenceMessages-a.m.Outpost.PresenceMessages) / span,
+		allocBytes:   b.m.Runtime["/gc/heap/allocs:bytes"] - a.m.Runtime["/gc/heap/allocs:bytes"],
+		allocObjects: b.m.Runtime["/gc/heap/allocs:objects"] - a.m.Runtime["/gc/heap/allocs:objects"],
+		dials:        driverDials.Load() - w.dials,
 	}
 	if total := b.m.Runtime["/cpu/classes/total:cpu-seconds"] - a.m.Runtime["/cpu/classes/total:cpu-seconds"]; total > 0 {
 		f.gcShare = (b.m.Runtime["/cpu/classes/gc/total:cpu-seconds"] - a.m.Runtime["/cpu/classes/gc/total:cpu-seconds"]) / total
@@ -174,11 +178,44 @@ type cpFigures struct {
 	pauseMax time.Duration
 	schedP99 time.Duration // goroutines waiting to run
 	presence float64       // presence messages a second
+	// What the heap allocated over the span (bytes, objects), and the
+	// calls due in it when it was a drive (0 when idle): per call, this
+	// is what decides how many collections a drive takes (one each time
+	// about the live heap is allocated again).
+	allocBytes, allocObjects float64
+	calls                    int
+	// dials is how many connections the driver opened to serve meanwhile
+	// (each a TLS handshake with -transport tls, in the figures above).
+	dials int64
+	// idle is the same figures over a span with the fleet online and no
+	// calls, when measured: what a drive's span allocates anyway (presence,
+	// the server's pings), taken out of the per-call figures beside them.
+	idle *cpFigures
 }
 
 func (f cpFigures) String() string {
-	return fmt.Sprintf("%.2f cores (fleet %.2f, driver %.2f), RSS %s, %d goroutines, GC %d× (%.0f%% CPU, assists %.2f s, STW max %s), sched p99 %s, presence %.0f msg/s",
-		f.cores, f.fleet, f.driver, mib(f.peakRSS), f.peakG, f.gcCycles, f.gcShare*100, f.assist, ms(f.pauseMax), ms(f.schedP99), f.presence)
+	return fmt.Sprintf("%.2f cores (fleet %.2f, driver %.2f), RSS %s, %d goroutines, GC %d× (%.0f%% CPU, assists %.2f s, STW max %s), sched p99 %s, presence %.0f msg/s, %s",
+		f.cores, f.fleet, f.driver, mib(f.peakRSS), f.peakG, f.gcCycles, f.gcShare*100, f.assist, ms(f.pauseMax), ms(f.schedP99), f.presence, f.allocs())
+}
+
+// allocs is what the heap allocated: per call in a drive, per second when
+// idle.
+func (f cpFigures) allocs() string {
+	if f.calls > 0 {
+		n := float64(f.calls)
+		out := fmt.Sprintf("heap alloc %.1f KiB, %.0f objects per call (%.0f MiB in all)", f.allocBytes/n/1024, f.allocObjects/n, f.allocBytes/(1<<20))
+		if i := f.idle; i != nil && i.span > 0 {
+			s, is := f.span.Seconds(), i.span.Seconds()
+			out += fmt.Sprintf("; beyond idle %.1f KiB, %.0f objects per call (idle %.0f KiB/s, %.0f objects/s)",
+				(f.allocBytes-i.allocBytes/is*s)/n/1024, (f.allocObjects-i.allocObjects/is*s)/n, i.allocBytes/is/1024, i.allocObjects/is)
+		}
+		return out + fmt.Sprintf("; the driver opened %d connections", f.dials)
+	}
+	s := f.span.Seconds()
+	if s <= 0 {
+		return "heap alloc —"
+	}
+	return fmt.Sprintf("heap alloc %.0f KiB/s, %.0f objects/s", f.allocBytes/s/1024, f.allocObjects/s)
 }
 
 // selfMetrics reads this process's runtime figures (the driver's) in the

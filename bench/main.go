@@ -77,7 +77,7 @@ func main() {
 	flag.IntVar(&driverConns, "driver-conns", 0, "connections the load suites' driver opens to the control plane at most (0: one per call in flight, up to the in-flight limit)")
 	flag.StringVar(&serveTrace, "serve-trace", "", "write outpost serve's execution trace of the load suite's mix drive (and its block and mutex profiles of the same seconds, FILE.block, FILE.mutex)")
 	flag.Var(&serveEnv, "serve-env", "an environment variable for outpost serve alone, KEY=VALUE (GOGC=50, GOMEMLIMIT=..., GODEBUG=...); repeat for more")
-	flag.StringVar(&serveHeapProfile, "serve-heapprofile", "", "write outpost serve's heap profile (and goroutine profile, FILE.goroutine) with the load suite's fleet online, and after the drives to FILE.after (FILE.after.goroutine)")
+	flag.StringVar(&serveHeapProfile, "serve-heapprofile", "", "write outpost serve's heap profile (and goroutine profile, FILE.goroutine) with the load suite's fleet online, after the drives to FILE.after (FILE.after.goroutine), and what it allocated during the mix drive to FILE.drive (pprof -sample_index=alloc_space)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
 	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during each of the carry suite's first carries alone (FILE.first, FILE.first1, ...) and each incremental carry (FILE.inc0...); not with -cpuprofile")
 	flag.DurationVar(&echoGap, "echo-gap", echoGap, "pause before each timed keystroke of the echo suite")

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -220,8 +221,14 @@ func (p *serveProc) healthz() (*http.Response, error) {
 
 // httpTransport is a transport for calls to the process that keeps up to
 // conns connections, trusting its CA with TLS.
+// Every connection it opens is counted in driverDials.
 func (p *serveProc) httpTransport(conns int) *http.Transport {
-	t := &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns, MaxConnsPerHost: driverConns}
+	var d net.Dialer
+	t := &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns, MaxConnsPerHost: driverConns,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			driverDials.Add(1)
+			return d.DialContext(ctx, network, addr)
+		}}
 	if p.hc != nil {
 		t.TLSClientConfig = p.hc.Transport.(*http.Transport).TLSClientConfig
 	}
@@ -253,6 +260,29 @@ func (p *serveProc) profileCPU(d time.Duration, path string) (wait func()) {
 	}()
 	return func() { <-done }
 }
+
+// profileAllocs writes, with -serve-heapprofile FILE, what the process
+// allocated over d (the allocs profile's delta: go tool pprof
+// -sample_index=alloc_space) to FILE.drive; wait returns when it is written.
+func (p *serveProc) profileAllocs(d time.Duration) (wait func()) {
+	if serveHeapProfile == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		u := fmt.Sprintf("http://%s/debug/pprof/allocs?seconds=%d", p.pprof, int(d.Seconds()))
+		if err := download(u, serveHeapProfile+".drive"); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: serve allocs profile:", err)
+		}
+	}()
+	return func() { <-done }
+}
+
+// driverDials counts the connections the driver's transports opened to
+// serve: with TLS each costs serve a handshake (tens of KiB of garbage),
+// which a drive's per-call allocation then includes.
+var driverDials atomic.Int64
 
 // driverConns, when set (-driver-conns), caps the connections the load
 // suite's driver opens to the control plane: a call due while all are busy

@@ -30,6 +30,21 @@ func (s *Server) enrolledAgent(ctx context.Context, ag subjects.Agent) (*agentRe
 	return &rec, rev, nil
 }
 
+// agentEnrolled is enrolledAgent for callers that need only its answer:
+// every call through /agents/{agent} asks, and it decodes the record's
+// revoked flag alone instead of the whole record (its capabilities map,
+// times and strings were a large share of what a call allocated).
+func (s *Server) agentEnrolled(ctx context.Context, ag subjects.Agent) error {
+	var rec struct {
+		Revoked bool `json:"revoked"`
+	}
+	_, err := kvjson.Get(ctx, s.st.agents, agentKey(ag), &rec)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && rec.Revoked {
+		return wire.Errorf(wire.CodeNotFound, "", "agent %q is not enrolled in workspace %q", ag.ID, ag.Workspace)
+	}
+	return err
+}
+
 // tooOld is the error of calls to an agent whose hello says it speaks a
 // protocol this control plane no longer serves; nil when it is served.
 func tooOld(ag subjects.Agent, h *wire.Hello) *wire.Error {

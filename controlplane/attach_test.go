@@ -115,6 +115,20 @@ func TestAttach(t *testing.T) {
 	if err != nil || !strings.HasPrefix(tk.Ticket, "opat_") {
 		t.Fatalf("ticket: %+v, %v", tk, err)
 	}
+	// Only on the attach route: elsewhere (the process itself, its stdin)
+	// it authenticates nothing and is not spent.
+	for _, path := range []string{
+		"/v1/workspaces/w1/agents/a1/processes/" + st.ID + "?ticket=" + tk.Ticket,
+		"/v1/workspaces/w1/agents/a1/processes/" + st.ID + "/stdin?ticket=" + tk.Ticket,
+	} {
+		method := "GET"
+		if strings.HasSuffix(strings.Split(path, "?")[0], "stdin") {
+			method = "POST"
+		}
+		if status, body := call(t, s, method, path, "", nil); status != http.StatusUnauthorized {
+			t.Fatalf("%s %s with a ticket and no header: %d %s, want 401", method, path, status, body)
+		}
+	}
 	u := tgt.AttachURL(st.ID, 0) + "?ticket=" + tk.Ticket
 	c, _, err = websocket.Dial(ctx, nil, u, nil)
 	if err != nil {

@@ -67,8 +67,12 @@ func (s *Server) redeemAttachTicket(ctx context.Context, ticket, path string, no
 // ticketCaller is the caller of an attach request that carries ?ticket=
 // and no Authorization header (see authenticate).
 func (s *Server) ticketCaller(r *http.Request) (caller, bool, error) {
+	// The query is parsed only on the attach route (every call asks).
+	if r.Header.Get("Authorization") != "" || !strings.HasSuffix(r.Pattern, "/processes/{id}/attach") {
+		return caller{}, false, nil
+	}
 	ticket := r.URL.Query().Get("ticket")
-	if ticket == "" || r.Header.Get("Authorization") != "" || !strings.HasSuffix(r.Pattern, "/processes/{id}/attach") {
+	if ticket == "" {
 		return caller{}, false, nil
 	}
 	c, ok, err := s.redeemAttachTicket(r.Context(), ticket, r.URL.Path, time.Now())

@@ -91,7 +91,7 @@ func (s *Server) authorize(r *http.Request, acc access) (*http.Request, error) {
 		return r, wire.Errorf(wire.CodePermissionDenied, "", "this key is for workspace %q only", c.workspace)
 	}
 	if ws := r.PathValue("ws"); ws != "" {
-		if _, err := s.workspace(r.Context(), ws); err != nil {
+		if err := s.workspaceExists(r.Context(), ws); err != nil {
 			return r, err
 		}
 	}

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"reflect"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,16 +48,45 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 }
 
 // writeJSON writes v as a JSON response with status.
+// The body (json.Marshal's, and a newline) is encoded into a pooled
+// buffer: every call answers through here, and a new slice for each body
+// was a share of what a call allocated.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	jb := jsonBuffers.Get().(*jsonBuffer)
+	defer jb.put()
+	jb.buf.Reset()
+	if err := jb.enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"code":"internal","reason":"","message":"encode response","retryable":false}}`)
+		jb.buf.Reset()
+		jb.buf.WriteString(`{"error":{"code":"internal","reason":"","message":"encode response","retryable":false}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", fmt.Sprint(len(b)+1))
+	w.Header().Set("Content-Length", strconv.Itoa(jb.buf.Len()))
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(jb.buf.Bytes())
+}
+
+// jsonBuffer is a buffer of writeJSON's and its encoder.
+type jsonBuffer struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// jsonBuffers holds writeJSON's buffers.
+var jsonBuffers = sync.Pool{New: func() any {
+	jb := new(jsonBuffer)
+	jb.enc = json.NewEncoder(&jb.buf)
+	return jb
+}}
+
+// maxPooledJSON is the largest buffer writeJSON keeps for reuse: a long
+// list's buffer is left to the collector rather than held by the pool.
+const maxPooledJSON = 64 << 10
+
+func (jb *jsonBuffer) put() {
+	if jb.buf.Cap() <= maxPooledJSON {
+		jsonBuffers.Put(jb)
+	}
 }
 
 // decodeJSON reads a JSON body of at most limit bytes into v. An empty body

@@ -97,7 +97,7 @@ func (t agentTarget) Call(ctx context.Context, op string, body, out any, opts rp
 // the call to find out (503, never 404).
 func (s *Server) resolveAgent(r *http.Request) (target, error) {
 	ag := pathAgent(r)
-	if _, _, err := s.enrolledAgent(r.Context(), ag); err != nil {
+	if err := s.agentEnrolled(r.Context(), ag); err != nil {
 		return nil, err
 	}
 	if err := tooOld(ag, s.presence.Get(ag).Hello); err != nil {

@@ -43,6 +43,20 @@ func (s *Server) workspace(ctx context.Context, id string) (*client.Workspace, e
 	return rec.api(), nil
 }
 
+// workspaceExists is workspace for callers that need only to know that it
+// exists (every authorized call): the record is read but not decoded into
+// its fields.
+func (s *Server) workspaceExists(ctx context.Context, id string) error {
+	var rec struct{}
+	if _, err := kvjson.Get(ctx, s.st.workspaces, id, &rec); err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return wire.Errorf(wire.CodeNotFound, "", "workspace %q not found", id)
+		}
+		return err
+	}
+	return nil
+}
+
 // CreateKey makes a new API key of workspace ws and returns it with its
 // token, shown only this once; only the token's hash is kept.
 func (s *Server) CreateKey(ctx context.Context, ws string) (*client.Key, error) {

@@ -93,14 +93,34 @@ func newReplies(nc *nats.Conn) (*replies, error) {
 // nobody waits for (late, duplicate or forged) are dropped, and so is one
 // that finds the waiter's buffer full (replyBacklog replies it has not
 // read yet, all but one of them not its own).
+//
+// The send is made under r.mu (it never blocks), so that once a request
+// has removed its subject from pending no reply can reach its channel any
+// more, and the channel can serve the next request (replyChans).
 func (r *replies) deliver(m *nats.Msg) {
 	r.mu.Lock()
-	ch, ok := r.pending[m.Subject]
-	r.mu.Unlock()
-	if ok {
+	if ch, ok := r.pending[m.Subject]; ok {
 		select {
 		case ch <- m:
 		default:
+		}
+	}
+	r.mu.Unlock()
+}
+
+// replyChans holds the channels of requests that ended, emptied: each is
+// replyBacklog pointers, and every call needs one.
+var replyChans = sync.Pool{New: func() any { return make(chan *nats.Msg, replyBacklog) }}
+
+// putReplyChan empties ch, which no reply can reach any more (its subject
+// left pending under r.mu), and keeps it for another request.
+func putReplyChan(ch chan *nats.Msg) {
+	for {
+		select {
+		case <-ch:
+		default:
+			replyChans.Put(ch)
+			return
 		}
 	}
 }
@@ -191,9 +211,10 @@ func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, d
 	// a starved machine) filled it and the request's own reply was dropped
 	// (deliver never blocks). Only the agent the request went to publishes
 	// here, so a burst larger than this can only cost that agent's calls.
-	ch := make(chan *nats.Msg, replyBacklog)
+	ch := replyChans.Get().(chan *nats.Msg)
 	reply, err := r.claim(ag, ch)
 	if err != nil {
+		replyChans.Put(ch)
 		return nil, err
 	}
 	answered := false
@@ -204,8 +225,9 @@ func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, d
 			r.rest(reply, time.Now())
 		}
 		r.mu.Unlock()
+		putReplyChan(ch)
 	}()
-	if err := r.nc.PublishMsg(&nats.Msg{Subject: subj, Reply: reply, Data: data}); err != nil {
+	if err := r.nc.PublishRequest(subj, reply, data); err != nil {
 		return nil, err
 	}
 	for {

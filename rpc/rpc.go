@@ -9,6 +9,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -164,21 +165,18 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 	first := c.cfg.Presence.Get(ag)
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	lapsed := make(chan presence.Entry, 1)
-	stop := c.watch(rctx, ag, first, startBy, cancel, lapsed)
+	w := c.watch(rctx, ag, first, startBy, cancel)
 	msg, err := c.replies.request(rctx, ag, subj, data, accept)
-	stop()
+	w.stop()
 	if err == nil {
 		return msg, nil
 	}
-	select {
-	case e := <-lapsed:
+	if e := w.lapsed; e != nil {
 		if e.Status == presence.Online {
 			return nil, ambiguous(wire.Errorf(wire.CodeUnavailable, wire.ReasonAgentReconnecting,
 				"agent %s reconnected while the call was in flight; its reply cannot arrive (the call may have run)", ag))
 		}
-		return nil, ambiguous(unavailable(ag, e, "stopped answering"))
-	default:
+		return nil, ambiguous(unavailable(ag, *e, "stopped answering"))
 	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		c.cfg.Presence.Lapse(ag, first.Instance)
@@ -191,38 +189,65 @@ func (c *Client) request(ctx context.Context, ag subjects.Agent, subj string, da
 // new connection (the reply to a request delivered on the old one can no
 // longer reach us: an agent may publish only replies to requests its own
 // connection received), and the start-by time has passed. first is ag's
-// presence when the call began. The returned stop ends the watcher and
-// waits for it.
-func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy time.Time, cancel func(), lapsed chan<- presence.Entry) (stop func()) {
-	start := time.Now()
-	done, quit := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(c.cfg.Poll)
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			e := c.cfg.Presence.Get(ag)
-			reconnected := e.Hello != nil && e.Hello != first.Hello
-			now := time.Now()
-			if !delivery.GiveUp(delivery.Wait{
-				WasOnline: first.Status == presence.Online, Online: e.Status == presence.Online && !reconnected,
-				Waited: now.Sub(start), MinLease: presence.DefaultMinLease, StartBy: startBy,
-			}, now) {
-				continue
-			}
-			lapsed <- e
-			cancel()
-			return
-		}
-	}()
-	return func() { close(quit); <-done }
+// presence when the call began. The watcher's stop ends it and waits for a
+// check under way; after it, lapsed is the presence the watcher gave up on
+// when it cancelled the request (nil when it did not).
+func (c *Client) watch(ctx context.Context, ag subjects.Agent, first presence.Entry, startBy time.Time, cancel func()) *watcher {
+	w := &watcher{c: c, ctx: ctx, ag: ag, firstHello: first.Hello, wasOnline: first.Status == presence.Online,
+		start: time.Now(), startBy: startBy, cancel: cancel}
+	w.mu.Lock()
+	w.t = time.AfterFunc(c.cfg.Poll, w.check)
+	w.mu.Unlock()
+	return w
+}
+
+// watcher is one call's watch: a timer that runs the check and sets
+// itself again, rather than a goroutine with a ticker. Every call has a
+// watcher, most calls end before its first check, and the goroutine, its
+// ticker and its two channels were a share of what a call allocated (so
+// it keeps of the first presence only what the checks compare). mu makes
+// stop wait for a check under way; a check after stop does nothing.
+type watcher struct {
+	c              *Client
+	ctx            context.Context
+	ag             subjects.Agent
+	firstHello     *wire.Hello // the hello the call began with
+	wasOnline      bool        // online when the call began
+	start, startBy time.Time
+	cancel         func()
+
+	mu      sync.Mutex
+	stopped bool
+	t       *time.Timer
+	// lapsed is set once, by the check that gives up (read it after stop).
+	lapsed *presence.Entry
+}
+
+func (w *watcher) check() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || w.ctx.Err() != nil {
+		return
+	}
+	e := w.c.cfg.Presence.Get(w.ag)
+	reconnected := e.Hello != nil && e.Hello != w.firstHello
+	now := time.Now()
+	if !delivery.GiveUp(delivery.Wait{
+		WasOnline: w.wasOnline, Online: e.Status == presence.Online && !reconnected,
+		Waited: now.Sub(w.start), MinLease: presence.DefaultMinLease, StartBy: w.startBy,
+	}, now) {
+		w.t.Reset(w.c.cfg.Poll)
+		return
+	}
+	w.lapsed = &e
+	w.cancel()
+}
+
+func (w *watcher) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.t.Stop()
+	w.mu.Unlock()
 }
 
 // classify turns a NATS request error into the error users see.

@@ -305,8 +305,15 @@ type sizeHinter interface{ sizeHint() int }
 // envelopeSlack covers a message's fields besides its payload.
 const envelopeSlack = 512
 
+// requestSlack covers a Request's encoding besides its strings and body:
+// the map's head, the keys, the numbers and the headers of the strings and
+// the body come to at most 87 bytes. A request without a body (most
+// calls: capabilities, pings) is encoded into a buffer of about its own
+// size, not envelopeSlack's 512 bytes more.
+const requestSlack = 128
+
 func (r *Request) sizeHint() int {
-	return len(r.Body) + len(r.ID) + len(r.Op) + len(r.Session) + len(r.IdempotencyKey) + envelopeSlack
+	return len(r.Body) + len(r.ID) + len(r.Op) + len(r.Session) + len(r.IdempotencyKey) + requestSlack
 }
 func (r *Response) sizeHint() int { return len(r.Result) + len(r.ID) + envelopeSlack }
 

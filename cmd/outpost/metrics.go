@@ -17,6 +17,8 @@ var runtimeSamples = []string{
 	"/cpu/classes/gc/mark/assist:cpu-seconds",
 	"/cpu/classes/total:cpu-seconds",
 	"/gc/heap/live:bytes",
+	"/gc/heap/allocs:bytes",
+	"/gc/heap/allocs:objects",
 	"/memory/classes/total:bytes",
 	"/memory/classes/heap/objects:bytes",
 	"/memory/classes/heap/stacks:bytes",
