@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,4 +144,128 @@ func TestNotRunAndMaybeDelivered(t *testing.T) {
 			t.Errorf("%s: MaybeDelivered = %v, want %v", tt.name, got, tt.maybeDelive)
 		}
 	}
+}
+
+// A request at a newer epoch stops the work holding the fence at an older
+// one and runs only once that work released it; the older epoch is fenced
+// from then on. Work at the same epoch does not wait.
+func TestFenceHoldEndsBeforeNewerEpoch(t *testing.T) {
+	var f Fence
+	now := time.Now()
+	req := func(epoch uint64) *wire.Request {
+		return &wire.Request{ID: "r", Op: "fs.snap.restore.commit", Deadline: now.Add(time.Minute).UnixMilli(), Session: "s", Epoch: epoch}
+	}
+	stopped := make(chan error, 1)
+	release, err := AdmitHeld(req(1), now, &f, func(err error) { stopped <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same epoch, and another session, pass at once, held or not.
+	if err := Admit(req(1), now, &f); err != nil {
+		t.Fatal(err)
+	}
+	other, err := AdmitHeld(&wire.Request{Deadline: now.Add(time.Minute).UnixMilli(), Session: "t", Epoch: 5}, now, &f, func(error) { t.Error("another session's hold was stopped") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other()
+	admitted := make(chan error, 1)
+	go func() { admitted <- Admit(req(2), now, &f) }()
+	select {
+	case err := <-stopped:
+		if we := wire.AsError(err); we.Code != wire.CodeConflict || we.Reason != wire.ReasonSuperseded {
+			t.Fatalf("the hold was stopped with %v, want conflict/superseded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the newer epoch never stopped the hold")
+	}
+	select {
+	case err := <-admitted:
+		t.Fatalf("the newer epoch was admitted (%v) while the older one still held the fence", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	release() // a second release does nothing
+	if err := <-admitted; err != nil {
+		t.Fatalf("the newer epoch after the release: %v", err)
+	}
+	if _, err := AdmitHeld(req(1), now, &f, func(error) {}); wire.AsError(err).Reason != wire.ReasonFenced || !NotRun(err) {
+		t.Fatalf("a hold at the older epoch afterwards: %v, want fenced", err)
+	}
+	// A hold at the current epoch is not stopped by its own epoch.
+	r2, err := AdmitHeld(req(2), now, &f, func(error) { t.Error("a hold was stopped by its own epoch") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Admit(req(2), now, &f); err != nil {
+		t.Fatal(err)
+	}
+	r2()
+	if n := len(f.holds); n != 1 {
+		t.Fatalf("%d sessions still hold the fence, want 1 (t)", n)
+	}
+}
+
+// A request at a newer epoch waits for held work until its own deadline
+// at most: then it is refused (deadline_passed, surely not run), and the
+// fence stays raised.
+func TestFenceHoldWaitEndsAtDeadline(t *testing.T) {
+	var f Fence
+	now := time.Now()
+	release, err := AdmitHeld(&wire.Request{Deadline: now.Add(time.Minute).UnixMilli(), Session: "s", Epoch: 1}, now, &f, func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	err = Admit(&wire.Request{Deadline: now.Add(100 * time.Millisecond).UnixMilli(), Session: "s", Epoch: 2}, now, &f)
+	if we := wire.AsError(err); err == nil || we.Reason != wire.ReasonDeadlinePassed || !NotRun(err) {
+		t.Fatalf("a newer epoch waiting past its deadline: %v, want deadline_passed", err)
+	}
+	if err := f.Check("s", 1); wire.AsError(err).Reason != wire.ReasonFenced {
+		t.Fatalf("the older epoch afterwards: %v, want fenced", err)
+	}
+}
+
+// Many requests at rising epochs and holds at once: every hold is
+// released before any request at a newer epoch returns from Admit.
+func TestFenceHoldsConcurrent(t *testing.T) {
+	var f Fence
+	now := time.Now()
+	var mu sync.Mutex
+	active := map[uint64]int{} // holds running, by epoch
+	var wg sync.WaitGroup
+	for i := range 200 {
+		epoch := uint64(i/10 + 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &wire.Request{Deadline: now.Add(time.Minute).UnixMilli(), Session: "s", Epoch: epoch}
+			if i%2 == 0 {
+				release, err := AdmitHeld(r, now, &f, func(error) {})
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				active[epoch]++
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				active[epoch]--
+				mu.Unlock()
+				release()
+				return
+			}
+			if Admit(r, now, &f) != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for e, n := range active {
+				if e < epoch && n > 0 {
+					t.Errorf("a request at epoch %d ran while %d holds at epoch %d did", epoch, n, e)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
