@@ -307,3 +307,62 @@ func TestCarryAfterTargetRestartKeepsNewEpochWrites(t *testing.T) {
 	noCarryGoroutines(t)
 	newEpochWritesKept(t, e)
 }
+
+// The same across two control-plane replicas, which share no lock: a
+// carry on replica a loses to a plain swap made on replica b while it
+// pulls its chunks, and a client writes through replica b at the new
+// epoch: those writes stay.
+func TestSwapCarryLoserAcrossReplicas(t *testing.T) {
+	rs := startReplicas(t, 2)
+	a, b := rs[0], rs[1]
+	ctx := context.Background()
+	if _, err := adminClient(a).CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	eb := &carryEnv{s: b, cl: adminClient(b), laptopDir: t.TempDir(), cloudDir: t.TempDir()}
+	writeMixedTree(t, eb.laptopDir)
+	for _, dir := range []string{eb.laptopDir, eb.cloudDir} {
+		writeFile(t, filepath.Join(dir, "dup/keep.txt"), "the same content in two files\n", 0o644)
+	}
+	writeFile(t, filepath.Join(eb.laptopDir, "dup/edit.txt"), "the same content in two files\n", 0o644)
+	writeFile(t, filepath.Join(eb.cloudDir, "dup/edit.txt"), "old on the cloud\n", 0o644)
+	realAgent(t, a, "w1", "laptop", eb.laptopDir)
+	realAgent(t, a, "w1", "cloud", eb.cloudDir)
+	waitFor(t, waitLong, "replica b sees the agents", func() bool {
+		ags, err := eb.cl.ListAgents(ctx, "w1")
+		return err == nil && len(ags) == 2 && ags[0].Status == "online" && ags[1].Status == "online"
+	})
+	_, err := adminClient(a).CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop",
+		Backends: map[string]client.SessionBackend{"laptop": {Kind: "agent", Agent: "laptop"}, "cloud": {Kind: "agent", Agent: "cloud"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fired atomic.Bool
+	a.afterChunkBatch = func() {
+		if fired.Swap(true) {
+			return
+		}
+		if _, err := eb.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud"}); err != nil {
+			t.Error(err)
+		}
+		writeAtNewEpoch(t, eb)
+	}
+	_, err = adminClient(a).Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true})
+	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonEpochMismatch {
+		t.Fatalf("the carry on replica a: %v, want conflict/epoch_mismatch", err)
+	}
+	t.Logf("the losing carry: %v", err)
+	if !fired.Load() {
+		t.Fatal("the carry never pulled a chunk batch")
+	}
+	sess, err := eb.cl.GetSession(ctx, "w1", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Active != "cloud" || sess.Epoch != 2 || sess.LastCarry != nil {
+		t.Fatalf("after the lost carry: %+v", sess)
+	}
+	loserSnapshotWhole(t, eb, "")
+	noCarryGoroutines(t)
+	newEpochWritesKept(t, eb)
+}
