@@ -193,6 +193,17 @@ func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop fun
 		release()
 		return nil, err
 	}
+	if mine != nil {
+		// A newer epoch came while this one waited: it runs not at all.
+		f.mu.Lock()
+		stopped, seen := mine.stopped, f.epochs[session]
+		f.mu.Unlock()
+		if stopped {
+			release()
+			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
+				"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
+		}
+	}
 	return release, nil
 }
 

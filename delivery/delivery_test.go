@@ -189,7 +189,7 @@ func TestFenceHoldEndsBeforeNewerEpoch(t *testing.T) {
 	if err := <-admitted; err != nil {
 		t.Fatalf("the newer epoch after the release: %v", err)
 	}
-	if _, err := AdmitHeld(req(1), now, &f, func(error) {}); wire.AsError(err).Reason != wire.ReasonFenced || !NotRun(err) {
+	if _, err := AdmitHeld(req(1), now, &f, func(error) {}); err == nil || wire.AsError(err).Reason != wire.ReasonFenced || !NotRun(err) {
 		t.Fatalf("a hold at the older epoch afterwards: %v, want fenced", err)
 	}
 	// A hold at the current epoch is not stopped by its own epoch.
@@ -221,7 +221,7 @@ func TestFenceHoldWaitEndsAtDeadline(t *testing.T) {
 	if we := wire.AsError(err); err == nil || we.Reason != wire.ReasonDeadlinePassed || !NotRun(err) {
 		t.Fatalf("a newer epoch waiting past its deadline: %v, want deadline_passed", err)
 	}
-	if err := f.Check("s", 1); wire.AsError(err).Reason != wire.ReasonFenced {
+	if err := f.Check("s", 1); err == nil || wire.AsError(err).Reason != wire.ReasonFenced {
 		t.Fatalf("the older epoch afterwards: %v, want fenced", err)
 	}
 }
@@ -268,4 +268,60 @@ func TestFenceHoldsConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Held work that waits for an older epoch's and is itself stopped by a
+// newer one meanwhile never runs: it is refused (fenced, surely not run)
+// once the older work released the fence, and the newest runs after both.
+func TestFenceHoldStoppedWhileWaiting(t *testing.T) {
+	var f Fence
+	now := time.Now()
+	req := func(epoch uint64) *wire.Request {
+		return &wire.Request{Deadline: now.Add(time.Minute).UnixMilli(), Session: "s", Epoch: epoch}
+	}
+	first, err := AdmitHeld(req(1), now, &f, func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	secondStopped := make(chan struct{})
+	go func() {
+		release, err := AdmitHeld(req(2), now, &f, func(error) { close(secondStopped) })
+		if err == nil {
+			release()
+		}
+		second <- err
+	}()
+	waitHeld := func(n int) {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			f.mu.Lock()
+			got := len(f.holds["s"])
+			f.mu.Unlock()
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d holds, want %d", got, n)
+			}
+		}
+	}
+	waitHeld(2)
+	third := make(chan error, 1)
+	go func() { third <- Admit(req(3), now, &f) }()
+	<-secondStopped
+	select {
+	case err := <-second:
+		t.Fatalf("epoch 2 returned (%v) while epoch 1 still held the fence", err)
+	case err := <-third:
+		t.Fatalf("epoch 3 admitted (%v) while epoch 1 still held the fence", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	first()
+	if err := <-second; err == nil || wire.AsError(err).Reason != wire.ReasonFenced || !NotRun(err) {
+		t.Fatalf("epoch 2, stopped while it waited: %v, want fenced", err)
+	}
+	if err := <-third; err != nil {
+		t.Fatalf("epoch 3: %v", err)
+	}
+	waitHeld(0)
 }
