@@ -13,6 +13,7 @@ import (
 
 	"github.com/outposthq/outpost/agent/files"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -365,4 +366,26 @@ func TestSwapCarryLoserAcrossReplicas(t *testing.T) {
 	loserSnapshotWhole(t, eb, "")
 	noCarryGoroutines(t)
 	newEpochWritesKept(t, eb)
+}
+
+// A swap tells the new backend the new epoch as well as the old one: a
+// request at the old epoch (a carry that lost, still restoring there) is
+// refused by both at once, before any client request reached them.
+func TestSwapFencesOldAndNewBackend(t *testing.T) {
+	e := newCarryEnv(t, 0)
+	ctx := context.Background()
+	st, err := e.s.sessions.Session("w1", "s1").State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"laptop", "cloud"} {
+		ag, _ := st.Agent(id)
+		err := e.s.rpc.Call(ctx, ag, wire.OpPing, nil, nil, rpc.CallOptions{Session: st.UID, Epoch: st.Epoch})
+		if err == nil || wire.AsError(err).Reason != wire.ReasonFenced {
+			t.Errorf("%s after the swap, a request at epoch %d: %v, want fenced", id, st.Epoch, err)
+		}
+	}
 }

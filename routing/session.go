@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/outposthq/outpost/presence"
@@ -237,22 +238,26 @@ func (s *Session) prepare(ctx context.Context, st *State, to string) (*State, *c
 func (s *Session) fence(ctx context.Context, old, next *State) {
 	var agents []subjects.Agent
 	for _, st := range []*State{old, next} {
-		if ag, ok := st.Agent(st.Active); ok && s.r.cfg.Presence.Get(ag).Status == presence.Online {
+		if ag, ok := st.Agent(st.Active); ok && !slices.Contains(agents, ag) && s.r.cfg.Presence.Get(ag).Status == presence.Online {
 			agents = append(agents, ag)
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, fenceTimeout)
 	defer cancel()
+	ping := func(ag subjects.Agent) {
+		err := s.r.cfg.Dial(ag).Call(ctx, wire.OpPing, nil, nil, rpc.CallOptions{Session: next.UID, Epoch: next.Epoch, Timeout: fenceTimeout})
+		if err != nil {
+			s.r.cfg.Logger.Debug("fence backend", "session", s.id, "agent", ag, "err", err)
+		}
+	}
 	var wg sync.WaitGroup
-	for _, ag := range agents {
+	for i, ag := range agents {
+		if i == len(agents)-1 {
+			ping(ag) // the last one on this goroutine
+			break
+		}
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := s.r.cfg.Dial(ag).Call(ctx, wire.OpPing, nil, nil, rpc.CallOptions{Session: next.UID, Epoch: next.Epoch, Timeout: fenceTimeout})
-			if err != nil {
-				s.r.cfg.Logger.Debug("fence backend", "session", s.id, "agent", ag, "err", err)
-			}
-		}()
+		go func() { defer wg.Done(); ping(ag) }()
 	}
 	wg.Wait()
 }
