@@ -73,7 +73,9 @@ func newEnv(ctx context.Context, n int, tlsOn bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := agent.New(agent.Config{Identity: ident, Root: e.root, Logger: quiet})
+	// A journal as every real agent has (the CLI's config + ".writes"):
+	// its syncs are part of what writes cost.
+	a, err := agent.New(agent.Config{Identity: ident, Root: e.root, Logger: quiet, Journal: filepath.Join(dir, "agent.writes")})
 	if err != nil {
 		return nil, err
 	}

@@ -174,7 +174,8 @@ func startPoolAgent(ctx context.Context, e *env, id, pool string) (stop func(), 
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	a, err := agent.New(agent.Config{Identity: ident, Root: root, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := agent.New(agent.Config{Identity: ident, Root: root, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Journal: root + ".writes"}) // as env's agent
 	if err != nil {
 		return nil, err
 	}

@@ -122,6 +122,15 @@ type unpack struct {
 	inflight map[string]bool
 	mu       sync.Mutex
 	failed   error
+
+	// pending are small files read and not yet handed to the workers:
+	// they go together, their temporary names recorded in the journal
+	// with one write and one sync (see flush); pendingBytes is their
+	// content's size. handed counts the files of the last batch handed
+	// to the workers and not yet written.
+	pending      []*fileWrite
+	pendingBytes int64
+	handed       sync.WaitGroup
 }
 
 // maxUnpackDirs bounds the directories an unpack keeps open.
@@ -349,11 +358,55 @@ func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 		putEntryBuf(w.data)
 		return err
 	}
-	u.startWorkers()
 	u.inflight[strings.ToLower(c)] = true
 	u.busy.Add(1)
-	u.jobs <- w
+	u.pending = append(u.pending, w)
+	u.pendingBytes += h.Size
+	if len(u.pending) >= maxPendingFiles || u.pendingBytes >= maxPendingBytes {
+		u.flush()
+	}
 	return nil
+}
+
+// Pending small files are handed to the workers once there are
+// maxPendingFiles of them or maxPendingBytes of content, or when the
+// unpack must wait for the files before (barrier).
+var (
+	maxPendingFiles       = 256
+	maxPendingBytes int64 = 4 << 20
+)
+
+// flush hands the pending files to the workers, their temporary names
+// recorded in the journal first with one write and one sync: an agent's
+// journal was synced once per file, 20,000 syncs for 20,000 small files
+// (on macOS each an F_FULLFSYNC, milliseconds). It first waits for the
+// batch handed before, so that the workers write one batch while the
+// next is read, and at most two are in memory. After a failure the
+// pending files are dropped: they come after the file that failed.
+func (u *unpack) flush() {
+	if len(u.pending) == 0 {
+		return
+	}
+	u.handed.Wait()
+	if u.failure() != nil {
+		for _, w := range u.pending {
+			putEntryBuf(w.data)
+			u.busy.Done()
+		}
+	} else {
+		tmps := make([]string, len(u.pending))
+		for i, w := range u.pending {
+			tmps[i] = join(w.dirC, w.tmpName)
+		}
+		u.f.recordTemps(tmps)
+		u.startWorkers()
+		u.handed.Add(len(u.pending))
+		for _, w := range u.pending {
+			u.jobs <- w
+		}
+	}
+	clear(u.pending)
+	u.pending, u.pendingBytes = u.pending[:0], 0
 }
 
 // fileWrite is one regular file to write: its content from data (a
@@ -381,13 +434,14 @@ func (u *unpack) startWorkers() {
 	if u.jobs != nil {
 		return
 	}
-	u.jobs = make(chan *fileWrite, 2*unpackWorkers)
+	u.jobs = make(chan *fileWrite, maxPendingFiles)
 	for range unpackWorkers {
 		u.workers.Go(func() {
 			for w := range u.jobs {
 				err := u.write(w, func(f *os.File) error { _, err := f.Write(w.data); return err })
 				putEntryBuf(w.data)
 				u.done(w, err)
+				u.handed.Done()
 				u.busy.Done()
 			}
 		})
@@ -396,6 +450,7 @@ func (u *unpack) startWorkers() {
 
 // stopWorkers waits for the files being written and ends the workers.
 func (u *unpack) stopWorkers() {
+	u.flush()
 	if u.jobs != nil {
 		close(u.jobs)
 		u.workers.Wait()
@@ -406,6 +461,7 @@ func (u *unpack) stopWorkers() {
 // barrier waits until every file handed to the workers is written, and
 // returns the first failure.
 func (u *unpack) barrier() error {
+	u.flush()
 	u.busy.Wait()
 	clear(u.inflight)
 	return u.failure()
@@ -453,6 +509,9 @@ func (u *unpack) done(w *fileWrite, err error) error {
 // does with Overwrite, without the hash). A directory in the way is an
 // error; a mode of 0 keeps the old file's, else DefaultFileMode.
 func (u *unpack) write(w *fileWrite, fill func(*os.File) error) error {
+	tmp := join(w.dirC, w.tmpName)
+	u.f.recordTemp(tmp) // a small file's name was recorded by flush: no sync here
+	defer u.f.forgetTemp(tmp)
 	switch fi, err := w.dir.Lstat(w.base); {
 	case err == nil && fi.IsDir():
 		return errorf(iofs.ErrInvalid, "write %s: is a directory", w.full)
@@ -461,9 +520,6 @@ func (u *unpack) write(w *fileWrite, fill func(*os.File) error) error {
 	case w.mode == 0:
 		w.mode = DefaultFileMode
 	}
-	tmp := join(w.dirC, w.tmpName)
-	u.f.recordTemp(tmp)
-	defer u.f.forgetTemp(tmp)
 	file, err := w.dir.OpenFile(w.tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return mapErr("unpack", w.full, err)

@@ -145,6 +145,14 @@ func (f *FS) recordTemp(c string) {
 	}
 }
 
+// recordTemps is recordTemp for many names, recorded with one write and
+// one sync.
+func (f *FS) recordTemps(cs []string) {
+	if j := f.journalOf(); j != nil {
+		j.addAll(cs)
+	}
+}
+
 // forgetTemp notes that temporary file c is gone or renamed into place.
 func (f *FS) forgetTemp(c string) {
 	if j := f.journalOf(); j != nil {
