@@ -69,7 +69,8 @@ func GiveUp(w Wait, now time.Time) bool {
 // of a session at an older epoch than fence has seen conflict/fenced. A
 // refused request did not run. A request at a newer epoch than work that
 // holds the fence (AdmitHeld) waits, until its deadline at most, for that
-// work to end.
+// work to end; if a request at a still newer epoch came meanwhile, it is
+// then conflict/fenced, not run.
 func Admit(req *wire.Request, now time.Time, fence *Fence) error {
 	if err := admitTimes(req, now); err != nil {
 		return err
@@ -193,10 +194,12 @@ func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop fun
 		release()
 		return nil, err
 	}
-	if mine != nil {
-		// A newer epoch came while this one waited: it runs not at all.
+	if mine != nil || len(older) > 0 {
+		// A newer epoch came while this one waited: it runs not at all
+		// (held or not: run now, it would run after that epoch's work).
 		f.mu.Lock()
-		stopped, seen := mine.stopped, f.epochs[session]
+		seen := f.epochs[session]
+		stopped := seen > epoch || (mine != nil && mine.stopped)
 		f.mu.Unlock()
 		if stopped {
 			release()

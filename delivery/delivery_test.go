@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -324,4 +325,68 @@ func TestFenceHoldStoppedWhileWaiting(t *testing.T) {
 		t.Fatalf("epoch 3: %v", err)
 	}
 	waitHeld(0)
+}
+
+// A request (held or not) that waited for held work of an older epoch,
+// and a request at a newer epoch arrived meanwhile, never runs: once the
+// held work released the fence it is refused (fenced, surely not run),
+// not let run after the newer epoch was admitted, and the newer one runs.
+func TestFenceWaiterFencedByNewerEpoch(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
+			var f Fence
+			now := time.Now()
+			req := func(epoch uint64) *wire.Request {
+				return &wire.Request{Deadline: now.Add(time.Minute).UnixMilli(), Session: "s", Epoch: epoch}
+			}
+			first, err := AdmitHeld(req(1), now, &f, func(error) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Epoch 2 raises the mark, then waits for epoch 1's hold.
+			second := make(chan error, 1)
+			go func() { second <- Admit(req(2), now, &f) }()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				f.mu.Lock()
+				seen := f.epochs["s"]
+				f.mu.Unlock()
+				if seen == 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("epoch 2 never reached the fence (it is at %d)", seen)
+				}
+			}
+			third := make(chan error, 1)
+			go func() {
+				if !held {
+					third <- Admit(req(3), now, &f)
+					return
+				}
+				release, err := AdmitHeld(req(3), now, &f, func(error) { t.Error("epoch 3's hold was stopped") })
+				if err == nil {
+					defer release()
+				}
+				third <- err
+			}()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				f.mu.Lock()
+				seen := f.epochs["s"]
+				f.mu.Unlock()
+				if seen == 3 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("epoch 3 never reached the fence (it is at %d)", seen)
+				}
+			}
+			first()
+			if err := <-second; err == nil || wire.AsError(err).Reason != wire.ReasonFenced || !NotRun(err) {
+				t.Fatalf("epoch 2, which waited while epoch 3 was admitted: %v, want fenced", err)
+			}
+			if err := <-third; err != nil {
+				t.Fatalf("epoch 3: %v", err)
+			}
+		})
+	}
 }
