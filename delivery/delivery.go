@@ -68,14 +68,11 @@ func GiveUp(w Wait, now time.Time) bool {
 // deadline or its start-by time is deadline_exceeded/deadline_passed, one
 // of a session at an older epoch than fence has seen conflict/fenced. A
 // refused request did not run. A request at a newer epoch than work that
-// holds the fence (AdmitHeld) waits, until its deadline at most, for that
-// work to end; if a request at a still newer epoch came meanwhile, it is
+// holds the fence (AdmitHeld) waits, until its deadline or start-by time
+// at most, for that work to end (then deadline_passed, not run); if a request at a still newer epoch came meanwhile, it is
 // then conflict/fenced, not run.
 func Admit(req *wire.Request, now time.Time, fence *Fence) error {
-	if err := admitTimes(req, now); err != nil {
-		return err
-	}
-	_, err := fence.enter(req.Session, req.Epoch, req.DeadlineTime(), nil)
+	_, err := admit(req, now, fence, nil)
 	return err
 }
 
@@ -87,10 +84,32 @@ func Admit(req *wire.Request, now time.Time, fence *Fence) error {
 // conflict/superseded, and waits for release before it runs. Outside a
 // session it is Admit, and release does nothing.
 func AdmitHeld(req *wire.Request, now time.Time, fence *Fence, stop func(error)) (release func(), err error) {
+	return admit(req, now, fence, stop)
+}
+
+// admit is Admit, holding the fence with stop set. A request that waited
+// for held work is checked again: it never starts past its deadline or its
+// start-by time (by then its caller may have answered 503, not run).
+func admit(req *wire.Request, now time.Time, fence *Fence, stop func(error)) (release func(), err error) {
 	if err := admitTimes(req, now); err != nil {
 		return nil, err
 	}
-	return fence.enter(req.Session, req.Epoch, req.DeadlineTime(), stop)
+	limit := req.DeadlineTime()
+	if req.StartBy != 0 {
+		// Late counts in whole milliseconds: past StartBy is StartBy+1.
+		if sb := time.UnixMilli(req.StartBy + 1); sb.Before(limit) {
+			limit = sb
+		}
+	}
+	release, waited, err := fence.enter(req.Session, req.Epoch, limit, stop)
+	if err != nil || !waited {
+		return release, err
+	}
+	if err := admitTimes(req, time.Now()); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // admitTimes refuses a request past its deadline or start-by time.
@@ -132,16 +151,16 @@ type hold struct {
 // raises the mark; requests outside sessions pass. A raised mark waits
 // for the work holding the fence at an older epoch to end.
 func (f *Fence) Check(session string, epoch uint64) error {
-	_, err := f.enter(session, epoch, time.Time{}, nil)
+	_, _, err := f.enter(session, epoch, time.Time{}, nil)
 	return err
 }
 
 // enter admits (session, epoch) as Check does, waiting until deadline at
-// most (zero: no limit) for older holds to end, and with stop set holds
-// the fence at epoch until release.
-func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop func(error)) (release func(), err error) {
+// most (zero: no limit) for older holds to end (waited says it did), and
+// with stop set holds the fence at epoch until release.
+func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop func(error)) (release func(), waited bool, err error) {
 	if session == "" {
-		return func() {}, nil
+		return func() {}, false, nil
 	}
 	f.mu.Lock()
 	if f.epochs == nil {
@@ -150,7 +169,7 @@ func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop fun
 	seen, ok := f.epochs[session]
 	if ok && epoch < seen {
 		f.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
+		return nil, false, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
 			"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
 	}
 	if !ok && len(f.epochs) >= maxFencedSessions {
@@ -192,7 +211,7 @@ func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop fun
 	}
 	if err := waitHolds(older, deadline); err != nil {
 		release()
-		return nil, err
+		return nil, true, err
 	}
 	if mine != nil || len(older) > 0 {
 		// A newer epoch came while this one waited: it runs not at all
@@ -203,11 +222,11 @@ func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop fun
 		f.mu.Unlock()
 		if stopped {
 			release()
-			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
+			return nil, len(older) > 0, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
 				"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
 		}
 	}
-	return release, nil
+	return release, len(older) > 0, nil
 }
 
 // release ends hold h of session.
@@ -235,7 +254,7 @@ func waitHolds(hs []*hold, deadline time.Time) error {
 		case <-h.done:
 		case <-timeout:
 			return wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
-				"work of the session at epoch %d did not end before the deadline of a request at a newer one", h.epoch)
+				"work of the session at epoch %d did not end before the deadline or start-by time of a request at a newer one", h.epoch)
 		}
 	}
 	return nil

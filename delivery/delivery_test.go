@@ -390,3 +390,45 @@ func TestFenceWaiterFencedByNewerEpoch(t *testing.T) {
 		})
 	}
 }
+
+// A request at a newer epoch that waits for held work never starts past
+// its start-by time (its caller may have answered 503, not run, by then):
+// once that time passed while it waited it is refused
+// (deadline_exceeded/deadline_passed, surely not run), even if the held
+// work ends before its deadline.
+func TestFenceHoldWaitEndsAtStartBy(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
+			var f Fence
+			now := time.Now()
+			release, err := AdmitHeld(&wire.Request{Deadline: now.Add(time.Minute).UnixMilli(), Session: "s", Epoch: 1}, now, &f, func(error) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			startBy := time.Now().Add(100 * time.Millisecond)
+			r := &wire.Request{Deadline: now.Add(time.Minute).UnixMilli(), StartBy: startBy.UnixMilli(), Session: "s", Epoch: 2}
+			admitted := make(chan error, 1)
+			go func() {
+				if !held {
+					admitted <- Admit(r, time.Now(), &f)
+					return
+				}
+				rel, err := AdmitHeld(r, time.Now(), &f, func(error) {})
+				if err == nil {
+					rel()
+				}
+				admitted <- err
+			}()
+			// The held work ends only once the start-by time passed.
+			time.Sleep(time.Until(startBy) + 20*time.Millisecond)
+			release()
+			err = <-admitted
+			if we := wire.AsError(err); err == nil || we.Reason != wire.ReasonDeadlinePassed || !NotRun(err) {
+				t.Fatalf("a newer epoch that waited past its start-by time: %v, want deadline_passed", err)
+			}
+			if err := f.Check("s", 1); err == nil || wire.AsError(err).Reason != wire.ReasonFenced {
+				t.Fatalf("the older epoch afterwards: %v, want fenced", err)
+			}
+		})
+	}
+}
