@@ -279,6 +279,20 @@ func TestSwapCarryCommitStoppedByNewEpoch(t *testing.T) {
 		t.Fatalf("after the carry stopped in its commit: %+v", snaps)
 	}
 	noCarryGoroutines(t)
+	// The stopped restore left nothing in the way of the next one: back
+	// to the laptop, a carry to the cloud makes it the laptop's tree.
+	if _, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "laptop"}); err != nil {
+		t.Fatal(err)
+	}
+	if sess, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true}); err != nil || sess.LastCarry == nil {
+		t.Fatalf("a carry after the stopped one: %+v, %v", sess, err)
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
+	newEpochWritesGone := treeDigest(t, e.cloudDir)
+	if _, ok := newEpochWritesGone["fresh.txt"]; ok {
+		t.Errorf("fresh.txt, which the laptop lacks, is still on the cloud after a carry with delete")
+	}
+	noCarryGoroutines(t)
 }
 
 // A carry that read the session before a plain swap moved it to the cloud
