@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -71,6 +72,7 @@ type attachStream struct {
 	sent    uint64 // cursor of the last event pushed
 	flight  int    // output bytes pushed, not yet credited
 	marks   []flightMark
+	enc     eventsEncoder // push's events frames
 	unwatch func()
 	lease   *time.Timer
 
@@ -167,10 +169,17 @@ func (s *attachStream) readBulk(r io.Reader) {
 	defer s.bulk.Close()
 	defer s.end("")
 	br := bufio.NewReaderSize(r, 16<<10)
+	var buf []byte // each frame's, reused; stdin, which the writer keeps, is copied out
 	for {
-		f, err := wire.ReadAttachBulkFrame(br, true)
+		f, b, err := wire.ReadAttachBulkFrameInto(br, buf, true)
 		if err != nil || f.Stream != s.id {
 			return
+		}
+		if cap(b) <= 64<<10 {
+			buf = b
+		}
+		if len(f.Data) > 0 {
+			f.Data = bytes.Clone(f.Data)
 		}
 		if s.a.attach.get(s.id) != s {
 			continue // ended: its frames are dropped, as over NATS (deliver); read on to the EOF
@@ -332,13 +341,12 @@ func (s *attachStream) push() {
 		if res.NextSeq <= s.sent && res.ClosedSeq == 0 {
 			return // nothing new (a closed process is told once, even so)
 		}
-		out, n := wireRead(res)
-		body, err := wire.Marshal(out)
+		body, n, err := s.enc.encode(res)
 		if err != nil {
 			s.endLocked(err.Error())
 			return
 		}
-		s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body})
+		s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}) // copies body out
 		if n > 0 {
 			hoptrace.Mark(hoptrace.AgentSent)
 		}

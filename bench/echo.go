@@ -2,15 +2,20 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/outposthq/outpost/internal/hoptrace"
@@ -49,7 +54,12 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 		envv = append(envv, "OUTPOST_CA_FILE="+e.srv.CAFile())
 	}
 	cmd := exec.CommandContext(ctx, bin, "exec", "-tt", "--agent", e.id, "--", "sh", "-c", echoCommand)
-	cmd.Env = envv
+	// The CLI reports its garbage collections on stderr (gctrace), which
+	// the bench counts: a GC's stop-the-world phases and mark workers in
+	// the client would be in its echo's time.
+	cmd.Env = append(envv, "GODEBUG=gctrace=1")
+	cliGCs := &gcLines{}
+	cmd.Stderr = cliGCs
 	op, err := startEcho(cmd, true)
 	if err != nil {
 		return nil, fmt.Errorf("outpost exec -tt: %w", err)
@@ -79,7 +89,8 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	lat, err := echoLatencies(n, op, ssh)
+	cliGC0 := cliGCs.count()
+	lat, run, err := echoLatenciesRun(n, op, ssh)
 	stopTrace()
 	if err != nil {
 		return nil, err
@@ -90,11 +101,21 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 			float64(ctxSwitches(op.cmd.Process.Pid)-sw0)/keys, float64(ctxSwitches(ssh.cmd.Process.Pid)-sw1)/keys, float64(ctxSwitches(os.Getpid())-swb)/keys)
 	}
 	hoptrace.Report(os.Stderr)
+	// The client's GCs are counted as the lines arrive: wait a little for
+	// the last ones.
+	time.Sleep(50 * time.Millisecond)
+	cliGC := cliGCs.count() - cliGC0
+	withGC, slow := slowGCs(lat[0], run.gcDuring[0])
+	sshWithGC, sshSlow := slowGCs(lat[1], run.gcDuring[1])
 	var rows []row
 	for i, p := range []float64{50, 99} {
 		a, b := lat[0].pct(p), lat[1].pct(p)
 		rows = append(rows, row{Name: names[i], Outpost: ms(a), Baseline: ms(b), Ratio: ratio(a, b), Goal: "≤ 1x", Met: yesNo(a <= b)})
 	}
+	rows = append(rows, row{Name: "  GCs meanwhile: `outpost` CLI; this process (control plane, agent), its allocations a keystroke",
+		Outpost: fmt.Sprintf("%d; %d, %.1f (%.0f B); slowest 1%%: %d of %d (ssh's %d of %d) during a GC", cliGC, run.gcs,
+			float64(run.allocs)/float64(run.keys/2), float64(run.allocBytes)/float64(run.keys/2), withGC, slow, sshWithGC, sshSlow),
+		Baseline: "—", Ratio: "—", Goal: "reported"})
 	return rows, nil
 }
 
@@ -106,7 +127,8 @@ type echoClient struct {
 	w     io.Writer // stdin's, by direct system calls (rawio)
 	r     *bufio.Reader
 	i     int
-	trace bool // mark the hops Typed and Echoed (a hoptrace build)
+	trace bool    // mark the hops Typed and Echoed (a hoptrace build)
+	buf   [1]byte // the keystroke written
 }
 
 // startEcho starts cmd and waits for its "ready".
@@ -127,7 +149,9 @@ func startEcho(cmd *exec.Cmd, trace bool) (*echoClient, error) {
 		stdin.Close()
 		return nil, err
 	}
-	cmd.Stderr = io.Discard
+	if cmd.Stderr == nil {
+		cmd.Stderr = io.Discard
+	}
 	err = cmd.Start()
 	childIn.Close()
 	if err != nil {
@@ -175,7 +199,8 @@ func (c *echoClient) key() error {
 	if c.trace {
 		hoptrace.Mark(hoptrace.Typed)
 	}
-	if _, err := c.w.Write([]byte{b}); err != nil {
+	c.buf[0] = b
+	if _, err := c.w.Write(c.buf[:]); err != nil {
 		return fmt.Errorf("%s: %w", c.what, err)
 	}
 	for {
@@ -207,29 +232,130 @@ var echoGap time.Duration
 // too, timed in this same process, which hosts the control plane and the
 // agent.
 func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
+	lat, _, err := echoLatenciesRun(n, cs...)
+	return lat, err
+}
+
+// echoRun is what this process's Go runtime did during the timed
+// keystrokes of echoLatenciesRun (the control plane, the agent and the
+// bench's own reads and writes of the clients' pipes).
+type echoRun struct {
+	gcs, allocs, allocBytes uint64 // GC cycles, heap allocations (objects, bytes)
+	keys                    int    // timed keystrokes, all clients
+	// gcDuring[i][k]: a GC cycle of this process ended during
+	// client i's keystroke k (read after each keystroke, outside its time).
+	gcDuring [][]bool
+}
+
+// gcMetrics are the runtime/metrics samples echoLatenciesRun reads.
+func gcMetrics() []metrics.Sample {
+	return []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+}
+
+// echoLatenciesRun is echoLatencies with what the runtime did meanwhile.
+func echoLatenciesRun(n int, cs ...*echoClient) ([]latencies, echoRun, error) {
+	var run echoRun
 	for range n/10 + 1 {
 		for _, c := range cs {
 			if err := c.key(); err != nil {
-				return nil, err
+				return nil, run, err
 			}
 		}
 	}
 	out := make([]latencies, len(cs))
+	run.gcDuring = make([][]bool, len(cs))
 	for i := range out {
 		out[i] = make(latencies, 0, n)
+		run.gcDuring[i] = make([]bool, 0, n)
 	}
+	if err := writeAllocProfile(".before"); err != nil {
+		return nil, run, err
+	}
+	before, after := gcMetrics(), gcMetrics()
+	gcNow := gcMetrics()[:1] // its own: before's are the run's start
+	metrics.Read(before)
+	lastGC := before[0].Value.Uint64()
 	for r := range n {
 		for j := range cs {
 			i := (r + j) % len(cs)
 			time.Sleep(echoGap)
+			tracing := trace.IsEnabled()
+			if tracing {
+				// Each keystroke's start and end in the execution trace
+				// (go tool trace -d=parsed: Log events), to find the slowest
+				// keystrokes' events.
+				trace.Log(context.Background(), "echo-key", cs[i].what+" "+strconv.Itoa(r))
+			}
 			start := time.Now()
 			if err := cs[i].key(); err != nil {
-				return nil, err
+				return nil, run, err
 			}
-			out[i] = append(out[i], time.Since(start))
+			d := time.Since(start)
+			out[i] = append(out[i], d)
+			if tracing {
+				trace.Log(context.Background(), "echo-done", cs[i].what+" "+strconv.Itoa(r)+" "+strconv.FormatInt(d.Microseconds(), 10))
+			}
+			metrics.Read(gcNow)
+			g := gcNow[0].Value.Uint64()
+			run.gcDuring[i] = append(run.gcDuring[i], g != lastGC)
+			lastGC = g
 		}
 	}
-	return out, nil
+	metrics.Read(after)
+	if err := writeAllocProfile(""); err != nil {
+		return nil, run, err
+	}
+	run.gcs = after[0].Value.Uint64() - before[0].Value.Uint64()
+	run.allocs = after[1].Value.Uint64() - before[1].Value.Uint64()
+	run.allocBytes = after[2].Value.Uint64() - before[2].Value.Uint64()
+	run.keys = n * len(cs)
+	return out, run, nil
+}
+
+// slowGCs is how many of lat's keystrokes at or over its p99 had a GC
+// cycle of this process during them (gc, from echoRun.gcDuring), and how
+// many keystrokes that is.
+func slowGCs(lat latencies, gc []bool) (withGC, slow int) {
+	p99 := lat.pct(99)
+	for k, d := range lat {
+		if d >= p99 {
+			slow++
+			if k < len(gc) && gc[k] {
+				withGC++
+			}
+		}
+	}
+	return withGC, slow
+}
+
+// gcLines counts the gctrace lines ("gc N @…") a client process writes
+// to its stderr: its garbage collections.
+type gcLines struct {
+	mu      sync.Mutex
+	n       int
+	partial bool // the last write ended inside a line
+}
+
+func (g *gcLines) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if !g.partial && bytes.HasPrefix(line, []byte("gc ")) {
+			g.n++
+		}
+		g.partial = line[len(line)-1] != '\n'
+	}
+	return len(p), nil
+}
+
+// count is the GCs counted so far.
+func (g *gcLines) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
 }
 
 // echoLatency starts cmd, waits for "ready", then types n bytes one at a
@@ -269,6 +395,37 @@ func ctxSwitches(pid int) int64 {
 		}
 	}
 	return sum
+}
+
+// echoMemProfile (-echo-memprofile FILE): allocation profiles of this
+// process around the echo's timed keystrokes (FILE.before, FILE), every
+// allocation recorded.
+var echoMemProfile string
+
+// echoMemProfiles counts the profiles written: the TLS rows' are
+// FILE.1.before and FILE.1, and so on.
+var echoMemProfiles int
+
+// writeAllocProfile writes this process's allocation profile to
+// echoMemProfile's file (with suffix), when -echo-memprofile is given.
+func writeAllocProfile(suffix string) error {
+	if echoMemProfile == "" {
+		return nil
+	}
+	name := echoMemProfile
+	if echoMemProfiles > 0 {
+		name += "." + strconv.Itoa(echoMemProfiles)
+	}
+	if suffix == "" {
+		echoMemProfiles++
+	}
+	f, err := os.Create(name + suffix)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC() // the profile is as of the last GC
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // echoTrace (-echo-trace FILE) writes this process's execution trace (the

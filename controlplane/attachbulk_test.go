@@ -544,3 +544,34 @@ func (a *attachClient) until(want string) {
 		}
 	}
 }
+
+// TestAttachOnBulkSmallFrames: output written a few bytes at a time, each
+// its own events frame (decoded into the last one's storage), of lengths
+// that grow and shrink, with stderr between, and the exit, arrives as it
+// was written: nothing of one frame in the next.
+func TestAttachOnBulkSmallFrames(t *testing.T) {
+	e := newPortsEnv(t)
+	ctx := context.Background()
+	cl, tgt := e.onlineAgent(t, "a1")
+	const script = `for i in 1 22 333 4444 55555 4444 333 22 1 10 9 100 8; do printf '%s\n' "$i"; printf 'e%s' "$i" >&2; sleep 0.02; done; exit 3`
+	st, err := tgt.StartProcess(ctx, client.StartProcessRequest{Argv: []string{"sh", "-c", script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, e.httpClient(), tgt.AttachURL(st.ID, 0), cl.AuthHeader())
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	ev := readAttach(t, c)
+	const want = "1\n22\n333\n4444\n55555\n4444\n333\n22\n1\n10\n9\n100\n8\n"
+	if got := ev.stdout.String(); got != want || ev.closeCode != websocket.CloseNormal {
+		t.Fatalf("stdout %q, close %d; want %q", got, ev.closeCode, want)
+	}
+	const wantErr = "e1e22e333e4444e55555e4444e333e22e1e10e9e100e8"
+	if got := ev.stderr.String(); got != wantErr {
+		t.Fatalf("stderr %q, want %q", got, wantErr)
+	}
+	if ev.exitCode == nil || *ev.exitCode != 3 {
+		t.Fatalf("exit %v, want 3", ev.exitCode)
+	}
+}

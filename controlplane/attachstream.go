@@ -79,6 +79,11 @@ type cpStream struct {
 	kick  chan struct{} // a credit is due (buffered, 1)
 	rdone chan struct{} // closed when readBulk returned
 	spoke bool          // readBulk took a frame of the agent (read after rdone)
+
+	// events is streamFrame's decoded events frame, reused (its chunks
+	// and their data): the stream's frames come from one goroutine at a
+	// time (readBulk, or the subscription's), each sent on before the next.
+	events wire.ProcReadResult
 }
 
 // attachCloseWait bounds a bulk stream's close: a write stuck on a full
@@ -240,10 +245,14 @@ func (a *attachment) readBulk(st *cpStream) {
 	defer close(st.rdone)
 	defer st.finish()
 	br := bufio.NewReaderSize(st.bulk, 64<<10)
+	var buf []byte // each frame's, reused: streamFrame is done with a frame (decoded, copied out) when it returns
 	for {
-		f, err := wire.ReadAttachBulkFrame(br, false)
+		f, b, err := wire.ReadAttachBulkFrameInto(br, buf, false)
 		if err != nil {
 			return
+		}
+		if cap(b) <= 256<<10 {
+			buf = b // a larger one (a frame of much output) is not kept for the stream's life
 		}
 		st.spoke = true
 		a.streamFrame(st, f)
@@ -347,10 +356,20 @@ func (a *attachment) streamFrame(st *cpStream, f wire.AttachFrame) {
 	st.heard.Store(time.Now().UnixNano())
 	switch f.Kind {
 	case wire.AttachEvents:
-		var res wire.ProcReadResult
-		if err := wire.Unmarshal(f.Data, &res); err != nil {
+		// Decoded into the last frame's result: every field set again
+		// (a map leaves out the zero ones), the chunks' storage kept.
+		res := &st.events
+		kept := res.Chunks[:cap(res.Chunks)]
+		for i := range kept {
+			kept[i] = wire.ProcChunk{Data: kept[i].Data[:0]} // nothing of the last frame's but storage
+		}
+		*res = wire.ProcReadResult{Chunks: kept[:0]}
+		if err := wire.Unmarshal(f.Data, res); err != nil {
 			st.finish()
 			return
+		}
+		if !keepEvents(res) {
+			defer func() { st.events.Chunks = nil }()
 		}
 		if len(res.Chunks) > 0 {
 			hoptrace.Mark(hoptrace.CPOutput)
@@ -363,7 +382,7 @@ func (a *attachment) streamFrame(st *cpStream, f wire.AttachFrame) {
 		if res.NextSeq <= a.after && res.ClosedSeq == 0 {
 			return // a repeat
 		}
-		if err := a.send(&res, false); err != nil {
+		if err := a.send(res, false); err != nil {
 			st.finish()
 			return
 		}
@@ -390,6 +409,21 @@ func (a *attachment) streamFrame(st *cpStream, f wire.AttachFrame) {
 	case wire.AttachEnd:
 		st.finish()
 	}
+}
+
+// keepEvents reports whether res's chunks are small enough to keep for
+// the next frame's decoding (a keystroke's echo is): a burst's chunks and
+// their data are not kept for the stream's life.
+func keepEvents(res *wire.ProcReadResult) bool {
+	if len(res.Chunks) > 4 {
+		return false
+	}
+	for _, c := range res.Chunks {
+		if cap(c.Data) > 4<<10 {
+			return false
+		}
+	}
+	return true
 }
 
 // acknowledge drops the writes up to n from those pending; data, when

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // OpProcAttach opens an attach stream (PROTOCOL.md "Attach streams"): the
@@ -204,20 +205,31 @@ func AppendAttachBulkFrame(dst []byte, f AttachFrame, toAgent bool) []byte {
 // read into a buffer of its own: its Data stays the caller's. io.EOF only
 // at a frame's boundary.
 func ReadAttachBulkFrame(r io.Reader, toAgent bool) (AttachFrame, error) {
-	var h [4]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return AttachFrame{}, err
+	f, _, err := ReadAttachBulkFrameInto(r, nil, toAgent)
+	return f, err
+}
+
+// ReadAttachBulkFrameInto is ReadAttachBulkFrame into buf's storage,
+// grown when the frame needs more (the buffer used is returned, to pass
+// to the next call): the frame's Data aliases it, so it is only good
+// until the next read. A reader done with each frame before the next
+// then allocates nothing a frame.
+func ReadAttachBulkFrameInto(r io.Reader, buf []byte, toAgent bool) (AttachFrame, []byte, error) {
+	buf = slices.Grow(buf[:0], 4)[:4]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return AttachFrame{}, buf, err
 	}
-	n := binary.BigEndian.Uint32(h[:])
+	n := binary.BigEndian.Uint32(buf)
 	if n > MaxAttachBulkFrame {
-		return AttachFrame{}, fmt.Errorf("%w: %d bytes on a bulk connection, at most %d", ErrBadAttachFrame, n, MaxAttachBulkFrame)
+		return AttachFrame{}, buf, fmt.Errorf("%w: %d bytes on a bulk connection, at most %d", ErrBadAttachFrame, n, MaxAttachBulkFrame)
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
+	buf = slices.Grow(buf[:0], int(n))[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return AttachFrame{}, err
+		return AttachFrame{}, buf, err
 	}
-	return DecodeAttachFrame(b, toAgent)
+	f, err := DecodeAttachFrame(buf, toAgent)
+	return f, buf, err
 }

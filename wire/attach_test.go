@@ -114,8 +114,9 @@ func FuzzDecodeAttachFrame(f *testing.F) {
 }
 
 // FuzzReadAttachBulkFrame reads arbitrary bytes as a bulk connection's
-// attach frames: never a panic, never more than the length said, and a
-// frame read encodes back to the bytes it came from.
+// attach frames: never a panic, never more than the length said, a frame
+// read encodes back to the bytes it came from, and reading into a reused
+// buffer reads the same.
 func FuzzReadAttachBulkFrame(f *testing.F) {
 	two := AppendAttachBulkFrame(nil, AttachFrame{Kind: AttachWrite, Stream: "s1", N: 1, Data: []byte("a")}, true)
 	two = AppendAttachBulkFrame(two, AttachFrame{Kind: AttachCredit, Stream: "s1", N: 9}, true)
@@ -127,11 +128,23 @@ func FuzzReadAttachBulkFrame(f *testing.F) {
 	f.Add([]byte{}, true)
 	f.Fuzz(func(t *testing.T, b []byte, toAgent bool) {
 		r := bytes.NewReader(b)
+		// The same bytes read again into one reused buffer
+		// (ReadAttachBulkFrameInto) give the same frames and errors.
+		ri := bytes.NewReader(b)
+		var buf []byte
 		for {
 			before := r.Len()
 			fr, err := ReadAttachBulkFrame(r, toAgent)
+			fi, bi, erri := ReadAttachBulkFrameInto(ri, buf, toAgent)
+			buf = bi
+			if (err == nil) != (erri == nil) || err != nil && err.Error() != erri.Error() {
+				t.Fatalf("ReadAttachBulkFrame: %v; into a reused buffer: %v", err, erri)
+			}
 			if err != nil {
 				return
+			}
+			if fi.Kind != fr.Kind || fi.Stream != fr.Stream || fi.N != fr.N || !bytes.Equal(fi.Data, fr.Data) {
+				t.Fatalf("frame %+v; into a reused buffer %+v", fr, fi)
 			}
 			again := AppendAttachBulkFrame(nil, fr, toAgent)
 			if read := b[len(b)-before : len(b)-r.Len()]; !bytes.Equal(again, read) {
@@ -169,5 +182,28 @@ func TestAttachBulkFrames(t *testing.T) {
 	long := binary.BigEndian.AppendUint32(nil, MaxAttachBulkFrame+1)
 	if _, err := ReadAttachBulkFrame(bytes.NewReader(long), true); !errors.Is(err, ErrBadAttachFrame) {
 		t.Fatalf("a frame over the bound: %v, want ErrBadAttachFrame", err)
+	}
+}
+
+// TestReadAttachBulkFrameIntoReusesItsBuffer: frames read into the buffer
+// of the one before are the frames written, and reading them allocates
+// nothing.
+func TestReadAttachBulkFrameIntoReusesItsBuffer(t *testing.T) {
+	var stream []byte
+	for i := range 300 {
+		stream = AppendAttachBulkFrame(stream, AttachFrame{Kind: AttachEvents, N: uint64(i), Data: []byte{'a' + byte(i%26)}}, false)
+	}
+	r := bytes.NewReader(stream)
+	var buf []byte
+	i := 0
+	if n := testing.AllocsPerRun(200, func() {
+		f, b, err := ReadAttachBulkFrameInto(r, buf, false)
+		if err != nil || f.Kind != AttachEvents || f.N != uint64(i) || string(f.Data) != string(rune('a'+i%26)) {
+			t.Fatalf("frame %d: %+v, %v", i, f, err)
+		}
+		buf = b
+		i++
+	}); n != 0 {
+		t.Errorf("%v allocations a frame, want 0", n)
 	}
 }

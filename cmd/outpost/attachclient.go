@@ -292,8 +292,9 @@ type serverControl struct {
 
 // read takes the server's frames until the socket ends.
 func (a *attachment) read(c *websocket.Conn) endReason {
+	buf := make([]byte, 0, 32<<10) // each message is done with before the next is read
 	for {
-		op, p, err := c.ReadMessage()
+		op, p, err := c.ReadMessageInto(buf)
 		var ce *websocket.CloseError
 		switch {
 		case errors.As(err, &ce) && ce.Code == websocket.CloseNormal:
@@ -307,6 +308,9 @@ func (a *attachment) read(c *websocket.Conn) endReason {
 			return endFatal
 		case err != nil:
 			return endBroken
+		}
+		if cap(p) > cap(buf) && cap(p) <= 1<<20 {
+			buf = p[:0] // a larger message: its buffer is kept for the next (up to 1 MiB)
 		}
 		a.heard.Store(time.Now().UnixNano())
 		if op == websocket.OpBinary {
@@ -388,12 +392,14 @@ func seqFrame(p []byte) (seq uint64, ok bool) {
 func (a *attachment) pumpStdin() {
 	var esc escapes
 	buf := make([]byte, 32<<10)
+	var filtered []byte // the escape filter's output, reused (sent before the next read)
 	for {
 		n, err := a.stdin.Read(buf)
 		data := buf[:n]
 		if a.tty && n > 0 {
 			var act escapeAction
-			data, act = esc.filter(data)
+			data, act = esc.filter(filtered, data)
+			filtered = data
 			switch act {
 			case escapeHelp:
 				_, _ = io.WriteString(a.stderr, escapeHelpText)

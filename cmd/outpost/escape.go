@@ -24,10 +24,12 @@ type escapes struct {
 	tilde   bool // a '~' at a line start waits for the next byte
 }
 
-// filter returns what of in goes to the remote and the first action typed;
-// the input after an action's sequence is still returned to send.
-func (e *escapes) filter(in []byte) (out []byte, act escapeAction) {
-	out = make([]byte, 0, len(in)+1)
+// filter returns what of in goes to the remote, appended to dst[:0]
+// (the caller's buffer, reused: no allocation a keystroke), and the first
+// action typed; the input after an action's sequence is still returned to
+// send.
+func (e *escapes) filter(dst, in []byte) (out []byte, act escapeAction) {
+	out = dst[:0]
 	for _, b := range in {
 		switch {
 		case e.tilde:

@@ -24,7 +24,7 @@ func TestEscapes(t *testing.T) {
 			var got []byte
 			act := escapeNone
 			for _, in := range tt.inputs {
-				out, a := e.filter([]byte(in))
+				out, a := e.filter(nil, []byte(in))
 				got = append(got, out...)
 				if a != escapeNone {
 					act = a
@@ -37,5 +37,22 @@ func TestEscapes(t *testing.T) {
 				t.Fatalf("got %q action %d, want %q action %d", got, act, tt.want, tt.act)
 			}
 		})
+	}
+}
+
+// TestEscapeFilterReusesItsBuffer: filtering a keystroke into the buffer
+// of the one before allocates nothing.
+func TestEscapeFilterReusesItsBuffer(t *testing.T) {
+	var e escapes
+	out, _ := e.filter(nil, []byte("x"))
+	key := []byte("k")
+	if n := testing.AllocsPerRun(100, func() {
+		var act escapeAction
+		out, act = e.filter(out, key)
+		if string(out) != "k" || act != escapeNone {
+			t.Fatalf("filter(k) = %q, %v", out, act)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a keystroke, want 0", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/outposthq/outpost/internal/bulkconn"
@@ -25,7 +26,7 @@ func Conn(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &tcpConn{TCPConn: tc, rc: rc}
+	return &tcpConn{TCPConn: tc, ops: newOps(rc)}
 }
 
 // Wrap makes the small reads and writes of a stream's connection c
@@ -45,7 +46,7 @@ func Wrap(c net.Conn) net.Conn {
 
 type tcpConn struct {
 	*net.TCPConn
-	rc syscall.RawConn
+	ops *ops
 }
 
 // NetConn is the TCP connection.
@@ -55,7 +56,7 @@ func (c *tcpConn) Read(p []byte) (int, error) {
 	if len(p) == 0 || len(p) > Max {
 		return c.TCPConn.Read(p)
 	}
-	n, err := readRaw(c.rc, p)
+	n, err := c.ops.read(p)
 	if err != nil {
 		return 0, c.opError("read", err)
 	}
@@ -69,7 +70,7 @@ func (c *tcpConn) Write(p []byte) (int, error) {
 	if len(p) > Max {
 		return c.TCPConn.Write(p)
 	}
-	n, err := writeRaw(c.rc, p)
+	n, err := c.ops.write(p)
 	if err != nil {
 		return n, c.opError("write", err)
 	}
@@ -86,15 +87,68 @@ func (c *tcpConn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
-// readRaw reads once into p through rc, waiting on the poller while
-// nothing is in.
-func readRaw(rc syscall.RawConn, p []byte) (int, error) {
-	var n int
-	var rerr error
-	err := rc.Read(func(fd uintptr) bool {
-		n, rerr = Read(fd, p)
-		return rerr != syscall.EAGAIN
-	})
+// ops are a descriptor's direct reads and writes through its RawConn,
+// each direction's callback made once: a closure a call, capturing the
+// buffer and the results, would be an allocation on every keystroke's
+// read and write (rc.Read and rc.Write take the callback through an
+// interface, so it escapes).
+type ops struct {
+	rc syscall.RawConn
+	rd rawOp
+	wr rawOp
+}
+
+// rawOp is one direction's call in progress: its buffer and results, and
+// the callback given to the RawConn, bound once.
+type rawOp struct {
+	mu  sync.Mutex // one call at a time (a Conn may be read by two goroutines)
+	p   []byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
+}
+
+func newOps(rc syscall.RawConn) *ops {
+	o := &ops{rc: rc}
+	o.rd.fn = o.readFD
+	o.wr.fn = o.writeFD
+	return o
+}
+
+// readFD is the read's callback: one read, done unless the descriptor is
+// empty.
+func (o *ops) readFD(fd uintptr) bool {
+	o.rd.n, o.rd.err = Read(fd, o.rd.p)
+	return o.rd.err != syscall.EAGAIN
+}
+
+// writeFD is the write's callback: writes until all of p is out (done),
+// the descriptor is full (wait) or a write fails (done).
+func (o *ops) writeFD(fd uintptr) bool {
+	w := &o.wr
+	for w.n < len(w.p) {
+		n, e := Write(fd, w.p[w.n:])
+		if e == syscall.EAGAIN {
+			return false
+		}
+		if e != nil {
+			w.err = e
+			return true
+		}
+		w.n += n
+	}
+	return true
+}
+
+// read reads once into p, waiting on the poller while nothing is in.
+func (o *ops) read(p []byte) (int, error) {
+	r := &o.rd
+	r.mu.Lock()
+	r.p, r.n, r.err = p, 0, nil
+	err := o.rc.Read(r.fn)
+	n, rerr := r.n, r.err
+	r.p, r.err = nil, nil // the caller's buffer is not held
+	r.mu.Unlock()
 	if err == nil {
 		err = rerr
 	}
@@ -104,25 +158,16 @@ func readRaw(rc syscall.RawConn, p []byte) (int, error) {
 	return n, nil
 }
 
-// writeRaw writes all of p through rc, waiting on the poller while the
-// descriptor is full.
-func writeRaw(rc syscall.RawConn, p []byte) (int, error) {
-	nn := 0
-	var werr error
-	err := rc.Write(func(fd uintptr) bool {
-		for nn < len(p) {
-			n, e := Write(fd, p[nn:])
-			if e == syscall.EAGAIN {
-				return false
-			}
-			if e != nil {
-				werr = e
-				return true
-			}
-			nn += n
-		}
-		return true
-	})
+// write writes all of p, waiting on the poller while the descriptor is
+// full.
+func (o *ops) write(p []byte) (int, error) {
+	w := &o.wr
+	w.mu.Lock()
+	w.p, w.n, w.err = p, 0, nil
+	err := o.rc.Write(w.fn)
+	nn, werr := w.n, w.err
+	w.p, w.err = nil, nil
+	w.mu.Unlock()
 	if err == nil {
 		err = werr
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,19 +33,19 @@ func File(f *os.File) io.ReadWriter {
 	}) != nil || !ok {
 		return f
 	}
-	return &file{f: f, rc: rc}
+	return &file{f: f, ops: newOps(rc)}
 }
 
 type file struct {
-	f  *os.File
-	rc syscall.RawConn
+	f   *os.File
+	ops *ops
 }
 
 func (f *file) Read(p []byte) (int, error) {
 	if len(p) == 0 || len(p) > Max {
 		return f.f.Read(p)
 	}
-	n, err := readRaw(f.rc, p)
+	n, err := f.ops.read(p)
 	if err != nil {
 		return 0, &os.PathError{Op: "read", Path: f.f.Name(), Err: fileError(err)}
 	}
@@ -60,7 +59,7 @@ func (f *file) Write(p []byte) (int, error) {
 	if len(p) > Max {
 		return f.f.Write(p)
 	}
-	n, err := writeRaw(f.rc, p)
+	n, err := f.ops.write(p)
 	if err != nil {
 		return n, &os.PathError{Op: "write", Path: f.f.Name(), Err: fileError(err)}
 	}

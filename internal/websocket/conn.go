@@ -91,6 +91,12 @@ func newConn(rwc io.ReadWriteCloser, br *bufio.Reader, client bool) *Conn {
 // that is not UTF-8, 1009 for one over MaxMessage) and returns the error.
 func (c *Conn) ReadMessage() (Opcode, []byte, error) { return c.readMessage(nil) }
 
+// ReadMessageInto is ReadMessage into buf's storage: the message returned
+// aliases buf when it fits, so it is only good until the next read. A
+// reader done with each message before the next (a terminal's output,
+// written to stdout) then allocates nothing a message.
+func (c *Conn) ReadMessageInto(buf []byte) (Opcode, []byte, error) { return c.readMessage(buf) }
+
 // readMessage is ReadMessage into buf's storage: the message returned may
 // alias buf (it does when it fits), so a reader that is done with each
 // message before the next reuses one buffer instead of allocating one a

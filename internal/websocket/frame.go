@@ -56,7 +56,7 @@ type header struct {
 func readHeader(br *bufio.Reader) (header, error) {
 	var h header
 	var b [8]byte
-	if _, err := io.ReadFull(br, b[:2]); err != nil {
+	if _, err := readFull(br, b[:2]); err != nil {
 		return h, err
 	}
 	h.fin = b[0]&0x80 != 0
@@ -71,7 +71,7 @@ func readHeader(br *bufio.Reader) (header, error) {
 	h.length = int64(b[1] & 0x7f)
 	switch h.length {
 	case 126:
-		if _, err := io.ReadFull(br, b[:2]); err != nil {
+		if _, err := readFull(br, b[:2]); err != nil {
 			return h, unexpected(err)
 		}
 		h.length = int64(binary.BigEndian.Uint16(b[:2]))
@@ -79,7 +79,7 @@ func readHeader(br *bufio.Reader) (header, error) {
 			return h, fmt.Errorf("%w: length %d not in its shortest form", ErrProtocol, h.length)
 		}
 	case 127:
-		if _, err := io.ReadFull(br, b[:8]); err != nil {
+		if _, err := readFull(br, b[:8]); err != nil {
 			return h, unexpected(err)
 		}
 		n := binary.BigEndian.Uint64(b[:8])
@@ -95,11 +95,29 @@ func readHeader(br *bufio.Reader) (header, error) {
 		return h, fmt.Errorf("%w: control frame fragmented or over 125 bytes", ErrProtocol)
 	}
 	if h.masked {
-		if _, err := io.ReadFull(br, h.key[:]); err != nil {
+		if _, err := readFull(br, h.key[:]); err != nil {
 			return h, unexpected(err)
 		}
 	}
 	return h, nil
+}
+
+// readFull is io.ReadFull of br for a header's few bytes, a byte at a
+// time: p, on readHeader's stack, is never handed to the reader under br
+// (as bufio's Read may), so it does not escape and reading a header
+// allocates nothing.
+func readFull(br *bufio.Reader, p []byte) (int, error) {
+	for i := range p {
+		c, err := br.ReadByte()
+		if err != nil {
+			if i > 0 && err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return i, err
+		}
+		p[i] = c
+	}
+	return len(p), nil
 }
 
 // unexpected makes a clean EOF inside a frame an unexpected one.

@@ -403,3 +403,92 @@ func TestWriteMessages(t *testing.T) {
 		t.Fatalf("after close: %v, want ErrClosed", err)
 	}
 }
+
+// TestReadHeaderAllocatesNothing: a frame's header is read without an
+// allocation (each keystroke of a terminal is a frame at every hop).
+func TestReadHeaderAllocatesNothing(t *testing.T) {
+	frame := appendFrame(nil, OpBinary, []byte("k"), true, [4]byte{1, 2, 3, 4})
+	r := bytes.NewReader(frame)
+	br := bufio.NewReader(r)
+	if n := testing.AllocsPerRun(200, func() {
+		r.Reset(frame)
+		br.Reset(r)
+		h, err := readHeader(br)
+		if err != nil || h.length != 1 || !h.masked {
+			t.Fatalf("header %+v, %v", h, err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a header, want 0", n)
+	}
+}
+
+// TestReadMessageIntoAllocatesNothing: a small message read into the
+// reader's buffer allocates nothing, and its bytes are the message's.
+func TestReadMessageIntoAllocatesNothing(t *testing.T) {
+	var stream []byte
+	for range 300 {
+		stream = appendFrame(stream, OpBinary, []byte("k"), false, [4]byte{})
+	}
+	c := newConn(struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{bytes.NewReader(stream), io.Discard, io.NopCloser(nil)}, nil, true)
+	buf := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(200, func() {
+		op, p, err := c.ReadMessageInto(buf)
+		if err != nil || op != OpBinary || string(p) != "k" {
+			t.Fatalf("message %v %q, %v", op, p, err)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a message, want 0", n)
+	}
+}
+
+// FuzzReadMessageInto: reading into one reused buffer (ReadMessageInto,
+// as the CLI reads its output: a larger message's buffer kept for the
+// next) reads every input as ReadMessage does: the same messages, of
+// fragments joined across control frames and past the buffer's size, the
+// same errors at the same point, and the same pongs and closes answered.
+func FuzzReadMessageInto(f *testing.F) {
+	for _, tt := range frameTests {
+		f.Add(tt.in, false)
+		f.Add(tt.in, true)
+	}
+	var many []byte // a long message, a short one, fragments around a ping, a long one again
+	many = appendFrame(many, OpBinary, bytes.Repeat([]byte("L"), 40), true, [4]byte{1})
+	many = appendFrame(many, OpBinary, []byte("s"), true, [4]byte{2})
+	many = append(many, 0x02, 0x83, 0, 0, 0, 0, 'a', 'b', 'c')
+	many = appendFrame(many, OpPing, []byte("pp"), true, [4]byte{3})
+	many = append(many, 0x00, 0x81, 0, 0, 0, 0, 'd')
+	many = append(many, 0x80, 0x85, 7, 7, 7, 7, 'e'^7, 'f'^7, 'g'^7, 'h'^7, 'i'^7)
+	many = appendFrame(many, OpText, bytes.Repeat([]byte("T"), 300), true, [4]byte{4})
+	f.Add(many, false)
+	f.Fuzz(func(t *testing.T, in []byte, client bool) {
+		a := &rwc{Reader: bytes.NewReader(in)}
+		b := &rwc{Reader: bytes.NewReader(in)}
+		ca, cb := newConn(a, bufio.NewReaderSize(a.Reader, 16), client), newConn(b, bufio.NewReaderSize(b.Reader, 16), client)
+		ca.MaxMessage, cb.MaxMessage = 1<<12, 1<<12
+		buf := make([]byte, 0, 4)
+		for i := range len(in) + 1 {
+			opa, pa, erra := ca.ReadMessage()
+			opb, pb, errb := cb.ReadMessageInto(buf)
+			if (erra == nil) != (errb == nil) || erra != nil && erra.Error() != errb.Error() {
+				t.Fatalf("message %d: ReadMessage %v; ReadMessageInto %v", i, erra, errb)
+			}
+			if !client && !bytes.Equal(a.out.Bytes(), b.out.Bytes()) { // (a client's frames are masked at random)
+				t.Fatalf("message %d: answered %x; into a buffer %x", i, a.out.Bytes(), b.out.Bytes())
+			}
+			if erra != nil {
+				return
+			}
+			if opa != opb || !bytes.Equal(pa, pb) {
+				t.Fatalf("message %d: ReadMessage %v %q; ReadMessageInto %v %q", i, opa, pa, opb, pb)
+			}
+			if cap(pb) > cap(buf) {
+				buf = pb[:0]
+			}
+		}
+		t.Fatalf("more messages than input bytes")
+	})
+}
