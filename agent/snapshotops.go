@@ -38,6 +38,21 @@ func (j *restoreJob) abort() {
 	}
 }
 
+// holdsFence reports whether op writes a restore (begin plans none, but a
+// restore's every step carries the same session and epoch): such a request
+// from a session holds its fence while it runs (delivery.AdmitHeld), so a
+// restore a carry began at one epoch never writes over what a request at a
+// newer epoch wrote. Abort is not held: it only discards the restore's own
+// temporary files (a carry sends it outside the session, so that it passes
+// a raised fence).
+func holdsFence(op string) bool {
+	switch op {
+	case wire.OpSnapRestoreBegin, wire.OpSnapRestoreManifest, wire.OpSnapRestoreChunks, wire.OpSnapRestoreCommit:
+		return true
+	}
+	return false
+}
+
 // registerSnapshots serves the snap.* ops.
 func (fo *fileOps) registerSnapshots(a *Agent) {
 	for op, h := range map[string]Handler{

@@ -67,8 +67,53 @@ func GiveUp(w Wait, now time.Time) bool {
 // Admit is the agent's check before it runs req at now: a request past its
 // deadline or its start-by time is deadline_exceeded/deadline_passed, one
 // of a session at an older epoch than fence has seen conflict/fenced. A
-// refused request did not run.
+// refused request did not run. A request at a newer epoch than work that
+// holds the fence (AdmitHeld) waits, until its deadline or start-by time
+// at most, for that work to end (then deadline_passed, not run); if a request at a still newer epoch came meanwhile, it is
+// then conflict/fenced, not run.
 func Admit(req *wire.Request, now time.Time, fence *Fence) error {
+	_, err := admit(req, now, fence, nil)
+	return err
+}
+
+// AdmitHeld is Admit for a request whose work must end before a request
+// of its session at a newer epoch runs on this agent (a restore's writes,
+// which must never overwrite what was written at the newer epoch): once
+// admitted it holds the session's fence at its epoch until release is
+// called. A request at a newer epoch then calls stop, with
+// conflict/superseded, and waits for release before it runs. Outside a
+// session it is Admit, and release does nothing.
+func AdmitHeld(req *wire.Request, now time.Time, fence *Fence, stop func(error)) (release func(), err error) {
+	return admit(req, now, fence, stop)
+}
+
+// admit is Admit, holding the fence with stop set. A request that waited
+// for held work is checked again: it never starts past its deadline or its
+// start-by time (by then its caller may have answered 503, not run).
+func admit(req *wire.Request, now time.Time, fence *Fence, stop func(error)) (release func(), err error) {
+	if err := admitTimes(req, now); err != nil {
+		return nil, err
+	}
+	limit := req.DeadlineTime()
+	if req.StartBy != 0 {
+		// Late counts in whole milliseconds: past StartBy is StartBy+1.
+		if sb := time.UnixMilli(req.StartBy + 1); sb.Before(limit) {
+			limit = sb
+		}
+	}
+	release, waited, err := fence.enter(req.Session, req.Epoch, limit, stop)
+	if err != nil || !waited {
+		return release, err
+	}
+	if err := admitTimes(req, time.Now()); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// admitTimes refuses a request past its deadline or start-by time.
+func admitTimes(req *wire.Request, now time.Time) error {
 	switch {
 	case req.Expired(now):
 		return wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
@@ -77,7 +122,7 @@ func Admit(req *wire.Request, now time.Time, fence *Fence) error {
 		return wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
 			"request %s (%s) arrived after its start-by time; its caller was told this agent is unavailable", req.ID, req.Op)
 	}
-	return fence.Check(req.Session, req.Epoch)
+	return nil
 }
 
 // maxFencedSessions bounds the sessions whose epoch a Fence remembers.
@@ -85,35 +130,133 @@ const maxFencedSessions = 8192
 
 // Fence remembers the highest epoch an agent saw per session and refuses
 // older ones, so a stale control-plane replica cannot act on the machine
-// after a swap. The zero Fence is ready; it is safe for concurrent use.
+// after a swap. Work admitted with a hold (AdmitHeld) ends before any
+// request at a newer epoch of its session runs. The zero Fence is ready;
+// it is safe for concurrent use.
 type Fence struct {
 	mu     sync.Mutex
 	epochs map[string]uint64
+	holds  map[string]map[*hold]struct{} // by session
+}
+
+// hold is admitted work of a session at an epoch, running.
+type hold struct {
+	epoch   uint64
+	stop    func(error)
+	stopped bool
+	done    chan struct{} // closed by release
 }
 
 // Check admits (session, epoch) if epoch is at least the highest seen, and
-// raises the mark; requests outside sessions pass.
+// raises the mark; requests outside sessions pass. A raised mark waits
+// for the work holding the fence at an older epoch to end.
 func (f *Fence) Check(session string, epoch uint64) error {
+	_, _, err := f.enter(session, epoch, time.Time{}, nil)
+	return err
+}
+
+// enter admits (session, epoch) as Check does, waiting until deadline at
+// most (zero: no limit) for older holds to end (waited says it did), and
+// with stop set holds the fence at epoch until release.
+func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop func(error)) (release func(), waited bool, err error) {
 	if session == "" {
-		return nil
+		return func() {}, false, nil
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.epochs == nil {
 		f.epochs = map[string]uint64{}
 	}
 	seen, ok := f.epochs[session]
 	if ok && epoch < seen {
-		return wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
+		f.mu.Unlock()
+		return nil, false, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
 			"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
 	}
 	if !ok && len(f.epochs) >= maxFencedSessions {
 		for k := range f.epochs { // forget one at random: its fence restarts at this epoch
-			delete(f.epochs, k)
-			break
+			if len(f.holds[k]) == 0 {
+				delete(f.epochs, k)
+				break
+			}
 		}
 	}
 	f.epochs[session] = epoch
+	// Work held at an older epoch is told to stop, and waited for.
+	var older []*hold
+	for h := range f.holds[session] {
+		if h.epoch < epoch {
+			older = append(older, h)
+			if !h.stopped {
+				h.stopped = true
+				h.stop(wire.Errorf(wire.CodeConflict, wire.ReasonSuperseded,
+					"session %s moved to epoch %d on this agent while a request at epoch %d ran; it stopped part way", session, epoch, h.epoch))
+			}
+		}
+	}
+	var mine *hold
+	if stop != nil {
+		mine = &hold{epoch: epoch, stop: stop, done: make(chan struct{})}
+		if f.holds == nil {
+			f.holds = map[string]map[*hold]struct{}{}
+		}
+		if f.holds[session] == nil {
+			f.holds[session] = map[*hold]struct{}{}
+		}
+		f.holds[session][mine] = struct{}{}
+	}
+	f.mu.Unlock()
+	release = func() {}
+	if mine != nil {
+		release = sync.OnceFunc(func() { f.release(session, mine) })
+	}
+	if err := waitHolds(older, deadline); err != nil {
+		release()
+		return nil, true, err
+	}
+	if mine != nil || len(older) > 0 {
+		// A newer epoch came while this one waited: it runs not at all
+		// (held or not: run now, it would run after that epoch's work).
+		f.mu.Lock()
+		seen := f.epochs[session]
+		stopped := seen > epoch || (mine != nil && mine.stopped)
+		f.mu.Unlock()
+		if stopped {
+			release()
+			return nil, len(older) > 0, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
+				"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
+		}
+	}
+	return release, len(older) > 0, nil
+}
+
+// release ends hold h of session.
+func (f *Fence) release(session string, h *hold) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.holds[session], h)
+	if len(f.holds[session]) == 0 {
+		delete(f.holds, session)
+	}
+	close(h.done)
+}
+
+// waitHolds waits for every hold of hs to be released, until deadline at
+// most (zero: no limit); past it, the request that waited did not run.
+func waitHolds(hs []*hold, deadline time.Time) error {
+	var timeout <-chan time.Time
+	if !deadline.IsZero() && len(hs) > 0 {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timeout = t.C
+	}
+	for _, h := range hs {
+		select {
+		case <-h.done:
+		case <-timeout:
+			return wire.Errorf(wire.CodeDeadlineExceeded, wire.ReasonDeadlinePassed,
+				"work of the session at epoch %d did not end before the deadline or start-by time of a request at a newer one", h.epoch)
+		}
+	}
 	return nil
 }
 

@@ -14,8 +14,15 @@
 //
 // A swap is a compare-and-swap on the KV revision that bumps the epoch. It
 // refuses a target that cannot serve now (503), so nobody commits a pointer
-// nobody can use, and after committing it tells the old backend the new
-// epoch, whose fence then refuses work sent at the old one.
+// nobody can use, and after committing it tells the old backend and the
+// new one the new epoch: their fences then refuse work sent at the old one,
+// and the new one's stops a restore still under way there at the old one.
+// A swap with a carry (SwapOptions.Carry) restores the workspace onto the
+// target first, at the epoch it read; if another swap moves the pointer
+// meanwhile, the carry fails with conflict/epoch_mismatch and its restore
+// writes nothing on the target after a request at the newer epoch ran
+// there (the target's fence, held by each step of the restore: package
+// delivery, AdmitHeld).
 //
 // An agent backend is never replaced: offline, it answers 503. A pool
 // backend claims one agent of its pool with a lease in KV and keeps it until

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 
 	"github.com/outposthq/outpost/presence"
 	"github.com/outposthq/outpost/rpc"
@@ -122,8 +124,8 @@ func (s *Session) active(ctx context.Context) (*State, Backend, error) {
 // still at that epoch (conflict/epoch_mismatch otherwise), so of two swaps
 // with the same ifEpoch exactly one wins. A target that cannot serve now is
 // 503 and the pointer does not move. Swapping to the active backend changes
-// nothing. After committing, the old backend is told the new epoch, so its
-// fence refuses work still sent at the old one.
+// nothing. After committing, the old backend and the new one are told the
+// new epoch, so their fences refuse work still sent at the old one.
 func (s *Session) Swap(ctx context.Context, to string, ifEpoch uint64) (*State, error) {
 	return s.SwapWith(ctx, to, SwapOptions{IfEpoch: ifEpoch})
 }
@@ -141,7 +143,10 @@ type SwapOptions struct {
 	// before the pointer moves; its error ends the swap with the pointer
 	// where it was. The pointer then moves only if the session is still
 	// at the epoch the carry started from (else conflict/epoch_mismatch):
-	// what was carried is what the session had.
+	// what was carried is what the session had. A carry that fails after
+	// the session moved is conflict/epoch_mismatch too: its restore lost
+	// to that move (the carry's writes on the target carry the session
+	// and its epoch, and the target's fence refuses or stops them).
 	Carry CarryFunc
 }
 
@@ -174,7 +179,7 @@ func (s *Session) SwapWith(ctx context.Context, to string, o SwapOptions) (*Stat
 			if carried == nil || ag != carriedTo {
 				if carried, err = o.Carry(ctx, st, ag); err != nil {
 					s.r.abandon(ctx, cl)
-					return nil, err
+					return nil, s.carryFailed(ctx, st, err)
 				}
 				carriedTo, ifEpoch = ag, st.Epoch
 			}
@@ -191,6 +196,22 @@ func (s *Session) SwapWith(ctx context.Context, to string, o SwapOptions) (*Stat
 		}
 	}
 	return nil, changing(s.id)
+}
+
+// carryFailed is the error of a swap whose carry from st failed with err:
+// if the session moved meanwhile, the carry lost to that move (the target's
+// fence refused or stopped its restore), which is conflict/epoch_mismatch
+// as when the carry ends first and loses the CAS.
+func (s *Session) carryFailed(ctx context.Context, st *State, err error) error {
+	cur, lerr := s.r.loadPointer(ctx, s.ws, s.id)
+	if lerr != nil || cur == (pointer{UID: st.UID, Epoch: st.Epoch}) {
+		return err
+	}
+	if errors.Is(err, &wire.Error{Code: wire.CodeConflict, Reason: wire.ReasonEpochMismatch}) {
+		return err
+	}
+	return wire.Errorf(wire.CodeConflict, wire.ReasonEpochMismatch,
+		"session %s moved from epoch %d to %d while its carry ran (%v)", s.id, st.Epoch, cur.Epoch, err)
 }
 
 // prepare resolves backend to, checks that it can serve now, and returns
@@ -210,19 +231,35 @@ func (s *Session) prepare(ctx context.Context, st *State, to string) (*State, *c
 	return next, cl, nil
 }
 
-// fence tells the old backend the new epoch, best effort:
-// its fence then refuses requests that still carry the old one.
+// fence tells the old backend and the new one the new epoch, at once and
+// best effort: the old one's fence then refuses requests that still carry
+// the old epoch, and the new one's refuses, or stops part way, a restore
+// that a carry which lost to this swap still runs there.
 func (s *Session) fence(ctx context.Context, old, next *State) {
-	ag, ok := old.Agent(old.Active)
-	if !ok || s.r.cfg.Presence.Get(ag).Status != presence.Online {
-		return
+	var agents []subjects.Agent
+	for _, st := range []*State{old, next} {
+		if ag, ok := st.Agent(st.Active); ok && !slices.Contains(agents, ag) && s.r.cfg.Presence.Get(ag).Status == presence.Online {
+			agents = append(agents, ag)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, fenceTimeout)
 	defer cancel()
-	err := s.r.cfg.Dial(ag).Call(ctx, wire.OpPing, nil, nil, rpc.CallOptions{Session: next.UID, Epoch: next.Epoch, Timeout: fenceTimeout})
-	if err != nil {
-		s.r.cfg.Logger.Debug("fence old backend", "session", s.id, "agent", ag, "err", err)
+	ping := func(ag subjects.Agent) {
+		err := s.r.cfg.Dial(ag).Call(ctx, wire.OpPing, nil, nil, rpc.CallOptions{Session: next.UID, Epoch: next.Epoch, Timeout: fenceTimeout})
+		if err != nil {
+			s.r.cfg.Logger.Debug("fence backend", "session", s.id, "agent", ag, "err", err)
+		}
 	}
+	var wg sync.WaitGroup
+	for i, ag := range agents {
+		if i == len(agents)-1 {
+			ping(ag) // the last one on this goroutine
+			break
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); ping(ag) }()
+	}
+	wg.Wait()
 }
 
 // Delete removes the session and releases its pool claims.

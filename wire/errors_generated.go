@@ -133,6 +133,11 @@ const (
 	// ReasonFenced (conflict, 409): an agent refused a request from an older
 	// session epoch (the router retries reads; a client rarely sees it).
 	ReasonFenced = "fenced"
+	// ReasonSuperseded (conflict, 409): a snapshot restore at an older session
+	// epoch was stopped part way when a request at a newer epoch reached the
+	// agent (every file old or new); a carry that meets it answers
+	// `epoch_mismatch`.
+	ReasonSuperseded = "superseded"
 	// ReasonKeyInUse (conflict, 409): enrollment with a public key that is bound
 	// to another agent, or was ever revoked.
 	ReasonKeyInUse = "key_in_use"
