@@ -130,21 +130,34 @@ func TestSwapCarryLoserKeepsNewEpochWrites(t *testing.T) {
 		writeAtNewEpoch(t, e)
 	}
 	_, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true})
-	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonEpochMismatch {
-		t.Fatalf("swap: %v, want conflict/epoch_mismatch", err)
-	}
-	t.Logf("the losing carry: %v", err)
 	if !fired.Load() {
 		t.Fatal("the carry never pulled a chunk batch")
 	}
-	sess, err := e.cl.GetSession(ctx, "w1", "s1")
+	lostCarry(t, e, err, false)
+}
+
+// lostCarry checks what a carry that lost (err) leaves: 409
+// epoch_mismatch, the session on the cloud at epoch 2 with the winner's
+// lastCarry (none when the winner was a plain swap), the loser's snapshot
+// whole, no carry goroutine, and the writes made at the new epoch kept.
+func lostCarry(t *testing.T, e *carryEnv, err error, winnerCarried bool) {
+	t.Helper()
+	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonEpochMismatch {
+		t.Fatalf("the losing carry: %v, want conflict/epoch_mismatch", err)
+	}
+	t.Logf("the losing carry: %v", err)
+	sess, err := e.cl.GetSession(context.Background(), "w1", "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.Active != "cloud" || sess.Epoch != 2 || sess.LastCarry != nil {
+	if sess.Active != "cloud" || sess.Epoch != 2 || (sess.LastCarry != nil) != winnerCarried {
 		t.Fatalf("after the lost carry: %+v", sess)
 	}
-	loserSnapshotWhole(t, e, "")
+	winner := ""
+	if winnerCarried {
+		winner = sess.LastCarry.Snapshot
+	}
+	loserSnapshotWhole(t, e, winner)
 	noCarryGoroutines(t)
 	newEpochWritesKept(t, e)
 }
@@ -171,20 +184,7 @@ func TestSwapCarryLoserOfTwoKeepsNewEpochWrites(t *testing.T) {
 		writeAtNewEpoch(t, e)
 	}
 	_, err := e.cl.Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true})
-	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonEpochMismatch {
-		t.Fatalf("the losing carry: %v, want conflict/epoch_mismatch", err)
-	}
-	t.Logf("the losing carry: %v", err)
-	sess, err := e.cl.GetSession(ctx, "w1", "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sess.Active != "cloud" || sess.Epoch != 2 || sess.LastCarry == nil {
-		t.Fatalf("after the two carries: %+v", sess)
-	}
-	loserSnapshotWhole(t, e, sess.LastCarry.Snapshot)
-	noCarryGoroutines(t)
-	newEpochWritesKept(t, e)
+	lostCarry(t, e, err, true)
 }
 
 // A plain swap moves the pointer to the cloud while the carry's restore
@@ -363,23 +363,10 @@ func TestSwapCarryLoserAcrossReplicas(t *testing.T) {
 		writeAtNewEpoch(t, eb)
 	}
 	_, err = adminClient(a).Swap(ctx, "w1", "s1", client.SwapRequest{To: "cloud", Carry: true})
-	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonEpochMismatch {
-		t.Fatalf("the carry on replica a: %v, want conflict/epoch_mismatch", err)
-	}
-	t.Logf("the losing carry: %v", err)
 	if !fired.Load() {
 		t.Fatal("the carry never pulled a chunk batch")
 	}
-	sess, err := eb.cl.GetSession(ctx, "w1", "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sess.Active != "cloud" || sess.Epoch != 2 || sess.LastCarry != nil {
-		t.Fatalf("after the lost carry: %+v", sess)
-	}
-	loserSnapshotWhole(t, eb, "")
-	noCarryGoroutines(t)
-	newEpochWritesKept(t, eb)
+	lostCarry(t, eb, err, false)
 }
 
 // A swap tells the new backend the new epoch as well as the old one: a
