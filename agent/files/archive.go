@@ -442,6 +442,9 @@ func (u *unpack) startWorkers() {
 	for range unpackWorkers {
 		u.workers.Go(func() {
 			for w := range u.jobs {
+				if workerHook != nil {
+					workerHook(u, w)
+				}
 				if u.skip(w) {
 					u.f.forgetTemp(join(w.dirC, w.tmpName)) // flush recorded it
 				} else {
@@ -455,6 +458,10 @@ func (u *unpack) startWorkers() {
 		})
 	}
 }
+
+// workerHook, when set (tests only, before an unpack starts), is called
+// by a worker with each file it takes, before it writes it.
+var workerHook func(*unpack, *fileWrite)
 
 // stopWorkers waits for the files being written and ends the workers.
 func (u *unpack) stopWorkers() {
