@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -163,4 +164,37 @@ func (c *cancelAt) Read(p []byte) (int, error) {
 		c.cancel()
 	}
 	return n, err
+}
+
+// TestExtractArchiveReportsFirstFailure: of two files that cannot be
+// written, the unpack reports the one first in the stream (the files
+// before it are in place), also when the later one fails first.
+func TestExtractArchiveReportsFirstFailure(t *testing.T) {
+	workerHook = func(u *unpack, w *fileWrite) {
+		if w.c != "f003" {
+			return
+		}
+		for deadline := time.Now().Add(10 * time.Second); u.failure() == nil && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	t.Cleanup(func() { workerHook = nil })
+	f, dir, _ := journaledFS(t)
+	dest := filepath.Join(dir, "dest")
+	for _, d := range []string{"f003", "f005"} {
+		must(t, os.MkdirAll(filepath.Join(dest, d, "sub"), 0o755))
+	}
+	var es []tarEntry
+	for i := range 8 {
+		es = append(es, tarEntry{name: fmt.Sprintf("f%03d", i), body: fmt.Sprintf("small %d", i)})
+	}
+	_, err := f.ExtractArchive(context.Background(), "dest", bytes.NewReader(makeTar(t, es...)), DefaultArchiveLimits)
+	if !errors.Is(err, iofs.ErrInvalid) || !strings.Contains(err.Error(), "f003") {
+		t.Fatalf("unpack: %v, want f003's directory in the way", err)
+	}
+	for i := range 3 {
+		if got, want := readFile(t, filepath.Join(dest, fmt.Sprintf("f%03d", i))), fmt.Sprintf("small %d", i); got != want {
+			t.Errorf("file %d before the failure = %q, want %q", i, got, want)
+		}
+	}
 }
