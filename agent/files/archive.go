@@ -122,6 +122,9 @@ type unpack struct {
 	inflight map[string]bool
 	mu       sync.Mutex
 	failed   error
+	// failedSeq is the failed file's place in the stream (its seq): a
+	// worker skips the files after it (see skip).
+	failedSeq int
 
 	// pending are small files read and not yet handed to the workers:
 	// they go together, their temporary names recorded in the journal
@@ -339,7 +342,7 @@ func (u *unpack) file(c, full string, h *tar.Header, tr io.Reader) error {
 	mode := os.FileMode(h.Mode) & os.ModePerm
 	u.seq++
 	w := &fileWrite{dir: dir, dirC: dirC, base: base, c: c, full: full, mode: mode, size: h.Size,
-		tmpName: TempPrefix + u.tmpID + strconv.Itoa(u.seq)}
+		seq: u.seq, tmpName: TempPrefix + u.tmpID + strconv.Itoa(u.seq)}
 	// Later entries see the name as the file it is about to be.
 	u.replaced(full)
 	delete(u.links, strings.ToLower(c))
@@ -417,12 +420,13 @@ type fileWrite struct {
 	tmpName             string
 	mode                os.FileMode
 	size                int64
+	seq                 int // its place in the stream
 	data                []byte
 }
 
 // maxSmallEntry is the largest file an unpack reads into memory and
-// hands to a worker; unpackWorkers write such files at once, at most
-// 2 × unpackWorkers of them queued. Creating a file is most of what a
+// hands to a worker; unpackWorkers write such files at once, a batch of
+// them (see flush) queued. Creating a file is most of what a
 // small one costs, and those calls overlap.
 const (
 	maxSmallEntry = 1 << 20
@@ -438,15 +442,26 @@ func (u *unpack) startWorkers() {
 	for range unpackWorkers {
 		u.workers.Go(func() {
 			for w := range u.jobs {
-				err := u.write(w, func(f *os.File) error { _, err := f.Write(w.data); return err })
+				if workerHook != nil {
+					workerHook(u, w)
+				}
+				if u.skip(w) {
+					u.f.forgetTemp(join(w.dirC, w.tmpName)) // flush recorded it
+				} else {
+					err := u.write(w, func(f *os.File) error { _, err := f.Write(w.data); return err })
+					u.done(w, err)
+				}
 				putEntryBuf(w.data)
-				u.done(w, err)
 				u.handed.Done()
 				u.busy.Done()
 			}
 		})
 	}
 }
+
+// workerHook, when set (tests only, before an unpack starts), is called
+// by a worker with each file it takes, before it writes it.
+var workerHook func(*unpack, *fileWrite)
 
 // stopWorkers waits for the files being written and ends the workers.
 func (u *unpack) stopWorkers() {
@@ -488,13 +503,23 @@ func (u *unpack) underInflight(c string) bool {
 	return false
 }
 
-// done records a file written (err nil) or the first failure.
+// skip reports whether w comes after a file that failed: a batch's
+// files after it are not written (those a worker had taken may land).
+func (u *unpack) skip(w *fileWrite) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.failed != nil && w.seq > u.failedSeq
+}
+
+// done records a file written (err nil) or a failure: the failure of the
+// file first in the stream is the one reported, as the files before it
+// are in place.
 func (u *unpack) done(w *fileWrite, err error) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if err != nil {
-		if u.failed == nil {
-			u.failed = err
+		if u.failed == nil || w.seq < u.failedSeq {
+			u.failed, u.failedSeq = err, w.seq
 		}
 		return err
 	}
