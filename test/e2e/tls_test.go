@@ -48,9 +48,14 @@ func TestNewcomerOverTLS(t *testing.T) {
 		resp.Body.Close()
 		return nil
 	})
-	if out := serve.output(); !strings.Contains(out, "CA fingerprint") || !strings.Contains(out, "OUTPOST_CA_FILE="+caFile) {
-		t.Fatalf("serve does not say how to trust it:\n%s", out)
-	}
+	// serve prints how to trust it once it listens: wait for the lines
+	// (read at once, they raced /healthz's answer and failed once in CI).
+	waitFor(t, startTimeout, "serve to say how to trust it", func() error {
+		if out := serve.output(); !strings.Contains(out, "CA fingerprint") || !strings.Contains(out, "OUTPOST_CA_FILE="+caFile) {
+			return fmt.Errorf("serve does not say how to trust it:\n%s", out)
+		}
+		return nil
+	})
 
 	cl := client.New(url, adminToken)
 	cl.HTTP = hc
