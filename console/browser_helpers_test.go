@@ -199,6 +199,27 @@ func (p *page) run(what string, actions ...chromedp.Action) {
 	}
 }
 
+// clickFresh clicks the element sel (by query) in content the page
+// re-renders (the ports table refreshes): a node found and then replaced
+// before the click is "Could not find node with given id", and the click
+// is tried again on the new node, until waitFor.
+func (p *page) clickFresh(what, sel string) {
+	p.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		ctx, cancel := context.WithTimeout(p.ctx, waitFor)
+		err := chromedp.Run(ctx, chromedp.Click(sel, chromedp.ByQuery))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Could not find node") || time.Now().After(deadline) {
+			p.t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // eval evaluates a JavaScript expression (awaiting a promise) into res.
 func (p *page) eval(expr string, res any) error {
 	ctx, cancel := context.WithTimeout(p.ctx, waitFor)

@@ -96,7 +96,7 @@ func portSteps(t *testing.T, p *page, env *outposttest.Env) {
 		p.run("refresh ports", chromedp.Click(`//main//button[text()="Refresh"]`))
 		return false, p.text(`main table`)
 	})
-	p.run("make a link", chromedp.Click(row+` button`, chromedp.ByQuery))
+	p.clickFresh("make a link", row+` button`)
 	li := fmt.Sprintf(`li[data-port="%d"]`, port)
 	url := p.waitText(li+` a`, regexp.MustCompile(`^`+regexp.QuoteMeta(env.Server.URL())+`/preview/[a-z2-7]+/?$`))
 
