@@ -22,7 +22,7 @@ func (s *Server) enrolledAgent(ctx context.Context, ag subjects.Agent) (*agentRe
 	var rec agentRecord
 	rev, err := kvjson.Get(ctx, s.st.agents, agentKey(ag), &rec)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && rec.Revoked {
-		return nil, 0, wire.Errorf(wire.CodeNotFound, "", "agent %q is not enrolled in workspace %q", ag.ID, ag.Workspace)
+		return nil, 0, notEnrolled(ag)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -40,9 +40,15 @@ func (s *Server) agentEnrolled(ctx context.Context, ag subjects.Agent) error {
 	}
 	_, err := kvjson.Get(ctx, s.st.agents, agentKey(ag), &rec)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || err == nil && rec.Revoked {
-		return wire.Errorf(wire.CodeNotFound, "", "agent %q is not enrolled in workspace %q", ag.ID, ag.Workspace)
+		return notEnrolled(ag)
 	}
 	return err
+}
+
+// notEnrolled is the not_found of an agent that is not enrolled (or was
+// revoked).
+func notEnrolled(ag subjects.Agent) error {
+	return wire.Errorf(wire.CodeNotFound, "", "agent %q is not enrolled in workspace %q", ag.ID, ag.Workspace)
 }
 
 // tooOld is the error of calls to an agent whose hello says it speaks a

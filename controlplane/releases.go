@@ -126,7 +126,7 @@ func (s *Server) handlePatchWorkspace(w http.ResponseWriter, r *http.Request) er
 		var rec workspaceRecord
 		rev, err := kvjson.Get(r.Context(), s.st.workspaces, ws, &rec)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return wire.Errorf(wire.CodeNotFound, "", "workspace %q not found", ws)
+			return workspaceNotFound(ws)
 		}
 		if err != nil {
 			return err

@@ -34,10 +34,7 @@ func (s *Server) CreateWorkspace(ctx context.Context, id string) (*client.Worksp
 // workspace reads workspace id; an absent one is not_found.
 func (s *Server) workspace(ctx context.Context, id string) (*client.Workspace, error) {
 	var rec workspaceRecord
-	if _, err := kvjson.Get(ctx, s.st.workspaces, id, &rec); err != nil {
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return nil, wire.Errorf(wire.CodeNotFound, "", "workspace %q not found", id)
-		}
+	if err := s.getWorkspace(ctx, id, &rec); err != nil {
 		return nil, err
 	}
 	return rec.api(), nil
@@ -48,13 +45,22 @@ func (s *Server) workspace(ctx context.Context, id string) (*client.Workspace, e
 // its fields.
 func (s *Server) workspaceExists(ctx context.Context, id string) error {
 	var rec struct{}
-	if _, err := kvjson.Get(ctx, s.st.workspaces, id, &rec); err != nil {
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return wire.Errorf(wire.CodeNotFound, "", "workspace %q not found", id)
-		}
-		return err
+	return s.getWorkspace(ctx, id, &rec)
+}
+
+// getWorkspace reads workspace id's record into rec; an absent one is
+// not_found.
+func (s *Server) getWorkspace(ctx context.Context, id string, rec any) error {
+	_, err := kvjson.Get(ctx, s.st.workspaces, id, rec)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return workspaceNotFound(id)
 	}
-	return nil
+	return err
+}
+
+// workspaceNotFound is the not_found of an absent workspace.
+func workspaceNotFound(id string) error {
+	return wire.Errorf(wire.CodeNotFound, "", "workspace %q not found", id)
 }
 
 // CreateKey makes a new API key of workspace ws and returns it with its
