@@ -92,14 +92,15 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	// before's snapshot is deleted, and each carry's snapshot must add
 	// the whole tree to the store, or the suite fails).
 	var stopLaptop, stopCloud func()
-	defer func() {
-		if stopLaptop != nil {
-			stopLaptop()
+	stopAgents := func() {
+		for _, stop := range []*func(){&stopLaptop, &stopCloud} {
+			if *stop != nil {
+				(*stop)()
+				*stop = nil
+			}
 		}
-		if stopCloud != nil {
-			stopCloud()
-		}
-	}()
+	}
+	defer stopAgents()
 	var firsts, rsFirsts, firstCPUs latencies
 	var order []string
 	var id, cloudID, prevSnap string
@@ -113,14 +114,7 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 				return err
 			}
 		}
-		if stopLaptop != nil {
-			stopLaptop()
-			stopLaptop = nil
-		}
-		if stopCloud != nil {
-			stopCloud()
-			stopCloud = nil
-		}
+		stopAgents()
 		var err error
 		if stopLaptop, err = runAgent(ctx, e, ident, "carry-laptop", laptopRoot); err != nil {
 			return err

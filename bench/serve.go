@@ -247,33 +247,28 @@ func logTail(path string, n int64) string {
 // profileCPU takes a CPU profile of the process over d into path, when it
 // serves profiles; wait returns when the profile is written.
 func (p *serveProc) profileCPU(d time.Duration, path string) (wait func()) {
-	if serveProfile == "" {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.pprof, int(d.Seconds()))
-		if err := download(u, path); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: serve profile:", err)
-		}
-	}()
-	return func() { <-done }
+	return p.pprofOver(serveProfile != "", "profile", d, path)
 }
 
 // profileAllocs writes, with -serve-heapprofile FILE, what the process
 // allocated over d (the allocs profile's delta: go tool pprof
 // -sample_index=alloc_space) to FILE.drive; wait returns when it is written.
 func (p *serveProc) profileAllocs(d time.Duration) (wait func()) {
-	if serveHeapProfile == "" {
+	return p.pprofOver(serveHeapProfile != "", "allocs", d, serveHeapProfile+".drive")
+}
+
+// pprofOver downloads, when on, the process's pprof profile named over d
+// seconds into path, in the background; wait returns when it is written.
+func (p *serveProc) pprofOver(on bool, profile string, d time.Duration, path string) (wait func()) {
+	if !on {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		u := fmt.Sprintf("http://%s/debug/pprof/allocs?seconds=%d", p.pprof, int(d.Seconds()))
-		if err := download(u, serveHeapProfile+".drive"); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: serve allocs profile:", err)
+		u := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", p.pprof, profile, int(d.Seconds()))
+		if err := download(u, path); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: serve %s profile: %v\n", profile, err)
 		}
 	}()
 	return func() { <-done }

@@ -157,6 +157,13 @@ func (f *Fence) Check(session string, epoch uint64) error {
 
 // enter admits (session, epoch) as Check does, waiting until deadline at
 // most (zero: no limit) for older holds to end (waited says it did), and
+// fenced is the refusal of a request at epoch when its session is at
+// seen on this agent: it did not run.
+func fenced(session string, seen, epoch uint64) error {
+	return wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
+		"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
+}
+
 // with stop set holds the fence at epoch until release.
 func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop func(error)) (release func(), waited bool, err error) {
 	if session == "" {
@@ -169,8 +176,7 @@ func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop fun
 	seen, ok := f.epochs[session]
 	if ok && epoch < seen {
 		f.mu.Unlock()
-		return nil, false, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
-			"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
+		return nil, false, fenced(session, seen, epoch)
 	}
 	if !ok && len(f.epochs) >= maxFencedSessions {
 		for k := range f.epochs { // forget one at random: its fence restarts at this epoch
@@ -222,8 +228,7 @@ func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop fun
 		f.mu.Unlock()
 		if stopped {
 			release()
-			return nil, len(older) > 0, wire.Errorf(wire.CodeConflict, wire.ReasonFenced,
-				"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
+			return nil, len(older) > 0, fenced(session, seen, epoch)
 		}
 	}
 	return release, len(older) > 0, nil

@@ -205,12 +205,11 @@ func agentOf(subj string) string { return subj[:strings.LastIndexByte(subj, '.')
 // the server reports that nobody subscribes to subj, and ctx's error when
 // ctx ends first.
 func (r *replies) request(ctx context.Context, ag subjects.Agent, subj string, data []byte, accept func(*nats.Msg) (take, own bool)) (*nats.Msg, error) {
-	// Room for replies to earlier requests on this subject (late, or
-	// repeated) that come in a burst before this one's: with 4, a burst
-	// of stale replies (nine timers of the test's agent firing at once on
-	// a starved machine) filled it and the request's own reply was dropped
-	// (deliver never blocks). Only the agent the request went to publishes
-	// here, so a burst larger than this can only cost that agent's calls.
+	// The channel has room (replyBacklog) for a burst of replies to
+	// earlier requests on this subject (late, or repeated) before this
+	// one's: deliver never blocks, so a full channel drops the request's
+	// own reply. Only the agent the request went to publishes here, so a
+	// burst larger than that can only cost that agent's calls.
 	ch := replyChans.Get().(chan *nats.Msg)
 	reply, err := r.claim(ag, ch)
 	if err != nil {
