@@ -203,11 +203,11 @@ func (s *Session) SwapWith(ctx context.Context, to string, o SwapOptions) (*Stat
 // fence refused or stopped its restore), which is conflict/epoch_mismatch
 // as when the carry ends first and loses the CAS.
 func (s *Session) carryFailed(ctx context.Context, st *State, err error) error {
+	if errors.Is(err, &wire.Error{Code: wire.CodeConflict, Reason: wire.ReasonEpochMismatch}) {
+		return err // already what a lost carry answers: no read needed
+	}
 	cur, lerr := s.r.loadPointer(ctx, s.ws, s.id)
 	if lerr != nil || cur == (pointer{UID: st.UID, Epoch: st.Epoch}) {
-		return err
-	}
-	if errors.Is(err, &wire.Error{Code: wire.CodeConflict, Reason: wire.ReasonEpochMismatch}) {
 		return err
 	}
 	return wire.Errorf(wire.CodeConflict, wire.ReasonEpochMismatch,
@@ -251,13 +251,8 @@ func (s *Session) fence(ctx context.Context, old, next *State) {
 		}
 	}
 	var wg sync.WaitGroup
-	for i, ag := range agents {
-		if i == len(agents)-1 {
-			ping(ag) // the last one on this goroutine
-			break
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); ping(ag) }()
+	for _, ag := range agents {
+		wg.Go(func() { ping(ag) })
 	}
 	wg.Wait()
 }
