@@ -203,23 +203,20 @@ func (a *Agent) dispatch(base context.Context, req *wire.Request, call *callFiel
 	if a.paused.Load() && req.Op != wire.OpProbe {
 		return fail(pausedErr())
 	}
-	if !holdsFence(req.Op) {
-		if err := delivery.Admit(req, time.Now(), &a.fence); err != nil {
-			return fail(err)
-		}
-	} else {
+	var stop func(error)
+	if holdsFence(req.Op) {
 		// A restore's writes end before a request at a newer epoch of
 		// its session runs here: that request stops them (the handler's
 		// context ends with conflict/superseded) and waits.
-		held, stop := context.WithCancelCause(base)
-		defer stop(nil)
-		release, err := delivery.AdmitHeld(req, time.Now(), &a.fence, func(err error) { stop(&ended{err: err}) })
-		if err != nil {
-			return fail(err)
-		}
-		defer release()
-		base = held
+		held, cancel := context.WithCancelCause(base)
+		defer cancel(nil)
+		stop, base = func(err error) { cancel(&ended{err: err}) }, held
 	}
+	release, err := delivery.AdmitHeld(req, time.Now(), &a.fence, stop) // Admit when stop is nil
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
 	if req.Session != "" {
 		a.pipes.fence(req.Session, req.Epoch) // the session moved on: its older pipes end
 	}
