@@ -114,7 +114,7 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	}
 	rows = append(rows, row{Name: "  GCs meanwhile: `outpost` CLI; this process (control plane, agent), its allocations a keystroke",
 		Outpost: fmt.Sprintf("%d; %d, %.1f (%.0f B); slowest 1%%: %d of %d (ssh's %d of %d) during a GC", cliGC, run.gcs,
-			float64(run.allocs)/float64(run.keys/2), float64(run.allocBytes)/float64(run.keys/2), withGC, slow, sshWithGC, sshSlow),
+			float64(run.allocs)/float64(len(lat[0])), float64(run.allocBytes)/float64(len(lat[0])), withGC, slow, sshWithGC, sshSlow),
 		Baseline: "—", Ratio: "—", Goal: "reported"})
 	return rows, nil
 }
@@ -241,7 +241,6 @@ func echoLatencies(n int, cs ...*echoClient) ([]latencies, error) {
 // bench's own reads and writes of the clients' pipes).
 type echoRun struct {
 	gcs, allocs, allocBytes uint64 // GC cycles, heap allocations (objects, bytes)
-	keys                    int    // timed keystrokes, all clients
 	// gcDuring[i][k]: a GC cycle of this process ended during
 	// client i's keystroke k (read after each keystroke, outside its time).
 	gcDuring [][]bool
@@ -308,7 +307,6 @@ func echoLatenciesRun(n int, cs ...*echoClient) ([]latencies, echoRun, error) {
 	run.gcs = after[0].Value.Uint64() - before[0].Value.Uint64()
 	run.allocs = after[1].Value.Uint64() - before[1].Value.Uint64()
 	run.allocBytes = after[2].Value.Uint64() - before[2].Value.Uint64()
-	run.keys = n * len(cs)
 	return out, run, nil
 }
 
