@@ -324,7 +324,7 @@ func errNameTaken(ag subjects.Agent) error {
 
 // enrolledAgentExists reports whether ag is enrolled and not revoked.
 func (s *Server) enrolledAgentExists(ctx context.Context, ag subjects.Agent) (bool, error) {
-	_, _, err := s.enrolledAgent(ctx, ag)
+	err := s.agentEnrolled(ctx, ag)
 	if err == nil {
 		return true, nil
 	}

@@ -257,7 +257,7 @@ func (s *Server) checkLink(ctx context.Context, token string) (*linkRecord, erro
 func (s *Server) linkTarget(ctx context.Context, rec *linkRecord) (target, error) {
 	if rec.Kind == "agent" {
 		ag := subjects.Agent{Workspace: rec.Workspace, ID: rec.Target}
-		if _, _, err := s.enrolledAgent(ctx, ag); err != nil {
+		if err := s.agentEnrolled(ctx, ag); err != nil {
 			return nil, err
 		}
 		return agentTarget{rpc: s.rpc, ag: ag}, nil
