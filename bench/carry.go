@@ -235,7 +235,7 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	firstBest, rsBest := firsts.pct(0), rsFirsts.pct(0)
 	nf := len(firsts)
 	rows := []row{
-		{Name: fmt.Sprintf("carry, first (%s): swap with carry to an empty agent vs rsync -a to loopback sshd, median of %d runs each, interleaved (best of %d in brackets)", label, nf, nf),
+		{Name: fmt.Sprintf("carry, first (%s): swap with carry to an empty agent vs rsync -a to loopback sshd, median of %d runs each, interleaved (best of %d in brackets); the store in %s", label, nf, nf, storePlace()),
 			Outpost: fmt.Sprintf("%s (best %s)", msT(first), msT(firstBest)), Goal: "≤ 1.5× rsync"},
 		{Name: "carry, first: the runs in the order they ran (each after sync(1), each into a new directory)", Outpost: strings.Join(order, ", ")},
 		{Name: fmt.Sprintf("carry, 1%% of files changed: swap with carry vs rsync -a of the same change, p50 over the same %d change sets", n),
@@ -284,6 +284,14 @@ func checkCarryFlags() error {
 		return fmt.Errorf("-carry-rounds must be at least 1 (got %d)", carryRounds)
 	}
 	return nil
+}
+
+// storePlace says where the control plane's store is (-cp-state-dir).
+func storePlace() string {
+	if cpStateDir == "" || cpStateDir == "same" {
+		return "the bench's directory (the agents' file system)"
+	}
+	return cpStateDir
 }
 
 // carryDiskNeed is about what the carry suite keeps on disk until it

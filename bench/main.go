@@ -83,6 +83,7 @@ func main() {
 	flag.DurationVar(&echoGap, "echo-gap", echoGap, "pause before each timed keystroke of the echo suite")
 	flag.StringVar(&echoTrace, "echo-trace", "", "write this process's execution trace of the echo suite's timed keystrokes (the control plane's and the agent's goroutines) to FILE")
 	flag.StringVar(&echoMemProfile, "echo-memprofile", "", "record every allocation of this process and write its allocation profile before the echo suite's timed keystrokes to FILE.before and after them to FILE: go tool pprof -sample_index=alloc_objects -diff_base FILE.before FILE shows the control plane's and the agent's allocations of those keystrokes")
+	flag.StringVar(&cpStateDir, "cp-state-dir", "", "make the control plane's state directory (its JetStream store: the carry suite's snapshots) under DIR; \"same\": in the bench's directory, on the agents' file system. Default: "+storeDirDefault+" when the carry suite runs and it exists (a file system of its own, as the control plane's machine has), else the bench's directory")
 	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")
 	flag.Parse()
 	if echoMemProfile != "" {
@@ -115,6 +116,11 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
+	}
+	if cpStateDir == "" && (len(want) == 0 || want["carry"]) {
+		if fi, err := os.Stat(storeDirDefault); err == nil && fi.IsDir() {
+			cpStateDir = storeDirDefault
+		}
 	}
 	var rows []row
 	failed := false
