@@ -5,9 +5,15 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -118,7 +124,7 @@ func (fo *fileOps) snapManifest(_ context.Context, req *wire.Request) (any, erro
 // snapRead reads chunks into a pooled buffer and encodes the reply
 // around them (wire.InPlace); release gives the buffer back once the
 // reply was sent.
-func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, func(), error) {
+func (fo *fileOps) snapRead(ctx context.Context, req *wire.Request) (any, func(), error) {
 	body, err := decode[wire.SnapReadRequest](req)
 	if err != nil {
 		return nil, nil, err
@@ -131,6 +137,9 @@ func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, func(), 
 	for i := 0; i < len(body.Sums); i += wire.SumSize {
 		sums = append(sums, files.Sum(body.Sums[i:i+wire.SumSize]))
 	}
+	if body.Ticket != "" {
+		return &wire.SnapReadResult{}, nil, fo.snapSend(ctx, s, sums, body.Ticket)
+	}
 	buf := readReplyBufs.Get().(*[]byte)
 	if len(*buf) < wire.Headroom+wire.MaxChunk {
 		*buf = wire.NewInPlaceBuf(wire.MaxChunk)
@@ -142,6 +151,62 @@ func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, func(), 
 		return nil, nil, err
 	}
 	return &wire.InPlace{Body: &wire.SnapReadResult{}, Buf: *buf, N: len(data)}, release, nil
+}
+
+// snapSend writes the content of chunks sums of scan s on a bulk
+// connection made with ticket, one after the other, and closes it: with
+// sendfile on a plain TCP connection (no copy through the agent), else
+// read and written in pieces, gathered under TLS. The control plane checks
+// each chunk against its name, as over NATS.
+func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum, ticket string) error {
+	total, err := s.ChunkBytes(sums)
+	if err != nil {
+		return err
+	}
+	if total > wire.MaxSnapBulk {
+		return wire.Errorf(wire.CodePayloadTooLarge, "", "%d bytes of chunks asked for on one bulk connection, at most %d", total, wire.MaxSnapBulk)
+	}
+	conn, _, err := fo.bulk.dial(ctx, ticket)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		return s.SendChunks(sums, func(f *os.File, off, n int64) error {
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				return err
+			}
+			_ = tcp.SetWriteDeadline(time.Now().Add(bulkIdle))
+			m, err := tcp.ReadFrom(io.LimitReader(f, n))
+			if err == nil && m < n {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		})
+	}
+	buf := bulkBufs.Get().(*[]byte)
+	defer bulkBufs.Put(buf)
+	g := bulkconn.Under(conn)
+	return s.SendChunks(sums, func(f *os.File, off, n int64) error {
+		for sent := int64(0); sent < n; {
+			k := min(n-sent, int64(len(*buf)))
+			m, err := f.ReadAt((*buf)[:k], off+sent)
+			if int64(m) < k {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return err
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
+			if err := writeGathered(conn, g, (*buf)[:m]); err != nil {
+				return err
+			}
+			sent += int64(m)
+		}
+		return nil
+	})
 }
 
 func (fo *fileOps) restoreBegin(_ context.Context, req *wire.Request) (any, error) {

@@ -48,7 +48,7 @@ func fsGitBodies() map[string]validator {
 
 		OpSnapScan:            &SnapScanRequest{Path: "src", Exclude: []string{"node_modules", "*.o"}, Gitignore: true},
 		OpSnapManifest:        &SnapManifestPage{Entries: snapSeedEntries(), Next: 3},
-		OpSnapRead:            &SnapReadRequest{Handle: "t1", Sums: make([]byte, 2*SumSize)},
+		OpSnapRead:            &SnapReadRequest{Handle: "t1", Sums: make([]byte, 2*SumSize), Ticket: "b1"},
 		OpSnapClose:           &FsHandleRequest{Handle: "t1"},
 		OpSnapRestoreBegin:    &SnapRestoreBeginRequest{Path: "dst", Delete: true},
 		OpSnapRestoreManifest: &SnapRestoreManifestRequest{Handle: "t2", Entries: snapSeedEntries(), Last: true},
@@ -134,6 +134,7 @@ func TestFsGitValidate(t *testing.T) {
 		{"ref without remote", &GitRemoteRequest{Ref: "main"}, CodeInvalidArgument},
 		{"diff long ref", &GitDiffRequest{Ref: string(make([]byte, MaxRefLen+1))}, CodeInvalidArgument},
 		{"snap sums not whole", &SnapReadRequest{Handle: "h", Sums: make([]byte, 33)}, CodeInvalidArgument},
+		{"snap read bad ticket", &SnapReadRequest{Handle: "h", Sums: make([]byte, 32), Ticket: "b-1"}, CodeInvalidArgument},
 		{"snap entry sizes lie", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: 9, Sums: make([]byte, SumSize), Sizes: []uint32{5}}}}, CodeInvalidArgument},
 		{"snap entry huge chunk", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: MaxSnapChunk + 1, Sums: make([]byte, SumSize), Sizes: []uint32{MaxSnapChunk + 1}}}}, CodeInvalidArgument},
 		{"snap entry no path", &SnapRestoreManifestRequest{Handle: "h", Entries: []SnapEntry{{Type: "dir"}}}, CodeInvalidArgument},

@@ -154,15 +154,29 @@ type SnapManifestPage struct {
 func (r *SnapManifestPage) Validate() error { return validEntries(r.Entries) }
 
 // SnapReadRequest asks for the content of chunks of a scan, in order.
+// With Ticket, the content goes on a bulk connection made with it
+// (wire.BulkPath) instead of in the reply: the agent dials, writes the
+// chunks one after the other, closes the connection and then answers with
+// an empty SnapReadResult (or the error that stopped it). A batch on a bulk
+// connection may hold more than one reply could (MaxSnapBulk).
 type SnapReadRequest struct {
 	Handle string `msgpack:"h"`
 	Sums   []byte `msgpack:"c"`
+	Ticket string `msgpack:"tk,omitempty"`
 }
 
-// Validate checks the handle and names.
+// MaxSnapBulk bounds the content of one fs.snap.read on a bulk connection.
+const MaxSnapBulk = 64 << 20
+
+// Validate checks the handle, names and ticket.
 func (r *SnapReadRequest) Validate() error {
 	if err := validHandle(r.Handle); err != nil {
 		return err
+	}
+	if r.Ticket != "" {
+		if err := ValidTicket(r.Ticket); err != nil {
+			return err
+		}
 	}
 	return validSums(r.Sums)
 }
