@@ -307,8 +307,9 @@ func (fo *fileOps) restoreLack(_ context.Context, req *wire.Request) (any, error
 	return out, nil
 }
 
-// restoreChunks writes chunks straight from the request that carried them.
-func (fo *fileOps) restoreChunks(_ context.Context, req *wire.Request) (any, error) {
+// restoreChunks writes chunks straight from the request that carried them,
+// or from its bulk connection (restoreBulk).
+func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, error) {
 	body := &wire.SnapRestoreChunksRequest{}
 	data, err := req.DecodeBodyAliasing("data", body)
 	if err != nil {
@@ -322,6 +323,9 @@ func (fo *fileOps) restoreChunks(_ context.Context, req *wire.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
+	if body.Ticket != "" {
+		return struct{}{}, fo.restoreBulk(ctx, r, body)
+	}
 	off := 0
 	for i, n := range body.Sizes {
 		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
@@ -331,6 +335,56 @@ func (fo *fileOps) restoreChunks(_ context.Context, req *wire.Request) (any, err
 		off += int(n)
 	}
 	return struct{}{}, nil
+}
+
+// restoreBulk reads the chunks of body (sizes and names) from a bulk
+// connection made with its ticket and writes each into the restore as it
+// is whole. It runs in the request's handler, under the request's
+// admission: a request at a newer epoch of the session ends ctx, which
+// closes the connection, and no chunk is written after that.
+func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire.SnapRestoreChunksRequest) error {
+	conn, rd, err := fo.bulk.dial(ctx, body.Ticket)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	bp := readReplyBufs.Get().(*[]byte)
+	defer readReplyBufs.Put(bp)
+	if len(*bp) < wire.Headroom+wire.MaxChunk {
+		*bp = wire.NewInPlaceBuf(wire.MaxChunk)
+	}
+	buf := *bp
+	// buf[start:fill] is what was read and not written yet.
+	start, fill := 0, 0
+	for i, n := range body.Sizes {
+		size := int(n)
+		if start+size > len(buf) {
+			fill = copy(buf, buf[start:fill])
+			start = 0
+		}
+		for fill-start < size {
+			_ = conn.SetReadDeadline(time.Now().Add(bulkIdle))
+			m, rerr := rd.Read(buf[fill:])
+			fill += m
+			if rerr != nil && fill-start < size {
+				if err := context.Cause(ctx); err != nil {
+					return err
+				}
+				return wire.Errorf(wire.CodeUnavailable, "", "bulk connection: %v", rerr)
+			}
+		}
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
+		if err := r.Put(sum, buf[start:start+size]); err != nil {
+			return err
+		}
+		start += size
+	}
+	return nil
 }
 
 func (fo *fileOps) restoreCommit(ctx context.Context, req *wire.Request) (any, error) {

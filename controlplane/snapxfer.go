@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -210,7 +209,7 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	var plan *carryPlan
 	var take func(chunkRef, []byte) error
 	if dst != nil {
-		plan = s.startPlan(ctx, planCtx, dst, feed, dstHandle, entries, td.tally.sizes, stopPull)
+		plan = s.startPlan(ctx, planCtx, dst, sp.ws, feed, dstHandle, entries, td.tally.sizes, stopPull)
 		take = func(r chunkRef, data []byte) error {
 			if err := plan.await(pullCtx); err != nil {
 				return err
@@ -319,7 +318,7 @@ type carryPlan struct {
 // (handle h, fed the rest by feed) in a goroutine of its own, which ends
 // with planCtx; a failed plan stops the pull (stopPull). Await its
 // outcome before returning.
-func (s *Server) startPlan(ctx, planCtx context.Context, dst target, feed *manifestFeed, h string, entries []wire.SnapEntry,
+func (s *Server) startPlan(ctx, planCtx context.Context, dst target, ws string, feed *manifestFeed, h string, entries []wire.SnapEntry,
 	sizes map[[wire.SumSize]byte]uint32, stopPull context.CancelCauseFunc) *carryPlan {
 	p := &carryPlan{done: make(chan struct{}), handle: h}
 	go func() {
@@ -345,7 +344,7 @@ func (s *Server) startPlan(ctx, planCtx context.Context, dst target, feed *manif
 			stopPull(err)
 			return
 		}
-		p.fw = s.newForwarder(ctx, dst, p.handle, refs)
+		p.fw = s.newForwarder(ctx, dst, ws, p.handle, refs)
 	}()
 	return p
 }
@@ -791,19 +790,25 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	// Each read takes what has come (many chunks at once, most often),
+	// and each chunk goes to store as soon as it is whole.
 	buf := make([]byte, total)
-	off := 0
+	got, off := 0, 0
 	for _, r := range b {
 		end := off + int(r.size)
-		_ = conn.SetReadDeadline(time.Now().Add(bulkIdle))
-		if _, rerr := io.ReadFull(conn, buf[off:end]); rerr != nil {
-			conn.Close()
-			// The agent's own error (the file changed, say) is
-			// the pull's; a broken connection is not.
-			if err := <-reply; err != nil {
-				return n, false, err
+		for got < end {
+			_ = conn.SetReadDeadline(time.Now().Add(bulkIdle))
+			m, rerr := conn.Read(buf[got:])
+			got += m
+			if rerr != nil && got < end {
+				conn.Close()
+				// The agent's own error (the file changed, say) is
+				// the pull's; a broken connection is not.
+				if err := <-reply; err != nil {
+					return n, false, err
+				}
+				return n, true, rerr
 			}
-			return n, true, rerr
 		}
 		if err := store(r, buf[off:end:end]); err != nil {
 			conn.Close()

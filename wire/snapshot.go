@@ -243,12 +243,16 @@ type SnapLackPage struct {
 func (r *SnapLackPage) Validate() error { return validSums(r.Sums) }
 
 // SnapRestoreChunksRequest delivers chunks: Data holds them one after the
-// other, Sizes their lengths, Sums their names.
+// other, Sizes their lengths, Sums their names. With Ticket, Data is empty
+// and the chunks come on a bulk connection made with it (wire.BulkPath):
+// the agent dials, reads Sizes' bytes (MaxSnapBulk at most) and writes
+// each chunk as it is whole, then answers.
 type SnapRestoreChunksRequest struct {
 	Handle string   `msgpack:"h"`
 	Sums   []byte   `msgpack:"c"`
 	Sizes  []uint32 `msgpack:"z"`
 	Data   []byte   `msgpack:"data"`
+	Ticket string   `msgpack:"tk,omitempty"`
 }
 
 // Validate checks that names, sizes and data agree.
@@ -268,6 +272,15 @@ func (r *SnapRestoreChunksRequest) Validate() error {
 			return Errorf(CodeInvalidArgument, "", "a chunk of %d bytes", n)
 		}
 		total += int64(n)
+	}
+	if r.Ticket != "" {
+		if err := ValidTicket(r.Ticket); err != nil {
+			return err
+		}
+		if len(r.Data) != 0 || total > MaxSnapBulk {
+			return Errorf(CodeInvalidArgument, "", "chunks of %d bytes on a bulk connection with %d bytes of data in the request", total, len(r.Data))
+		}
+		return nil
 	}
 	if total != int64(len(r.Data)) {
 		return Errorf(CodeInvalidArgument, "", "chunks of %d bytes in %d bytes of data", total, len(r.Data))
