@@ -67,6 +67,30 @@ func snapSeedEntries() []SnapEntry {
 	}
 }
 
+// TestSnapBulkBodiesRoundTrip: the bodies of snapshot batches on bulk
+// connections (a ticket, no data) survive the wire and validate.
+func TestSnapBulkBodiesRoundTrip(t *testing.T) {
+	for op, body := range map[string]validator{
+		OpSnapRead:          &SnapReadRequest{Handle: "t1", Sums: make([]byte, 3*SumSize), Ticket: "bT1"},
+		OpSnapRestoreChunks: &SnapRestoreChunksRequest{Handle: "t2", Sums: make([]byte, 2*SumSize), Sizes: []uint32{5, MaxSnapChunk}, Ticket: "bT2"},
+	} {
+		if err := body.Validate(); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		r, err := NewRequest(op, body, time.Now().Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := reflect.New(reflect.TypeOf(body).Elem()).Interface()
+		if err := r.DecodeBody(got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, body) {
+			t.Fatalf("%s: got %+v, want %+v", op, got, body)
+		}
+	}
+}
+
 // TestFsGitBodiesRoundTrip checks that every body survives the wire,
 // inlined write options included.
 func TestFsGitBodiesRoundTrip(t *testing.T) {
@@ -135,6 +159,15 @@ func TestFsGitValidate(t *testing.T) {
 		{"diff long ref", &GitDiffRequest{Ref: string(make([]byte, MaxRefLen+1))}, CodeInvalidArgument},
 		{"snap sums not whole", &SnapReadRequest{Handle: "h", Sums: make([]byte, 33)}, CodeInvalidArgument},
 		{"snap read bad ticket", &SnapReadRequest{Handle: "h", Sums: make([]byte, 32), Ticket: "b-1"}, CodeInvalidArgument},
+		{"restore chunks bulk with data", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, SumSize), Sizes: []uint32{5}, Data: []byte("hello"), Ticket: "b1"}, CodeInvalidArgument},
+		{"restore chunks bulk too much", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, 65*SumSize), Sizes: func() []uint32 {
+			z := make([]uint32, 65)
+			for i := range z {
+				z[i] = MaxSnapChunk
+			}
+			return z
+		}(), Ticket: "b1"}, CodeInvalidArgument},
+		{"restore chunks bulk bad ticket", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, SumSize), Sizes: []uint32{5}, Ticket: "b 1"}, CodeInvalidArgument},
 		{"snap entry sizes lie", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: 9, Sums: make([]byte, SumSize), Sizes: []uint32{5}}}}, CodeInvalidArgument},
 		{"snap entry huge chunk", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: MaxSnapChunk + 1, Sums: make([]byte, SumSize), Sizes: []uint32{MaxSnapChunk + 1}}}}, CodeInvalidArgument},
 		{"snap entry no path", &SnapRestoreManifestRequest{Handle: "h", Entries: []SnapEntry{{Type: "dir"}}}, CodeInvalidArgument},
