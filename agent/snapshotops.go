@@ -138,7 +138,10 @@ func (fo *fileOps) snapRead(ctx context.Context, req *wire.Request) (any, func()
 		sums = append(sums, files.Sum(body.Sums[i:i+wire.SumSize]))
 	}
 	if body.Ticket != "" {
-		return &wire.SnapReadResult{}, nil, fo.snapSend(ctx, s, sums, body.Ticket)
+		if err := fo.snapSend(ctx, s, sums, body.Ticket); err != nil {
+			return nil, nil, err
+		}
+		return &wire.SnapReadResult{}, nil, nil
 	}
 	buf := readReplyBufs.Get().(*[]byte)
 	if len(*buf) < wire.Headroom+wire.MaxChunk {
