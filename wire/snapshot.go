@@ -251,8 +251,8 @@ type SnapRestoreChunksRequest struct {
 	Handle string   `msgpack:"h"`
 	Sums   []byte   `msgpack:"c"`
 	Sizes  []uint32 `msgpack:"z"`
-	Data   []byte   `msgpack:"data"`
 	Ticket string   `msgpack:"tk,omitempty"`
+	Data   []byte   `msgpack:"data"`
 }
 
 // Validate checks that names, sizes and data agree.
