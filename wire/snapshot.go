@@ -296,6 +296,7 @@ func (r *SnapRestoreChunksRequest) inPlaceFields() ([]mapField, string) {
 		{key: "h", kind: kindString, s: r.Handle},
 		{key: "c", kind: kindBin, b: r.Sums},
 		{key: "z", kind: kindUint32s, u32: r.Sizes},
+		{key: "tk", kind: kindString, s: r.Ticket, omitEmpty: true},
 	}, "data"
 }
 
