@@ -67,6 +67,17 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	if err := checkCarryDisk(e.dir, carryMB, carryFirstRuns); err != nil {
 		return nil, err
 	}
+	if e.stateDir != "" {
+		// The store holds one run's tree at a time (each run's
+		// snapshot is deleted before the next): twice that, for its
+		// blocks and the incremental carries'.
+		if free, err := freeBytes(e.stateDir); err != nil {
+			return nil, err
+		} else if need := 2 * int64(carryMB) << 20; need > free {
+			return nil, fmt.Errorf("the carry suite's store needs about %.1f GiB free in %s, and %.1f GiB are free: -cp-state-dir same puts it in the bench's directory",
+				float64(need)/(1<<30), e.stateDir, float64(free)/(1<<30))
+		}
+	}
 	laptopRoot := filepath.Join(e.dir, "carry-laptop")
 	ident, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: "carry-laptop"})
 	if err != nil {
