@@ -34,7 +34,10 @@ const (
 	// attachFrameMax bounds the output of one pushed frame.
 	attachFrameMax = 64 << 10
 	// attachAckEvery: the agent tells the written stdin writes every this
-	// many (and on every credit, and at once for a failed one).
+	// many (and on every credit, and at once for a failed one). Such an
+	// acknowledgement waits up to attachAckDelay for output to go out
+	// with: a keystroke's echo, in the same write (one segment, one read
+	// and one wake-up at the control plane, not two).
 	attachAckEvery = 16
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
@@ -46,6 +49,11 @@ const (
 // attachLease is how long a stream lives without a frame from the control
 // plane (a variable for tests).
 var attachLease = wire.AttachLease * time.Millisecond
+
+// attachAckDelay bounds how long an acknowledgement due (attachAckEvery)
+// waits for output to go out with before it goes alone: the stdin of a
+// program that echoes nothing is acknowledged too (a variable for tests).
+var attachAckDelay = 5 * time.Millisecond
 
 // attachStreams are the agent's open attach streams, by stream id.
 type attachStreams struct {
@@ -80,6 +88,8 @@ type attachStream struct {
 	accepted uint64     // the last write taken, in order
 	written  uint64     // the last write done
 	told     uint64     // the last write acknowledged to the control plane
+	ackDue   bool       // an acknowledgement waits for output (attachAckDelay)
+	ackTimer *time.Timer
 
 	// bulk is the bulk connection the stream is on (nil: NATS); its
 	// reader (readBulk) owns it and closes it.
@@ -321,10 +331,44 @@ func (s *attachStream) credit(n uint64) {
 	s.mu.Unlock()
 	s.push()
 	s.wmu.Lock()
-	s.told = s.written
-	n = s.written
+	n = s.toldLocked()
 	s.wmu.Unlock()
 	s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
+}
+
+// toldLocked marks every write done as acknowledged, an acknowledgement
+// due included, and returns the last; under wmu.
+func (s *attachStream) toldLocked() uint64 {
+	s.told = s.written
+	if s.ackDue {
+		s.ackDue = false
+		s.ackTimer.Stop()
+	}
+	return s.written
+}
+
+// takeAck returns the acknowledgement due, if one is, to go out with
+// the frame being sent: the writes done so far.
+func (s *attachStream) takeAck() (uint64, bool) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if !s.ackDue {
+		return 0, false
+	}
+	return s.toldLocked(), true
+}
+
+// sendAckDue sends an acknowledgement that waited attachAckDelay for
+// output in vain (the timer's goroutine).
+func (s *attachStream) sendAckDue() {
+	s.mu.Lock() // push's: what it sends and this are not interleaved
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	if n, ok := s.takeAck(); ok {
+		s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
+	}
 }
 
 // push sends the events not yet pushed, while the flight allows. It runs
@@ -346,7 +390,11 @@ func (s *attachStream) push() {
 			s.endLocked(err.Error())
 			return
 		}
-		s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}) // copies body out
+		if ack, ok := s.takeAck(); ok { // in the same write
+			s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}, wire.AttachFrame{Kind: wire.AttachAck, N: ack})
+		} else {
+			s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}) // copies body out
+		}
 		if n > 0 {
 			hoptrace.Mark(hoptrace.AgentSent)
 		}
@@ -369,8 +417,7 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 	s.wmu.Lock()
 	switch {
 	case n <= s.written:
-		s.told = s.written
-		n = s.written
+		n = s.toldLocked()
 		s.wmu.Unlock()
 		s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
 		return
@@ -387,25 +434,30 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 }
 
 // done records write n's outcome; a failure is told at once, the rest
-// every attachAckEvery writes and on every credit.
+// every attachAckEvery writes (with the next output, or alone after
+// attachAckDelay) and on every credit.
 func (s *attachStream) done(n uint64, err error) {
 	s.wmu.Lock()
 	if n > s.written {
 		s.written = n
 	}
-	tell := err != nil || s.written-s.told >= attachAckEvery
-	if tell {
-		s.told = s.written
-	}
-	s.wmu.Unlock()
-	if !tell {
+	if err == nil {
+		if s.written-s.told >= attachAckEvery && !s.ackDue {
+			s.ackDue = true
+			if s.ackTimer == nil {
+				s.ackTimer = time.AfterFunc(attachAckDelay, s.sendAckDue)
+			} else {
+				s.ackTimer.Reset(attachAckDelay)
+			}
+		}
+		s.wmu.Unlock()
 		return
 	}
+	s.toldLocked()
+	s.wmu.Unlock()
 	f := wire.AttachFrame{Kind: wire.AttachAck, N: n}
-	if err != nil {
-		if b, merr := wire.Marshal(wireError(err)); merr == nil {
-			f.Data = b
-		}
+	if b, merr := wire.Marshal(wireError(err)); merr == nil {
+		f.Data = b
 	}
 	s.send(f)
 }
@@ -425,6 +477,11 @@ func (s *attachStream) endLocked(reason string) {
 	if s.lease != nil {
 		s.lease.Stop()
 	}
+	s.wmu.Lock()
+	if s.ackTimer != nil {
+		s.ackTimer.Stop()
+	}
+	s.wmu.Unlock()
 	if s.unwatch != nil {
 		s.unwatch() // the buffer's lock is never held while push runs
 	}
@@ -446,12 +503,16 @@ func (s *attachStream) endLocked(reason string) {
 	}
 }
 
-// send publishes one frame on the stream's subject; a frame lost with the
+// send sends frames on the stream's bulk connection, in one write, or
+// publishes them on its subject, in order; a frame lost with the
 // connection is the control plane's to notice (it opens a new stream).
-func (s *attachStream) send(f wire.AttachFrame) {
+func (s *attachStream) send(fs ...wire.AttachFrame) {
 	if s.bulk != nil {
 		s.bmu.Lock()
-		s.bbuf = wire.AppendAttachBulkFrame(s.bbuf[:0], f, false)
+		s.bbuf = s.bbuf[:0]
+		for _, f := range fs {
+			s.bbuf = wire.AppendAttachBulkFrame(s.bbuf, f, false)
+		}
 		_ = s.bulk.SetWriteDeadline(time.Now().Add(bulkIdle))
 		_, err := s.bulk.Write(s.bbuf)
 		s.bmu.Unlock()
@@ -465,8 +526,10 @@ func (s *attachStream) send(f wire.AttachFrame) {
 	if nc == nil {
 		return
 	}
-	if err := nc.Publish(s.subject, wire.AppendAttachFrame(nil, f, false)); err != nil {
-		s.a.log.Debug("attach stream publish", "err", err)
+	for _, f := range fs {
+		if err := nc.Publish(s.subject, wire.AppendAttachFrame(nil, f, false)); err != nil {
+			s.a.log.Debug("attach stream publish", "err", err)
+		}
 	}
 }
 
