@@ -35,10 +35,17 @@ const (
 	attachFrameMax = 64 << 10
 	// attachAckEvery: the agent tells the written stdin writes every this
 	// many (and on every credit, and at once for a failed one). Such an
-	// acknowledgement waits up to attachAckDelay for output to go out
-	// with: a keystroke's echo, in the same write (one segment, one read
-	// and one wake-up at the control plane, not two).
+	// acknowledgement goes out with the next output: a keystroke's echo,
+	// in the same write (one segment, one read and one wake-up at the
+	// control plane, not two). Without output it goes alone once twice as
+	// many writes, or attachAckBytes, are untold; a credit (at least
+	// every keepalive, and at once when the control plane waits for
+	// stdin to drain) is answered with it too.
 	attachAckEvery = 16
+	// attachAckBytes: stdin bytes taken since the last acknowledgement
+	// beyond which one due goes at once (the control plane holds at most
+	// 1 MiB unacknowledged).
+	attachAckBytes = 256 << 10
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
 	// attachBulkLinger bounds how long a bulk stream's connection stays
@@ -49,11 +56,6 @@ const (
 // attachLease is how long a stream lives without a frame from the control
 // plane (a variable for tests).
 var attachLease = wire.AttachLease * time.Millisecond
-
-// attachAckDelay bounds how long an acknowledgement due (attachAckEvery)
-// waits for output to go out with before it goes alone: the stdin of a
-// program that echoes nothing is acknowledged too (a variable for tests).
-var attachAckDelay = 5 * time.Millisecond
 
 // attachStreams are the agent's open attach streams, by stream id.
 type attachStreams struct {
@@ -88,8 +90,8 @@ type attachStream struct {
 	accepted uint64     // the last write taken, in order
 	written  uint64     // the last write done
 	told     uint64     // the last write acknowledged to the control plane
-	ackDue   bool       // an acknowledgement waits for output (attachAckDelay)
-	ackTimer *time.Timer
+	untold   int        // stdin bytes taken since the last acknowledgement
+	ackDue   bool       // an acknowledgement waits for output to go with
 
 	// bulk is the bulk connection the stream is on (nil: NATS); its
 	// reader (readBulk) owns it and closes it.
@@ -339,11 +341,7 @@ func (s *attachStream) credit(n uint64) {
 // toldLocked marks every write done as acknowledged, an acknowledgement
 // due included, and returns the last; under wmu.
 func (s *attachStream) toldLocked() uint64 {
-	s.told = s.written
-	if s.ackDue {
-		s.ackDue = false
-		s.ackTimer.Stop()
-	}
+	s.told, s.untold, s.ackDue = s.written, 0, false
 	return s.written
 }
 
@@ -356,19 +354,6 @@ func (s *attachStream) takeAck() (uint64, bool) {
 		return 0, false
 	}
 	return s.toldLocked(), true
-}
-
-// sendAckDue sends an acknowledgement that waited attachAckDelay for
-// output in vain (the timer's goroutine).
-func (s *attachStream) sendAckDue() {
-	s.mu.Lock() // push's: what it sends and this are not interleaved
-	defer s.mu.Unlock()
-	if s.ended {
-		return
-	}
-	if n, ok := s.takeAck(); ok {
-		s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
-	}
 }
 
 // push sends the events not yet pushed, while the flight allows. It runs
@@ -426,6 +411,7 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 		return
 	}
 	s.accepted = n
+	s.untold += len(data)
 	s.wmu.Unlock()
 	wid := s.prefix + strconv.FormatUint(n, 10)
 	if err := s.h.WriteAsync(wid, data, eof, func(err error) { s.done(n, err) }); err != nil {
@@ -434,23 +420,23 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 }
 
 // done records write n's outcome; a failure is told at once, the rest
-// every attachAckEvery writes (with the next output, or alone after
-// attachAckDelay) and on every credit.
+// every attachAckEvery writes (with the next output: attachAckEvery) and
+// on every credit.
 func (s *attachStream) done(n uint64, err error) {
 	s.wmu.Lock()
 	if n > s.written {
 		s.written = n
 	}
 	if err == nil {
-		if s.written-s.told >= attachAckEvery && !s.ackDue {
-			s.ackDue = true
-			if s.ackTimer == nil {
-				s.ackTimer = time.AfterFunc(attachAckDelay, s.sendAckDue)
-			} else {
-				s.ackTimer.Reset(attachAckDelay)
-			}
+		untold := s.written - s.told
+		if untold < attachAckEvery || untold < 2*attachAckEvery && s.untold < attachAckBytes {
+			s.ackDue = s.ackDue || untold >= attachAckEvery
+			s.wmu.Unlock()
+			return
 		}
+		n = s.toldLocked() // none came with output: alone
 		s.wmu.Unlock()
+		s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
 		return
 	}
 	s.toldLocked()
@@ -477,11 +463,6 @@ func (s *attachStream) endLocked(reason string) {
 	if s.lease != nil {
 		s.lease.Stop()
 	}
-	s.wmu.Lock()
-	if s.ackTimer != nil {
-		s.ackTimer.Stop()
-	}
-	s.wmu.Unlock()
 	if s.unwatch != nil {
 		s.unwatch() // the buffer's lock is never held while push runs
 	}

@@ -121,7 +121,6 @@ func (s *bulkStream) dataSegmentsIn() uint32 {
 // keystroke reaches the control plane, not one more every 16th (which
 // costs that keystroke a read and a wake-up there, before its echo).
 func TestAttachAckRidesWithEcho(t *testing.T) {
-	defer agent.SetAttachAckDelay(time.Minute)() // however slow the echo, the ack waits for it
 	s := openBulkStream(t, "stty raw -echo; echo ready; exec cat")
 	s.until("ready", func() bool { return strings.Contains(s.out.String(), "ready") })
 	// One key first: once its echo is in, everything sent before it is.
@@ -135,7 +134,7 @@ func TestAttachAckRidesWithEcho(t *testing.T) {
 		want := s.out.Len() + 1
 		s.until("echo of "+b, func() bool { return s.out.Len() >= want })
 	}
-	// With the echoes (the delay is a minute: not alone).
+	// With the echoes.
 	s.until("48 writes acknowledged", func() bool { return s.acked >= 48 })
 	if got := s.dataSegmentsIn() - before; got > keys {
 		t.Errorf("%d keystrokes echoed in %d segments from the agent, want at most one a keystroke (acknowledgements with the echoes)", keys, got)
@@ -143,13 +142,15 @@ func TestAttachAckRidesWithEcho(t *testing.T) {
 }
 
 // TestAttachAckWithoutOutput: stdin of a program that prints nothing is
-// acknowledged too, after attachAckDelay, with no credit asking.
+// acknowledged too: alone once 32 writes are untold, the rest on a
+// credit (the control plane's keepalive, or its ask before a signal).
 func TestAttachAckWithoutOutput(t *testing.T) {
-	defer agent.SetAttachAckDelay(20 * time.Millisecond)()
 	s := openBulkStream(t, "stty raw -echo; echo ready; exec cat >/dev/null")
 	s.until("ready", func() bool { return strings.Contains(s.out.String(), "ready") })
-	for range 16 {
+	for range 40 {
 		s.key("x")
 	}
-	s.until("16 writes acknowledged", func() bool { return s.acked >= 16 })
+	s.until("32 writes acknowledged with no credit", func() bool { return s.acked >= 32 })
+	s.send(wire.AttachFrame{Kind: wire.AttachCredit})
+	s.until("40 writes acknowledged on a credit", func() bool { return s.acked == 40 })
 }

@@ -54,14 +54,6 @@ func SetAttachLease(d time.Duration) (restore func()) {
 	return func() { attachLease = old }
 }
 
-// SetAttachAckDelay sets how long an acknowledgement due waits for output
-// to go out with, until the returned restore.
-func SetAttachAckDelay(d time.Duration) (restore func()) {
-	old := attachAckDelay
-	attachAckDelay = d
-	return func() { attachAckDelay = old }
-}
-
 // CheckThenHandle runs op with body the way dispatch does — the owner's
 // policy checked, then the handler — with gap called in between: what a
 // concurrent change (a link swapped) between the two does.
