@@ -42,9 +42,10 @@ const (
 	// every keepalive, and at once when the control plane waits for
 	// stdin to drain) is answered with it too.
 	attachAckEvery = 16
-	// attachAckBytes: stdin bytes taken since the last acknowledgement
-	// beyond which one due goes at once (the control plane holds at most
-	// 1 MiB unacknowledged).
+	// attachAckBytes: stdin bytes written since the last acknowledgement
+	// at which one goes at once, however few the writes (the control
+	// plane holds at most 1 MiB unacknowledged, four or five writes of
+	// wire.AttachWriteMax: a paste must not wait there for a credit).
 	attachAckBytes = 256 << 10
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
@@ -90,7 +91,7 @@ type attachStream struct {
 	accepted uint64     // the last write taken, in order
 	written  uint64     // the last write done
 	told     uint64     // the last write acknowledged to the control plane
-	untold   int        // stdin bytes taken since the last acknowledgement
+	untold   int        // stdin bytes written since the last acknowledgement
 	ackDue   bool       // an acknowledgement waits for output to go with
 
 	// bulk is the bulk connection the stream is on (nil: NATS); its
@@ -411,25 +412,26 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 		return
 	}
 	s.accepted = n
-	s.untold += len(data)
 	s.wmu.Unlock()
 	wid := s.prefix + strconv.FormatUint(n, 10)
-	if err := s.h.WriteAsync(wid, data, eof, func(err error) { s.done(n, err) }); err != nil {
-		s.done(n, err)
+	size := len(data)
+	if err := s.h.WriteAsync(wid, data, eof, func(err error) { s.done(n, size, err) }); err != nil {
+		s.done(n, size, err)
 	}
 }
 
-// done records write n's outcome; a failure is told at once, the rest
-// every attachAckEvery writes (with the next output: attachAckEvery) and
-// on every credit.
-func (s *attachStream) done(n uint64, err error) {
+// done records the outcome of write n, of size bytes; a failure is told
+// at once, the rest every attachAckEvery writes (with the next output:
+// attachAckEvery), every attachAckBytes, and on every credit.
+func (s *attachStream) done(n uint64, size int, err error) {
 	s.wmu.Lock()
 	if n > s.written {
 		s.written = n
 	}
+	s.untold += size
 	if err == nil {
 		untold := s.written - s.told
-		if untold < attachAckEvery || untold < 2*attachAckEvery && s.untold < attachAckBytes {
+		if untold < 2*attachAckEvery && s.untold < attachAckBytes {
 			s.ackDue = s.ackDue || untold >= attachAckEvery
 			s.wmu.Unlock()
 			return

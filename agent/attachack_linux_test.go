@@ -154,3 +154,22 @@ func TestAttachAckWithoutOutput(t *testing.T) {
 	s.send(wire.AttachFrame{Kind: wire.AttachCredit})
 	s.until("40 writes acknowledged on a credit", func() bool { return s.acked == 40 })
 }
+
+// TestAttachAckLargeWrites: a paste of large writes (the web console's
+// paste, split by the control plane at wire.AttachWriteMax) to a program
+// that prints nothing is acknowledged as it is written, with no credit:
+// the control plane holds at most 1 MiB unacknowledged (it sends the
+// write that crosses it, then waits), five such writes, far fewer than
+// 16; without an acknowledgement the paste would stop there until the
+// next keepalive, every MiB.
+func TestAttachAckLargeWrites(t *testing.T) {
+	s := openBulkStream(t, "stty raw -echo; echo ready; exec cat >/dev/null")
+	s.until("ready", func() bool { return strings.Contains(s.out.String(), "ready") })
+	big := strings.Repeat("x", wire.AttachWriteMax)
+	const writes = 5 // 1.25 MiB: what the control plane sends before it waits
+	for range writes {
+		s.key(big)
+	}
+	_ = s.p.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	s.until("the paste acknowledged with no credit", func() bool { return s.acked == writes })
+}
