@@ -93,6 +93,7 @@ type attachStream struct {
 	told     uint64     // the last write acknowledged to the control plane
 	untold   int        // stdin bytes written since the last acknowledgement
 	ackDue   bool       // an acknowledgement waits for output to go with
+	owed     uint64     // a credit came while writes up to this were under way: told once written
 
 	// bulk is the bulk connection the stream is on (nil: NATS); its
 	// reader (readBulk) owns it and closes it.
@@ -335,6 +336,9 @@ func (s *attachStream) credit(n uint64) {
 	s.push()
 	s.wmu.Lock()
 	n = s.toldLocked()
+	if s.accepted > s.written {
+		s.owed = s.accepted // the control plane may be waiting for them (drainStdin)
+	}
 	s.wmu.Unlock()
 	s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
 }
@@ -422,7 +426,8 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 
 // done records the outcome of write n, of size bytes; a failure is told
 // at once, the rest every attachAckEvery writes (with the next output:
-// attachAckEvery), every attachAckBytes, and on every credit.
+// attachAckEvery), every attachAckBytes, on every credit, and as soon as
+// the writes under way at the last credit are done.
 func (s *attachStream) done(n uint64, size int, err error) {
 	s.wmu.Lock()
 	if n > s.written {
@@ -431,7 +436,8 @@ func (s *attachStream) done(n uint64, size int, err error) {
 	s.untold += size
 	if err == nil {
 		untold := s.written - s.told
-		if untold < 2*attachAckEvery && s.untold < attachAckBytes {
+		owed := s.owed > s.told && s.written >= s.owed
+		if untold < 2*attachAckEvery && s.untold < attachAckBytes && !owed {
 			s.ackDue = s.ackDue || untold >= attachAckEvery
 			s.wmu.Unlock()
 			return

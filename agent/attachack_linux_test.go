@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ type bulkStream struct {
 	p      bulkPeer
 	out    strings.Builder
 	acked  uint64
+	acks   int // acknowledgements taken
 	writes uint64
 }
 
@@ -90,6 +93,7 @@ func (s *bulkStream) until(what string, ok func() bool) {
 				s.t.Fatalf("write %d failed", f.N)
 			}
 			s.acked = max(s.acked, f.N)
+			s.acks++
 		case wire.AttachEnd:
 			s.t.Fatalf("%s: the stream ended: %s", what, f.Data)
 		}
@@ -172,4 +176,27 @@ func TestAttachAckLargeWrites(t *testing.T) {
 	}
 	_ = s.p.c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	s.until("the paste acknowledged with no credit", func() bool { return s.acked == writes })
+}
+
+// TestAttachAckAfterCreditInFlight: a credit that comes while a write is
+// still under way (a paste into a program not reading yet) is answered
+// with the writes done, and the rest is acknowledged as soon as it is
+// written, with no further credit: the control plane's credit before a
+// signal or resize waits for exactly that (drainStdin), and would else
+// wait for the next keepalive.
+func TestAttachAckAfterCreditInFlight(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "go")
+	s := openBulkStream(t, "stty raw -echo; echo ready; while [ ! -e "+gate+" ]; do sleep 0.02; done; exec cat >/dev/null")
+	s.until("ready", func() bool { return strings.Contains(s.out.String(), "ready") })
+	s.key(strings.Repeat("x", 64<<10)) // more than the terminal holds unread: under way
+	s.send(wire.AttachFrame{Kind: wire.AttachCredit})
+	s.until("the credit's answer", func() bool { return s.acks > 0 })
+	if s.acked != 0 {
+		t.Fatalf("write 1 acknowledged before the program read it")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.p.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	s.until("write 1 acknowledged once written, with no further credit", func() bool { return s.acked == 1 })
 }
