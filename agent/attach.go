@@ -425,9 +425,9 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 }
 
 // done records the outcome of write n, of size bytes; a failure is told
-// at once, the rest every attachAckEvery writes (with the next output:
-// attachAckEvery), every attachAckBytes, on every credit, and as soon as
-// the writes under way at the last credit are done.
+// at once, the rest every attachAckEvery writes (with the next output;
+// alone at twice as many), every attachAckBytes, on every credit, and as
+// soon as the writes under way at the last credit are done.
 func (s *attachStream) done(n uint64, size int, err error) {
 	s.wmu.Lock()
 	if n > s.written {
