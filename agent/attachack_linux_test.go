@@ -188,7 +188,7 @@ func TestAttachAckAfterCreditInFlight(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "go")
 	s := openBulkStream(t, "stty raw -echo; echo ready; while [ ! -e "+gate+" ]; do sleep 0.02; done; exec cat >/dev/null")
 	s.until("ready", func() bool { return strings.Contains(s.out.String(), "ready") })
-	s.key(strings.Repeat("x", 64<<10)) // more than the terminal holds unread: under way
+	s.key(strings.Repeat("x", 192<<10)) // far more than the terminal holds unread (under attachAckBytes): under way
 	s.send(wire.AttachFrame{Kind: wire.AttachCredit})
 	s.until("the credit's answer", func() bool { return s.acks > 0 })
 	if s.acked != 0 {
