@@ -201,6 +201,10 @@ type Server struct {
 	// snapNoBulk, set by tests before any call, pulls every snapshot's
 	// chunks over NATS (snapxfer.go's pullChunks).
 	snapNoBulk bool
+	// snapBulkWait, set by tests before any call, bounds one batch
+	// pulled on a bulk connection (zero: fileCallTimeout, as one over
+	// NATS).
+	snapBulkWait time.Duration
 	// snapBulkFallbacks counts the pulls that went on over NATS after a
 	// batch on a bulk connection failed (read by tests).
 	snapBulkFallbacks atomic.Int64

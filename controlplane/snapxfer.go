@@ -791,6 +791,14 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	// The batch takes at most what one over NATS may (its call's
+	// timeout), however its bytes trickle in: an agent sending a byte a
+	// little less often than bulkIdle does not hold the pull and buf.
+	limit := s.snapBulkWait
+	if limit <= 0 {
+		limit = fileCallTimeout
+	}
+	deadline := time.Now().Add(limit)
 	// Each read takes what has come (many chunks at once, most often),
 	// and each chunk goes to store as soon as it is whole.
 	buf := make([]byte, total)
@@ -798,7 +806,11 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 	for _, r := range b {
 		end := off + int(r.size)
 		for got < end {
-			_ = conn.SetReadDeadline(time.Now().Add(bulkIdle))
+			next := time.Now().Add(bulkIdle)
+			if next.After(deadline) {
+				next = deadline
+			}
+			_ = conn.SetReadDeadline(next)
 			m, rerr := conn.Read(buf[got:])
 			got += m
 			if rerr != nil && got < end {
@@ -812,7 +824,10 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 			}
 		}
 		if err := store(r, buf[off:end:end]); err != nil {
+			// The pull fails whatever the agent answers: no waiting
+			// for an answer it may never send.
 			conn.Close()
+			stopCall()
 			<-reply
 			return n, false, err
 		}
