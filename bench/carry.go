@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -302,7 +303,17 @@ func storePlace() string {
 	if cpStateDir == "" || cpStateDir == "same" {
 		return "the bench's directory (the agents' file system)"
 	}
+	if isTmpfs(cpStateDir) {
+		return cpStateDir + " (tmpfs: in memory, no disk)"
+	}
 	return cpStateDir
+}
+
+// isTmpfs says whether dir is on a tmpfs (Linux), whose writes go to
+// memory only.
+func isTmpfs(dir string) bool {
+	var st syscall.Statfs_t
+	return runtime.GOOS == "linux" && syscall.Statfs(dir, &st) == nil && uint64(st.Type) == 0x01021994
 }
 
 // carryDiskNeed is about what the carry suite keeps on disk until it
