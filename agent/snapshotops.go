@@ -183,10 +183,15 @@ func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum
 			}
 			_ = tcp.SetWriteDeadline(time.Now().Add(bulkIdle))
 			m, err := tcp.ReadFrom(io.LimitReader(f, n))
-			if err == nil && m < n {
-				err = io.ErrUnexpectedEOF
+			if err != nil {
+				// sendfile's error is most often the connection's
+				// (a file that shrank ends it short, with none).
+				return bulkBroke(err)
 			}
-			return err
+			if m < n {
+				return io.ErrUnexpectedEOF
+			}
+			return nil
 		})
 	}
 	buf := bulkBufs.Get().(*[]byte)
@@ -204,12 +209,19 @@ func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum
 			}
 			_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
 			if err := writeGathered(conn, g, (*buf)[:m]); err != nil {
-				return err
+				return bulkBroke(err)
 			}
 			sent += int64(m)
 		}
 		return nil
 	})
+}
+
+// bulkBroke is the error of a bulk connection that broke under a write:
+// unavailable, so that the control plane reads the rest over NATS, as
+// for a connection that never came.
+func bulkBroke(err error) error {
+	return wire.Errorf(wire.CodeUnavailable, "", "bulk connection: %v", err)
 }
 
 func (fo *fileOps) restoreBegin(_ context.Context, req *wire.Request) (any, error) {

@@ -3,11 +3,13 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nkeys"
+	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/subjects"
@@ -140,4 +142,40 @@ func TestSnapshotBulkWrongContentNoReply(t *testing.T) {
 	if src.took.Load() == 0 {
 		t.Fatal("no batch came on a bulk connection")
 	}
+}
+
+// A snapshot whose first batch's bulk connection breaks while the agent
+// sends on it (the real agent's sendfile fails) reads that batch from its
+// first chunk not taken, and the rest, over NATS: the snapshot is whole,
+// as PROTOCOL.md says of a connection that broke.
+func TestSnapshotBulkConnectionCutMidBatch(t *testing.T) {
+	e := newSnapEnv(t, testConfig(t))
+	writeMixedTree(t, e.laptopDir)
+	writeBigFiles(t, e.laptopDir, 12, 6000)
+	var cut atomic.Int64
+	e.s.bulk.pulled = func(c net.Conn) {
+		if cut.Add(1) == 1 {
+			// Cut while the agent sends (8 MiB: more than the
+			// connection's buffers hold).
+			c.Close()
+		}
+	}
+	src := agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}
+	sn, err := e.s.takeSnapshot(context.Background(), src, snapshotSpec{ws: "w1", agent: "laptop", kind: snapManual})
+	if err != nil {
+		t.Fatalf("snapshot after a bulk connection broke: %v", err)
+	}
+	if cut.Load() == 0 {
+		t.Fatal("no batch came on a bulk connection")
+	}
+	if n := e.s.snapBulkFallbacks.Load(); n != 1 {
+		t.Errorf("%d pulls fell back to NATS, want 1", n)
+	}
+	if sn.NewBytes != sn.Bytes {
+		t.Errorf("stored %d of %d bytes", sn.NewBytes, sn.Bytes)
+	}
+	if _, err := e.cloud.RestoreSnapshot(context.Background(), sn.ID, client.RestoreSnapshotRequest{Delete: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
 }

@@ -789,6 +789,9 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 		return 0, true, context.Cause(ctx)
 	}
 	defer conn.Close()
+	if h := s.bulk.pulled; h != nil {
+		h(conn)
+	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// The batch takes at most what one over NATS may (its call's
@@ -816,9 +819,13 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 			if rerr != nil && got < end {
 				conn.Close()
 				// The agent's own error (the file changed, say) is
-				// the pull's; a broken connection is not.
+				// the pull's; a broken connection is not (the agent
+				// answers unavailable when its writes failed).
 				if err := <-reply; err != nil {
-					return n, false, err
+					if we := wire.AsError(err); we == nil || we.Code != wire.CodeUnavailable {
+						return n, false, err
+					}
+					return n, true, err
 				}
 				return n, true, rerr
 			}
