@@ -391,8 +391,18 @@ func cleanSnapPath(p string) string {
 	return p
 }
 
-// readManifest pages the scan's manifest in.
+// manifestWindow is how many manifest pages are asked for at once when
+// the agent says where they begin (SnapScanResult.Pages).
+const manifestWindow = 4
+
+// readManifest pages the scan's manifest in; onPage gets each page in
+// order. When the scan says where its pages begin, up to manifestWindow
+// are asked for at once: the agent encodes one while the control plane
+// decodes another, instead of a round trip per page one after the other.
 func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult, onPage func([]wire.SnapEntry)) ([]wire.SnapEntry, error) {
+	if starts := pageStarts(scan); len(starts) > 1 {
+		return s.readManifestPages(ctx, t, scan, starts, onPage)
+	}
 	entries := make([]wire.SnapEntry, 0, scan.Entries)
 	for len(entries) < scan.Entries {
 		var page wire.SnapManifestPage
@@ -408,6 +418,91 @@ func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanR
 		entries = append(entries, page.Entries...)
 		if onPage != nil {
 			onPage(page.Entries)
+		}
+	}
+	return entries, nil
+}
+
+// pageStarts is where each page of scan's manifest begins (0 first), when
+// the agent said so in a usable way, else nil.
+func pageStarts(scan wire.SnapScanResult) []int {
+	if len(scan.Pages) == 0 {
+		return nil
+	}
+	starts := make([]int, 0, len(scan.Pages)+1)
+	starts = append(starts, 0)
+	for _, p := range scan.Pages {
+		if p <= starts[len(starts)-1] || p >= scan.Entries {
+			return nil
+		}
+		starts = append(starts, p)
+	}
+	return starts
+}
+
+// readManifestPages is readManifest asking for the pages beginning at
+// starts, manifestWindow at a time; a page read waits to be taken in
+// order, so at most that many are held. Its goroutines end before it
+// returns.
+func (s *Server) readManifestPages(ctx context.Context, t target, scan wire.SnapScanResult, starts []int, onPage func([]wire.SnapEntry)) ([]wire.SnapEntry, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	type got struct {
+		page wire.SnapManifestPage
+		err  error
+	}
+	res := make([]chan got, len(starts))
+	for i := range res {
+		res[i] = make(chan got, 1)
+	}
+	window := make(chan struct{}, manifestWindow)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i, off := range starts {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var g got
+				g.err = t.Concurrent().Call(ctx, wire.OpSnapManifest, &wire.SnapPageRequest{Handle: scan.Handle, Offset: off}, &g.page, fileCall())
+				res[i] <- g
+			}()
+		}
+	}()
+	entries := make([]wire.SnapEntry, 0, scan.Entries)
+	for i, off := range starts {
+		end := scan.Entries
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		var g got
+		select {
+		case g = <-res[i]:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		<-window
+		if g.err != nil {
+			return nil, g.err
+		}
+		if err := g.page.Validate(); err != nil {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page: %v", err)
+		}
+		if len(g.page.Entries) != end-off || g.page.Next != end {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page at %d: %d entries, next %d, not up to %d", off, len(g.page.Entries), g.page.Next, end)
+		}
+		entries = append(entries, g.page.Entries...)
+		if onPage != nil {
+			onPage(g.page.Entries)
 		}
 	}
 	return entries, nil

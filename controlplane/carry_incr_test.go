@@ -1,0 +1,107 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// pageWatch is a real agent's target that counts the snap.manifest calls
+// under way at once: the first waits (at most overlapWait) for a second
+// to begin, so that pages asked for one after the other show as never
+// more than one at once.
+type pageWatch struct {
+	target
+	mu       sync.Mutex
+	now, max int
+	calls    int
+	second   chan struct{}
+}
+
+const overlapWait = 5 * time.Second
+
+func (p *pageWatch) Concurrent() target { return p }
+
+func (p *pageWatch) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
+	if op != wire.OpSnapManifest {
+		return p.target.Concurrent().Call(ctx, op, body, out, opts)
+	}
+	p.mu.Lock()
+	p.calls++
+	n := p.calls
+	p.now++
+	p.max = max(p.max, p.now)
+	if n == 2 {
+		close(p.second)
+	}
+	p.mu.Unlock()
+	if n == 1 {
+		select {
+		case <-p.second:
+		case <-time.After(overlapWait):
+		}
+	}
+	err := p.target.Concurrent().Call(ctx, op, body, out, opts)
+	p.mu.Lock()
+	p.now--
+	p.mu.Unlock()
+	return err
+}
+
+// A manifest of several pages is asked for several pages at once (the
+// scan says where they begin), and arrives whole and in order: the carry
+// restores the tree exactly.
+func TestCarryManifestPagesAtOnce(t *testing.T) {
+	e := newSnapEnv(t, testConfig(t))
+	// ~12,000 entries: about 1.1 MB of manifest as the agent counts it,
+	// three pages.
+	for i := range 12000 {
+		writeFile(t, filepath.Join(e.laptopDir, fmt.Sprintf("d%02d/some/longer/name/file-%05d.txt", i%40, i)), fmt.Sprintf("content %d\n", i), 0o644)
+	}
+	src := &pageWatch{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}, second: make(chan struct{})}
+	dst := agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "cloud"}}
+	sn, res, err := e.s.snapshotOnto(context.Background(), src, snapshotSpec{ws: "w1", agent: "laptop", session: "s1", kind: snapCarry}, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.calls < 3 {
+		t.Fatalf("the manifest came in %d pages; the test wants 3 or more", src.calls)
+	}
+	if src.max < 2 {
+		t.Fatalf("at most %d of the manifest's %d pages were asked for at once; want them asked for together", src.max, src.calls)
+	}
+	if sn.Files != 12000 || res.Files != 12000 {
+		t.Fatalf("snapshot of %d files, restore of %d; want 12000", sn.Files, res.Files)
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
+}
+
+// The control plane uses the agent's page starts only when they make
+// sense; otherwise it pages by each page's next offset.
+func TestPageStarts(t *testing.T) {
+	for _, c := range []struct {
+		pages []int
+		n     int
+		want  []int
+	}{
+		{nil, 10, nil},
+		{[]int{4, 8}, 10, []int{0, 4, 8}},
+		{[]int{0, 4}, 10, nil},
+		{[]int{4, 4}, 10, nil},
+		{[]int{6, 4}, 10, nil},
+		{[]int{4, 10}, 10, nil},
+		{[]int{-1}, 10, nil},
+	} {
+		got := pageStarts(wire.SnapScanResult{Entries: c.n, Pages: c.pages})
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("pageStarts(%v of %d) = %v, want %v", c.pages, c.n, got, c.want)
+		}
+	}
+}
