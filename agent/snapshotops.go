@@ -15,6 +15,11 @@ import (
 // well under the smallest max payload NATS is run with (1 MiB).
 const snapPageBytes = 512 << 10
 
+// planSumsInline is the most names of lacking chunks a plan's reply
+// carries (16 KiB of them). The reply of a mutation is kept for retries
+// (idempotency), so a longer list is paged out by snap.restore.lack.
+const planSumsInline = 512
+
 // restoreJob is one restore: its manifest while it arrives, then the
 // restore itself. Its survey, a listing of the directory taken while the
 // manifest is on its way, is its own: stopped once planned or aborted.
@@ -229,7 +234,16 @@ func (fo *fileOps) restoreManifest(ctx context.Context, req *wire.Request) (any,
 		return nil, err
 	}
 	j.r = r
-	return &wire.SnapRestorePlan{Lack: len(r.Lack()), Write: r.Files()}, nil
+	plan := &wire.SnapRestorePlan{Lack: len(r.Lack()), Write: r.Files()}
+	if lack := r.Lack(); len(lack) <= planSumsInline {
+		// A short list comes with the plan: one round trip fewer
+		// before the chunks move (an incremental carry's usual case).
+		plan.Sums = make([]byte, 0, len(lack)*wire.SumSize)
+		for _, s := range lack {
+			plan.Sums = append(plan.Sums, s[:]...)
+		}
+	}
+	return plan, nil
 }
 
 // planned returns the restore of h once its manifest is complete.

@@ -105,3 +105,50 @@ func TestPageStarts(t *testing.T) {
 		}
 	}
 }
+
+// opCount is a real agent's target that counts the calls of each op.
+type opCount struct {
+	target
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *opCount) Concurrent() target { return c }
+
+func (c *opCount) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
+	c.mu.Lock()
+	c.calls[op]++
+	c.mu.Unlock()
+	return c.target.Concurrent().Call(ctx, op, body, out, opts)
+}
+
+// A restore that lacks few chunks gets their names with its plan, and
+// the carry asks for no lack page; one that lacks more than the plan
+// carries pages them as before. Both restore the tree exactly.
+func TestCarryLackWithPlan(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		files  int
+		paging bool
+	}{{"few chunks", 40, false}, {"many chunks", 700, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newSnapEnv(t, testConfig(t))
+			for i := range c.files {
+				writeFile(t, filepath.Join(e.laptopDir, fmt.Sprintf("d%d/f%04d", i%7, i)), fmt.Sprintf("distinct content %d\n", i), 0o644)
+			}
+			src := agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}
+			dst := &opCount{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "cloud"}}, calls: map[string]int{}}
+			_, res, err := e.s.snapshotOnto(context.Background(), src, snapshotSpec{ws: "w1", agent: "laptop", session: "s1", kind: snapCarry}, dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Files != c.files {
+				t.Fatalf("restored %d files, want %d", res.Files, c.files)
+			}
+			if lackCalls := dst.calls[wire.OpSnapRestoreLack]; (lackCalls > 0) != c.paging {
+				t.Fatalf("%d lack pages asked for with %d chunks lacking; want paging %v", lackCalls, c.files, c.paging)
+			}
+			sameTree(t, e.laptopDir, e.cloudDir)
+		})
+	}
+}

@@ -868,6 +868,9 @@ func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entri
 		off = end
 	}
 	var lack []byte
+	if plan.Lack > 0 && len(plan.Sums) == plan.Lack*wire.SumSize {
+		lack = plan.Sums // the agent gave them with the plan
+	}
 	for len(lack)/wire.SumSize < plan.Lack {
 		var page wire.SnapLackPage
 		if err := t.Call(ctx, wire.OpSnapRestoreLack, &wire.SnapPageRequest{Handle: h, Offset: len(lack) / wire.SumSize}, &page, fileCall()); err != nil {

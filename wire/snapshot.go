@@ -218,10 +218,13 @@ func (r *SnapRestoreManifestRequest) Validate() error {
 }
 
 // SnapRestorePlan answers the last manifest page: Lack chunks are missing
-// on the agent, Write files will be written.
+// on the agent, Write files will be written. Sums, when the agent gives
+// them, are the names of all Lack chunks (a short list): the control
+// plane needs no snap.restore.lack call then.
 type SnapRestorePlan struct {
-	Lack  int `msgpack:"lack"`
-	Write int `msgpack:"write"`
+	Lack  int    `msgpack:"lack"`
+	Write int    `msgpack:"write"`
+	Sums  []byte `msgpack:"c,omitempty"`
 }
 
 // SnapLackPage is names [Offset, Next) of the chunks a restore lacks.
