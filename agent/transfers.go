@@ -57,6 +57,7 @@ func (t *openTransfer) end() {
 // stops; its timer is its only owner besides the map.
 type transfers struct {
 	idle time.Duration
+	run  string // this run's tag, in every handle it opens (handleRun)
 
 	mu     sync.Mutex
 	closed bool
@@ -65,7 +66,20 @@ type transfers struct {
 }
 
 func newTransfers(idle time.Duration) *transfers {
-	return &transfers{idle: idle, open: map[string]*openTransfer{}}
+	return &transfers{idle: idle, run: rand.Text()[:runTagLen], open: map[string]*openTransfer{}}
+}
+
+// runTagLen is the length of a run's tag in a handle: "t", the tag, then
+// rand.Text()'s 26 characters.
+const runTagLen = 4
+
+// handleRun is the tag of the run that opened handle h, or "" when h is
+// not a handle of this form.
+func handleRun(h string) string {
+	if len(h) != 1+runTagLen+26 || h[0] != 't' {
+		return ""
+	}
+	return h[1 : 1+runTagLen]
 }
 
 // count is the number of open handles.
@@ -77,7 +91,7 @@ func (ts *transfers) count() int {
 
 // add registers t under a new handle.
 func (ts *transfers) add(t *openTransfer) (string, error) {
-	h := "t" + rand.Text()
+	h := "t" + ts.run + rand.Text()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.closed {
@@ -149,6 +163,9 @@ func (ts *transfers) take(h string) (*openTransfer, error) {
 func (ts *transfers) missing(h string) error {
 	if err := ts.gone.why(h); err != nil {
 		return err
+	}
+	if r := handleRun(h); r != "" && r != ts.run {
+		return wire.Errorf(wire.CodeNotFound, "", "no open transfer %q: the agent restarted since it was opened, and it was lost", h)
 	}
 	return wire.Errorf(wire.CodeNotFound, "", "no open transfer %q (finished, or idle for over %s)", h, ts.idle)
 }

@@ -134,3 +134,34 @@ func TestTransfersCloseEndsAll(t *testing.T) {
 		t.Fatalf("refused upload left %d temporary files", n)
 	}
 }
+
+// A handle not open says why: opened by an earlier run of the agent
+// (restarted), or of this run (finished or idle); both are not_found.
+func TestMissingHandleSaysRestarted(t *testing.T) {
+	earlier, now := newTransfers(time.Minute), newTransfers(time.Minute)
+	for earlier.run == now.run {
+		earlier = newTransfers(time.Minute)
+	}
+	h, err := earlier.add(&openTransfer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer earlier.take(h)
+	mine, err := now.add(&openTransfer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now.take(mine)
+	for _, c := range []struct {
+		h, want string
+	}{
+		{h, "the agent restarted"},
+		{mine, "finished, or idle"},
+		{"tforeign", "finished, or idle"},
+	} {
+		_, err := now.get(c.h)
+		if !errors.Is(err, wire.ErrNotFound) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("get(%q): %v, want not_found saying %q", c.h, err, c.want)
+		}
+	}
+}

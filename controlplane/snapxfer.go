@@ -93,7 +93,8 @@ func (s *Server) takeSnapshot(ctx context.Context, t target, sp snapshotSpec) (*
 // looked up meanwhile; each manifest page goes on to dst and is tallied
 // against the store as it comes; the restore plans once the snapshot is
 // known to fit its quota (planning makes directories).
-func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, dst target) (*client.Snapshot, *client.RestoreResult, error) {
+func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, dst target) (_ *client.Snapshot, _ *client.RestoreResult, err error) {
+	defer func() { err = restoreLost(err) }()
 	ph := phases{start: time.Now()}
 	// From here until the snapshot is recorded (and restored), no
 	// collection on any replica frees the chunks it counts on.
@@ -810,12 +811,12 @@ func (s *Server) restoreSnapshot(ctx context.Context, t target, ws, id string, r
 	}
 	h, refs, err := s.planRestore(ctx, t, entries, req)
 	if err != nil {
-		return nil, err
+		return nil, restoreLost(err)
 	}
 	res, err := s.finishRestore(ctx, t, ws, h, refs)
 	if err != nil {
 		s.newRelay(t).cleanup(ctx, wire.OpSnapRestoreAbort, h)
-		return nil, err
+		return nil, restoreLost(err)
 	}
 	return res, nil
 }
@@ -1002,4 +1003,17 @@ func (s *Server) loadBatch(ctx context.Context, ws, h string, b []chunkRef) (*wi
 		req.Data = append(req.Data, datas[i]...)
 	}
 	return req, nil
+}
+
+// restoreLost is err, unless it is a handle that was not found: a scan or
+// restore open on an agent ended before it finished (the agent restarted,
+// was paused, or left it idle past its limit). That is a retry's matter,
+// 503 restore_lost, never a 404: a router that read not-found from a swap
+// or a snapshot would take the session, or the agent, for gone.
+func restoreLost(err error) error {
+	if !errors.Is(err, wire.ErrNotFound) {
+		return err
+	}
+	return wire.Errorf(wire.CodeUnavailable, wire.ReasonRestoreLost,
+		"%s; nothing was switched or recorded, and every file is old or new: try again", wire.AsError(err).Message)
 }

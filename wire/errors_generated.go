@@ -89,6 +89,12 @@ const (
 	// ReasonPoolExhausted (unavailable, 503): no agent of the pool is online and
 	// free to claim.
 	ReasonPoolExhausted = "pool_exhausted"
+	// ReasonRestoreLost (unavailable, 503): swap with `carry` or a snapshot
+	// restore: an agent's open restore (or the old backend's open scan) ended
+	// before the commit, because the agent restarted, was paused, or left it
+	// idle past its limit; nothing was switched and every file is old or new;
+	// try again.
+	ReasonRestoreLost = "restore_lost"
 	// ReasonSessionMoving (unavailable, 503): a read chased a session pointer
 	// that kept moving.
 	ReasonSessionMoving = "session_moving"
