@@ -152,3 +152,32 @@ func TestCarryLackWithPlan(t *testing.T) {
 		})
 	}
 }
+
+// The names a restore lacks get their sizes from the tally's chunks
+// (those the store lacked) and, for content the store had, from the
+// manifest; a name the manifest lacks is a bad reply.
+func TestSizedRefs(t *testing.T) {
+	sum := func(b byte) []byte { s := make([]byte, wire.SumSize); s[0] = b; return s }
+	entries := []wire.SnapEntry{
+		{Path: "a", Type: "file", Size: 30, Sums: append(sum(1), sum(2)...), Sizes: []uint32{10, 20}},
+		{Path: "b", Type: "file", Size: 7, Sums: sum(3), Sizes: []uint32{7}},
+	}
+	var tally chunkTally
+	tally.add(entries, func(s []byte) bool { return s[0] != 3 }) // the store lacks 3 only
+	if len(tally.lack) != 1 || tally.newBytes != 7 || len(tally.sizes) != 1 {
+		t.Fatalf("tally: lack %d, newBytes %d, sizes %d; want 1, 7, 1", len(tally.lack), tally.newBytes, len(tally.sizes))
+	}
+	refs, err := sizedRefs(tally.sizes, append(append(sum(3), sum(2)...), sum(1)...), entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(refs[0].size, refs[1].size, refs[2].size); got != "7 20 10" {
+		t.Fatalf("sizes %s, want 7 20 10", got)
+	}
+	if _, err := sizedRefs(tally.sizes, sum(9), entries); err == nil {
+		t.Fatal("a name the manifest does not hold was given a size")
+	}
+	if refs, err := sizedRefs(nil, sum(2), entries); err != nil || refs[0].size != 20 {
+		t.Fatalf("without sizes: %v %v", refs, err)
+	}
+}

@@ -523,9 +523,12 @@ func lacking(entries []wire.SnapEntry, has func(sum []byte) bool) ([]chunkRef, i
 	return t.lack, t.newBytes
 }
 
-// chunkTally is lacking taken page by page as a manifest comes in: every
-// chunk's size by name (sizes, which sizedRefs needs too), the chunks has
-// says the store lacks, each once, in order (lack), and their bytes.
+// chunkTally is lacking taken page by page as a manifest comes in: the
+// chunks has says the store lacks, each once, in order (lack), their
+// bytes, and their sizes by name (sizes, which sizedRefs looks in first).
+// A chunk the store has is only looked up: an incremental carry's
+// manifest names tens of thousands, and the tally of its last pages is on
+// the carry's critical path.
 type chunkTally struct {
 	sizes    map[[wire.SumSize]byte]uint32
 	lack     []chunkRef
@@ -535,20 +538,21 @@ type chunkTally struct {
 // add tallies the chunks of entries, the manifest's next ones.
 func (t *chunkTally) add(entries []wire.SnapEntry, has func(sum []byte) bool) {
 	if t.sizes == nil {
-		t.sizes = make(map[[wire.SumSize]byte]uint32, 2*len(entries))
+		t.sizes = map[[wire.SumSize]byte]uint32{}
 	}
 	for _, e := range entries {
 		for i, size := range e.Sizes {
 			sum := e.Sums[i*wire.SumSize : (i+1)*wire.SumSize]
+			if has(sum) {
+				continue
+			}
 			k := [wire.SumSize]byte(sum)
 			if _, seen := t.sizes[k]; seen {
 				continue
 			}
 			t.sizes[k] = size
-			if !has(sum) {
-				t.lack = append(t.lack, chunkRef{sum: sum, size: size})
-				t.newBytes += int64(size)
-			}
+			t.lack = append(t.lack, chunkRef{sum: sum, size: size})
+			t.newBytes += int64(size)
 		}
 	}
 }
@@ -853,7 +857,8 @@ func (s *Server) sendManifest(ctx context.Context, t target, h string, entries [
 }
 
 // sendManifestFrom is sendManifest when the agent has the entries before
-// from already; sizes, when set, is every chunk of entries by name.
+// from already; sizes, when set, is some chunks of entries by name (the
+// tally's), looked in first.
 func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entries []wire.SnapEntry, from int, sizes map[[wire.SumSize]byte]uint32) ([]chunkRef, error) {
 	var plan wire.SnapRestorePlan
 	for off, n := from, 0; off < len(entries) || n == 0; n++ {
@@ -882,10 +887,7 @@ func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entri
 		}
 		lack = append(lack, page.Sums...)
 	}
-	if sizes == nil {
-		sizes = chunkSizes(entries)
-	}
-	return sizedRefs(sizes, lack)
+	return sizedRefs(sizes, lack, entries)
 }
 
 // finishRestore sends the chunks refs of open restore h from the store and
@@ -918,17 +920,26 @@ const snapPageBytes = 512 << 10
 // chunkSizes is every chunk of entries, its size by name.
 func chunkSizes(entries []wire.SnapEntry) map[[wire.SumSize]byte]uint32 {
 	var t chunkTally
-	t.add(entries, func([]byte) bool { return true })
+	t.add(entries, func([]byte) bool { return false })
 	return t.sizes
 }
 
-// sizedRefs gives each name the agent lacks its size from the manifest's
-// chunks (sizes); a name the manifest does not hold is a bad reply.
-func sizedRefs(sizes map[[wire.SumSize]byte]uint32, lack []byte) ([]chunkRef, error) {
+// sizedRefs gives each name the agent lacks its size: from sizes when it
+// has it, else from the manifest's chunks (entries, listed once, only
+// when a name is not in sizes: content the store had, or no sizes at
+// all); a name the manifest does not hold is a bad reply.
+func sizedRefs(sizes map[[wire.SumSize]byte]uint32, lack []byte, entries []wire.SnapEntry) ([]chunkRef, error) {
 	refs := make([]chunkRef, 0, len(lack)/wire.SumSize)
+	var all map[[wire.SumSize]byte]uint32
 	for i := 0; i < len(lack); i += wire.SumSize {
 		sum := lack[i : i+wire.SumSize]
 		n, ok := sizes[[wire.SumSize]byte(sum)]
+		if !ok && all == nil {
+			all = chunkSizes(entries)
+		}
+		if !ok {
+			n, ok = all[[wire.SumSize]byte(sum)]
+		}
 		if !ok {
 			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the agent lacks chunk %x, which the snapshot does not have", sum[:8])
 		}
