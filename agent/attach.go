@@ -34,8 +34,19 @@ const (
 	// attachFrameMax bounds the output of one pushed frame.
 	attachFrameMax = 64 << 10
 	// attachAckEvery: the agent tells the written stdin writes every this
-	// many (and on every credit, and at once for a failed one).
+	// many (and on every credit, and at once for a failed one). Such an
+	// acknowledgement goes out with the next output: a keystroke's echo,
+	// in the same write (one segment, one read and one wake-up at the
+	// control plane, not two). Without output it goes alone once twice as
+	// many writes, or attachAckBytes, are untold; a credit (at least
+	// every keepalive, and at once when the control plane waits for
+	// stdin to drain) is answered with it too.
 	attachAckEvery = 16
+	// attachAckBytes: stdin bytes written since the last acknowledgement
+	// at which one goes at once, however few the writes (the control
+	// plane holds at most 1 MiB unacknowledged, four or five writes of
+	// wire.AttachWriteMax: a paste must not wait there for a credit).
+	attachAckBytes = 256 << 10
 	// maxAttachStreams bounds the open streams.
 	maxAttachStreams = 1024
 	// attachBulkLinger bounds how long a bulk stream's connection stays
@@ -80,6 +91,9 @@ type attachStream struct {
 	accepted uint64     // the last write taken, in order
 	written  uint64     // the last write done
 	told     uint64     // the last write acknowledged to the control plane
+	untold   int        // stdin bytes written since the last acknowledgement
+	ackDue   bool       // an acknowledgement waits for output to go with
+	owed     uint64     // a credit came while writes up to this were under way: told once written
 
 	// bulk is the bulk connection the stream is on (nil: NATS); its
 	// reader (readBulk) owns it and closes it.
@@ -321,10 +335,30 @@ func (s *attachStream) credit(n uint64) {
 	s.mu.Unlock()
 	s.push()
 	s.wmu.Lock()
-	s.told = s.written
-	n = s.written
+	n = s.toldLocked()
+	if s.accepted > s.written {
+		s.owed = s.accepted // the control plane may be waiting for them (drainStdin)
+	}
 	s.wmu.Unlock()
 	s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
+}
+
+// toldLocked marks every write done as acknowledged, an acknowledgement
+// due included, and returns the last; under wmu.
+func (s *attachStream) toldLocked() uint64 {
+	s.told, s.untold, s.ackDue = s.written, 0, false
+	return s.written
+}
+
+// takeAck returns the acknowledgement due, if one is, to go out with
+// the frame being sent: the writes done so far.
+func (s *attachStream) takeAck() (uint64, bool) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if !s.ackDue {
+		return 0, false
+	}
+	return s.toldLocked(), true
 }
 
 // push sends the events not yet pushed, while the flight allows. It runs
@@ -346,7 +380,11 @@ func (s *attachStream) push() {
 			s.endLocked(err.Error())
 			return
 		}
-		s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}) // copies body out
+		if ack, ok := s.takeAck(); ok { // in the same write
+			s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}, wire.AttachFrame{Kind: wire.AttachAck, N: ack})
+		} else {
+			s.send(wire.AttachFrame{Kind: wire.AttachEvents, Data: body}) // copies body out
+		}
 		if n > 0 {
 			hoptrace.Mark(hoptrace.AgentSent)
 		}
@@ -369,8 +407,7 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 	s.wmu.Lock()
 	switch {
 	case n <= s.written:
-		s.told = s.written
-		n = s.written
+		n = s.toldLocked()
 		s.wmu.Unlock()
 		s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
 		return
@@ -381,31 +418,40 @@ func (s *attachStream) write(n uint64, data []byte, eof bool) {
 	s.accepted = n
 	s.wmu.Unlock()
 	wid := s.prefix + strconv.FormatUint(n, 10)
-	if err := s.h.WriteAsync(wid, data, eof, func(err error) { s.done(n, err) }); err != nil {
-		s.done(n, err)
+	size := len(data)
+	if err := s.h.WriteAsync(wid, data, eof, func(err error) { s.done(n, size, err) }); err != nil {
+		s.done(n, size, err)
 	}
 }
 
-// done records write n's outcome; a failure is told at once, the rest
-// every attachAckEvery writes and on every credit.
-func (s *attachStream) done(n uint64, err error) {
+// done records the outcome of write n, of size bytes; a failure is told
+// at once, the rest every attachAckEvery writes (with the next output;
+// alone at twice as many), every attachAckBytes, on every credit, and as
+// soon as the writes under way at the last credit are done.
+func (s *attachStream) done(n uint64, size int, err error) {
 	s.wmu.Lock()
 	if n > s.written {
 		s.written = n
 	}
-	tell := err != nil || s.written-s.told >= attachAckEvery
-	if tell {
-		s.told = s.written
-	}
-	s.wmu.Unlock()
-	if !tell {
+	s.untold += size
+	if err == nil {
+		untold := s.written - s.told
+		owed := s.owed > s.told && s.written >= s.owed
+		if untold < 2*attachAckEvery && s.untold < attachAckBytes && !owed {
+			s.ackDue = s.ackDue || untold >= attachAckEvery
+			s.wmu.Unlock()
+			return
+		}
+		n = s.toldLocked() // none came with output: alone
+		s.wmu.Unlock()
+		s.send(wire.AttachFrame{Kind: wire.AttachAck, N: n})
 		return
 	}
+	s.toldLocked()
+	s.wmu.Unlock()
 	f := wire.AttachFrame{Kind: wire.AttachAck, N: n}
-	if err != nil {
-		if b, merr := wire.Marshal(wireError(err)); merr == nil {
-			f.Data = b
-		}
+	if b, merr := wire.Marshal(wireError(err)); merr == nil {
+		f.Data = b
 	}
 	s.send(f)
 }
@@ -446,12 +492,16 @@ func (s *attachStream) endLocked(reason string) {
 	}
 }
 
-// send publishes one frame on the stream's subject; a frame lost with the
+// send sends frames on the stream's bulk connection, in one write, or
+// publishes them on its subject, in order; a frame lost with the
 // connection is the control plane's to notice (it opens a new stream).
-func (s *attachStream) send(f wire.AttachFrame) {
+func (s *attachStream) send(fs ...wire.AttachFrame) {
 	if s.bulk != nil {
 		s.bmu.Lock()
-		s.bbuf = wire.AppendAttachBulkFrame(s.bbuf[:0], f, false)
+		s.bbuf = s.bbuf[:0]
+		for _, f := range fs {
+			s.bbuf = wire.AppendAttachBulkFrame(s.bbuf, f, false)
+		}
 		_ = s.bulk.SetWriteDeadline(time.Now().Add(bulkIdle))
 		_, err := s.bulk.Write(s.bbuf)
 		s.bmu.Unlock()
@@ -465,8 +515,10 @@ func (s *attachStream) send(f wire.AttachFrame) {
 	if nc == nil {
 		return
 	}
-	if err := nc.Publish(s.subject, wire.AppendAttachFrame(nil, f, false)); err != nil {
-		s.a.log.Debug("attach stream publish", "err", err)
+	for _, f := range fs {
+		if err := nc.Publish(s.subject, wire.AppendAttachFrame(nil, f, false)); err != nil {
+			s.a.log.Debug("attach stream publish", "err", err)
+		}
 	}
 }
 

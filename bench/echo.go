@@ -107,11 +107,23 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	cliGC := cliGCs.count() - cliGC0
 	withGC, slow := slowGCs(lat[0], run.gcDuring[0])
 	sshWithGC, sshSlow := slowGCs(lat[1], run.gcDuring[1])
+	tr := "plain"
+	if e.tls {
+		tr = "tls"
+	}
+	if err := writeEchoSamples(tr, []string{"outpost", "ssh"}, lat); err != nil {
+		return nil, err
+	}
 	var rows []row
+	var spread []string
 	for i, p := range []float64{50, 99} {
 		a, b := lat[0].pct(p), lat[1].pct(p)
 		rows = append(rows, row{Name: names[i], Outpost: ms(a), Baseline: ms(b), Ratio: ratio(a, b), Goal: "≤ 1x", Met: yesNo(a <= b)})
+		lo, hi := ratioSpread(lat[0], lat[1], p, echoResamples)
+		spread = append(spread, fmt.Sprintf("p%.0f %.2f–%.2fx", p, lo, hi))
 	}
+	rows = append(rows, row{Name: fmt.Sprintf("  the ratios' spread: 5th–95th percentile over %d resamples of the %d rounds", echoResamples, len(lat[0])),
+		Outpost: strings.Join(spread, "; "), Baseline: "—", Ratio: "—", Goal: "reported"})
 	rows = append(rows, row{Name: "  GCs meanwhile: `outpost` CLI; this process (control plane, agent), its allocations a keystroke",
 		Outpost: fmt.Sprintf("%d; %d, %.1f (%.0f B); slowest 1%%: %d of %d (ssh's %d of %d) during a GC", cliGC, run.gcs,
 			float64(run.allocs)/float64(len(lat[0])), float64(run.allocBytes)/float64(len(lat[0])), withGC, slow, sshWithGC, sshSlow),

@@ -81,6 +81,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
 	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during each of the carry suite's first carries alone (FILE.first, FILE.first1, ...) and each incremental carry (FILE.inc0...); not with -cpuprofile")
 	flag.DurationVar(&echoGap, "echo-gap", echoGap, "pause before each timed keystroke of the echo suite")
+	flag.StringVar(&echoSamples, "echo-samples", "", "append every timed keystroke's echo time of the echo suite to FILE, one a line: transport, round, client (outpost or ssh), microseconds")
 	flag.StringVar(&echoTrace, "echo-trace", "", "write this process's execution trace of the echo suite's timed keystrokes (the control plane's and the agent's goroutines) to FILE")
 	flag.StringVar(&echoMemProfile, "echo-memprofile", "", "record every allocation of this process and write its allocation profile before the echo suite's timed keystrokes to FILE.before and after them to FILE: go tool pprof -sample_index=alloc_objects -diff_base FILE.before FILE shows the control plane's and the agent's allocations of those keystrokes")
 	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")

@@ -3,8 +3,10 @@
 package hoptrace
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +45,9 @@ func Report(w io.Writer) {
 	keys := append(done, cur)
 	done, cur = nil, [NumHops]int64{}
 	mu.Unlock()
+	if name := os.Getenv("HOPTRACE_FILE"); name != "" {
+		dump(name, keys)
+	}
 	var d [NumHops][]float64
 	for _, k := range keys {
 		ok := true
@@ -81,5 +86,30 @@ func line(w io.Writer, name string, d []float64) {
 	slices.Sort(d)
 	if n := len(d); n > 0 {
 		fmt.Fprintf(w, "  %-40s %8.1f %8.1f\n", name, d[n/2], d[n*99/100])
+	}
+}
+
+// dump appends every keystroke's hops (ns since its Typed, tab-separated,
+// in order) to file name (HOPTRACE_FILE), for a look at single ones.
+func dump(name string, keys [][NumHops]int64) {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	defer w.Flush()
+	for _, k := range keys {
+		for h := range NumHops {
+			if h > 0 {
+				w.WriteByte('\t')
+			}
+			if k[h] == 0 || k[0] == 0 {
+				w.WriteString("-")
+			} else {
+				fmt.Fprint(w, k[h]-k[0])
+			}
+		}
+		w.WriteByte('\n')
 	}
 }
