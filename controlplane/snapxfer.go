@@ -401,10 +401,13 @@ const manifestWindow = 4
 // are asked for at once: the agent encodes one while the control plane
 // decodes another, instead of a round trip per page one after the other.
 func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult, onPage func([]wire.SnapEntry)) ([]wire.SnapEntry, error) {
+	if scan.Entries < 0 {
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "a scan of %d entries", scan.Entries)
+	}
 	if starts := pageStarts(scan); len(starts) > 1 {
 		return s.readManifestPages(ctx, t, scan, starts, onPage)
 	}
-	entries := make([]wire.SnapEntry, 0, scan.Entries)
+	entries := make([]wire.SnapEntry, 0, manifestCap(scan))
 	for len(entries) < scan.Entries {
 		var page wire.SnapManifestPage
 		if err := t.Call(ctx, wire.OpSnapManifest, &wire.SnapPageRequest{Handle: scan.Handle, Offset: len(entries)}, &page, fileCall()); err != nil {
@@ -422,6 +425,13 @@ func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanR
 		}
 	}
 	return entries, nil
+}
+
+// manifestCap is the room made ahead for scan's entries: the agent's
+// count, but no more than a page's worth (a hostile agent's count sizes
+// nothing; its real pages do).
+func manifestCap(scan wire.SnapScanResult) int {
+	return min(max(scan.Entries, 0), wire.MaxSnapEntries)
 }
 
 // pageStarts is where each page of scan's manifest begins (0 first), when
@@ -456,7 +466,11 @@ func (s *Server) readManifestPages(ctx context.Context, t target, scan wire.Snap
 		page wire.SnapManifestPage
 		err  error
 	}
-	res := make([]chan got, len(starts))
+	// Page i's reply goes in res[i%manifestWindow]: it is asked for
+	// only once page i-manifestWindow was taken (window), so a slot is
+	// empty when its next page comes. What is held is the window's, not
+	// a slot per page the agent says it has.
+	res := make([]chan got, manifestWindow)
 	for i := range res {
 		res[i] = make(chan got, 1)
 	}
@@ -475,11 +489,11 @@ func (s *Server) readManifestPages(ctx context.Context, t target, scan wire.Snap
 				defer wg.Done()
 				var g got
 				g.err = t.Concurrent().Call(ctx, wire.OpSnapManifest, &wire.SnapPageRequest{Handle: scan.Handle, Offset: off}, &g.page, fileCall())
-				res[i] <- g
+				res[i%manifestWindow] <- g
 			}()
 		}
 	}()
-	entries := make([]wire.SnapEntry, 0, scan.Entries)
+	entries := make([]wire.SnapEntry, 0, manifestCap(scan))
 	for i, off := range starts {
 		end := scan.Entries
 		if i+1 < len(starts) {
@@ -487,7 +501,7 @@ func (s *Server) readManifestPages(ctx context.Context, t target, scan wire.Snap
 		}
 		var g got
 		select {
-		case g = <-res[i]:
+		case g = <-res[i%manifestWindow]:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -873,6 +887,11 @@ func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entri
 		}
 		off = end
 	}
+	// The agent lacks at most the chunks the manifest names: a larger
+	// count would have the control plane page names without end.
+	if n := manifestChunks(entries); plan.Lack < 0 || plan.Lack > n {
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the restore lacks %d chunks of a manifest of %d", plan.Lack, n)
+	}
 	var lack []byte
 	if plan.Lack > 0 && len(plan.Sums) == plan.Lack*wire.SumSize {
 		lack = plan.Sums // the agent gave them with the plan
@@ -887,7 +906,19 @@ func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entri
 		}
 		lack = append(lack, page.Sums...)
 	}
+	if len(lack) != plan.Lack*wire.SumSize {
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the restore named %d lacking chunks, not %d", len(lack)/wire.SumSize, plan.Lack)
+	}
 	return sizedRefs(sizes, lack, entries)
+}
+
+// manifestChunks is how many chunks entries name (a name twice counts twice).
+func manifestChunks(entries []wire.SnapEntry) int {
+	n := 0
+	for i := range entries {
+		n += len(entries[i].Sizes)
+	}
+	return n
 }
 
 // finishRestore sends the chunks refs of open restore h from the store and
