@@ -2,12 +2,14 @@ package files
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -88,5 +90,37 @@ func TestScanCancelledEndsListers(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines after the cancelled scans, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// A directory replaced by a symlink (to another directory inside the
+// root) between its parent's listing and its own is never listed through
+// the link: the scan fails as a source that changed, whichever goroutine
+// lists it.
+func TestScanDirSwappedForLink(t *testing.T) {
+	dir := t.TempDir()
+	wideTree(t, dir)
+	var once sync.Once
+	listHook = func(c string) {
+		if strings.HasSuffix(c, "d03/e1") {
+			once.Do(func() {
+				must(t, os.Rename(filepath.Join(dir, "d03/e1"), filepath.Join(dir, "moved")))
+				must(t, os.Symlink("../d05", filepath.Join(dir, "d03/e1")))
+			})
+		}
+	}
+	t.Cleanup(func() { listHook = nil })
+	f := newFS(t, dir)
+	s, err := f.Scan(context.Background(), ".", ScanOptions{})
+	if err == nil {
+		for _, e := range s.Entries {
+			if strings.HasPrefix(e.Path, "d03/e1/") && !strings.HasPrefix(e.Path, "d03/e1/f") {
+				t.Fatalf("the scan listed d05 through the link at d03/e1: %s", e.Path)
+			}
+		}
+		t.Fatal("a directory swapped for a link under the scan went unnoticed")
+	}
+	if !errors.Is(err, ErrSourceChanged) {
+		t.Fatalf("err %v, want ErrSourceChanged", err)
 	}
 }

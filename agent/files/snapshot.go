@@ -198,7 +198,7 @@ func (f *FS) Scan(ctx context.Context, p string, opts ScanOptions) (*Scan, error
 	err = f.chunkAll(ctx, s, base, func(ctx context.Context) error {
 		l := f.newDirLister(ctx)
 		defer l.stop()
-		return f.scanDir(ctx, s, l, base, base, nil, ig, globs)
+		return f.scanDir(ctx, s, l, base, base, nil, nil, ig, globs)
 	})
 	if err != nil {
 		return nil, err
@@ -214,9 +214,10 @@ func rel(base, c string) string {
 	return strings.TrimPrefix(c, base+"/")
 }
 
-// scanDir adds the entries under directory c; pre, when not nil, is its
+// scanDir adds the entries under directory c, which was fi when its
+// parent was listed (nil: the scan's base); pre, when not nil, is its
 // listing begun ahead (l.start).
-func (f *FS) scanDir(ctx context.Context, s *Scan, l *dirLister, base, c string, pre *dirListing, ig *ignorer, globs []*pathGlob) error {
+func (f *FS) scanDir(ctx context.Context, s *Scan, l *dirLister, base, c string, fi iofs.FileInfo, pre *dirListing, ig *ignorer, globs []*pathGlob) error {
 	if err := ctx.Err(); err != nil {
 		pre.drop()
 		return err
@@ -229,7 +230,7 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, l *dirLister, base, c string,
 	if pre != nil {
 		infos, err = pre.wait()
 	} else {
-		infos, err = f.readDir(c)
+		infos, err = f.readDirOf(c, fi)
 	}
 	if err != nil {
 		return mapErr("snapshot", c, err)
@@ -253,7 +254,7 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, l *dirLister, base, c string,
 		}
 		paths[i] = p
 		if fi.IsDir() {
-			subs[i] = l.start(p)
+			subs[i] = l.start(p, fi)
 		}
 	}
 	for i, fi := range infos {
@@ -268,7 +269,7 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, l *dirLister, base, c string,
 			s.Entries = append(s.Entries, e)
 			sub := subs[i]
 			subs[i] = nil
-			if err := f.scanDir(ctx, s, l, base, p, sub, ig, globs); err != nil {
+			if err := f.scanDir(ctx, s, l, base, p, fi, sub, ig, globs); err != nil {
 				return err
 			}
 		case m&iofs.ModeSymlink != 0:
@@ -327,8 +328,9 @@ func (f *FS) newDirLister(ctx context.Context) *dirLister {
 	return &dirLister{f: f, ctx: ctx, slots: make(chan struct{}, listAhead())}
 }
 
-// start lists directory c ahead, or returns nil when no slot is free.
-func (l *dirLister) start(c string) *dirListing {
+// start lists directory c (fi when its parent was listed) ahead, or
+// returns nil when no slot is free.
+func (l *dirLister) start(c string, fi iofs.FileInfo) *dirListing {
 	select {
 	case l.slots <- struct{}{}:
 	default:
@@ -340,7 +342,7 @@ func (l *dirLister) start(c string) *dirListing {
 		defer l.wg.Done()
 		defer close(d.done)
 		if d.err = l.ctx.Err(); d.err == nil {
-			d.infos, d.err = l.f.readDir(c)
+			d.infos, d.err = l.f.readDirOf(c, fi)
 		}
 	}()
 	return d
@@ -374,10 +376,36 @@ func (l *dirLister) stop() { l.wg.Wait() }
 // stats are taken relative to the open directory (fstatat), not by a walk
 // of each path from the root: a tree of 10,000 files is stat'ed in a
 // fraction of the time.
-func (f *FS) readDir(c string) ([]iofs.FileInfo, error) {
+func (f *FS) readDir(c string) ([]iofs.FileInfo, error) { return f.readDirOf(c, nil) }
+
+// listHook, when set (tests only, before a scan starts), is called with
+// each directory readDirOf lists, before it is opened; it may be called
+// from several goroutines at once.
+var listHook func(c string)
+
+// readDirOf is readDir of directory c, which was want when its parent
+// was listed (nil: not checked). The root's Open follows a symlink inside
+// the root: a directory replaced since by a link to another (or by
+// anything else) is ErrSourceChanged, never listed in its place. The
+// walk lists directories ahead of it, so this is what keeps it off links.
+func (f *FS) readDirOf(c string, want iofs.FileInfo) ([]iofs.FileInfo, error) {
+	if listHook != nil {
+		listHook(c)
+	}
 	d, err := f.root.Open(native(c))
 	if err != nil {
 		return nil, err
+	}
+	if want != nil {
+		st, err := d.Stat()
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		if !sameDir(want, st) {
+			d.Close()
+			return nil, errorf(ErrSourceChanged, "snapshot %s: no longer the directory listed", c)
+		}
 	}
 	infos, err := d.Readdir(-1)
 	d.Close()
