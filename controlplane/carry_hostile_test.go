@@ -193,7 +193,16 @@ func TestReadManifestPagesOrder(t *testing.T) {
 			starts = append(starts, i)
 		}
 	}
-	scan := wire.SnapScanResult{Handle: "h", Entries: len(entries), Pages: starts}
+	// With the starts, pages are asked for at once; without them (an
+	// older agent) or with starts that make no sense, one after the other.
+	for _, pg := range [][]int{starts, nil, {0, 7}, {7, 300}} {
+		scan := wire.SnapScanResult{Handle: "h", Entries: len(entries), Pages: pg}
+		testReadManifestOrder(t, scan, entries)
+	}
+}
+
+func testReadManifestOrder(t *testing.T, scan wire.SnapScanResult, entries []wire.SnapEntry) {
+	t.Helper()
 	for _, failAt := range []int{-1, 0, 49, 98} {
 		p := &pager{entries: entries, failAt: failAt}
 		var seen []string
@@ -224,6 +233,24 @@ func TestReadManifestPagesOrder(t *testing.T) {
 		}
 		if len(got) != len(entries) || len(seen) != len(entries) {
 			t.Fatalf("%d entries (%d in pages), want %d", len(got), len(seen), len(entries))
+		}
+	}
+}
+
+// Page starts that do not match the pages the agent answers (a page that
+// ends short of, or past, the next start) are a bad reply, never a gap or
+// an overlap in the manifest.
+func TestReadManifestPagesMismatch(t *testing.T) {
+	var entries []wire.SnapEntry
+	for i := range 30 {
+		entries = append(entries, wire.SnapEntry{Path: fmt.Sprintf("f%03d", i), Type: "file"})
+	}
+	for _, pg := range [][]int{{10, 20}, {5, 20}, {7, 14, 21, 29}} {
+		p := &pager{entries: entries, failAt: -1}
+		_, err := (&Server{}).readManifest(context.Background(), p, wire.SnapScanResult{Handle: "h", Entries: len(entries), Pages: pg}, nil)
+		var we *wire.Error
+		if !errors.As(err, &we) || we.Reason != wire.ReasonBadReply {
+			t.Fatalf("starts %v over pages of 7: err %v, want a bad reply", pg, err)
 		}
 	}
 }
