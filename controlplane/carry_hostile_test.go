@@ -254,3 +254,53 @@ func TestReadManifestPagesMismatch(t *testing.T) {
 		}
 	}
 }
+
+// Whatever plan (lack, c) and lack pages an agent answers, the control
+// plane ends, with a bad reply or with at most as many chunks as the
+// manifest names, each of them the manifest's, with the manifest's size.
+func FuzzRestorePlan(f *testing.F) {
+	f.Add(2, []byte{1, 2}, []byte{1})
+	f.Add(1, []byte{1}, []byte{})
+	f.Add(0, []byte{}, []byte{9})
+	f.Add(-3, []byte{1, 1, 1}, []byte{1, 2})
+	f.Add(1<<59+1, []byte{1}, []byte{2})
+	f.Fuzz(func(t *testing.T, lack int, c, page []byte) {
+		sum := func(b byte) []byte { s := make([]byte, wire.SumSize); s[0] = b; return s }
+		entries := []wire.SnapEntry{
+			{Path: "a", Type: "file", Size: 30, Sums: append(sum(1), sum(2)...), Sizes: []uint32{10, 20}},
+			{Path: "b", Type: "file", Size: 7, Sums: sum(3), Sizes: []uint32{7}},
+		}
+		sizes := map[byte]uint32{1: 10, 2: 20, 3: 7}
+		names := func(bs []byte) []byte {
+			var out []byte
+			for _, b := range bs {
+				out = append(out, sum(b)...)
+			}
+			return out
+		}
+		l := &liar{reply: func(n int, op string, out any) error {
+			if n > 100 {
+				t.Fatalf("%d calls for a manifest of 3 chunks", n)
+			}
+			switch op {
+			case wire.OpSnapRestoreManifest:
+				*out.(*wire.SnapRestorePlan) = wire.SnapRestorePlan{Lack: lack, Sums: names(c)}
+			case wire.OpSnapRestoreLack:
+				*out.(*wire.SnapLackPage) = wire.SnapLackPage{Sums: names(page)}
+			}
+			return nil
+		}}
+		refs, err := (&Server{}).sendManifestFrom(context.Background(), l, "h", entries, 0, nil)
+		if err != nil {
+			return
+		}
+		if len(refs) > 3 || len(refs) != lack {
+			t.Fatalf("%d chunks sent for a plan lacking %d of a manifest of 3", len(refs), lack)
+		}
+		for _, r := range refs {
+			if want, ok := sizes[r.sum[0]]; !ok || r.size != want || string(r.sum[1:]) != string(make([]byte, wire.SumSize-1)) {
+				t.Fatalf("chunk %x of size %d is not the manifest's", r.sum, r.size)
+			}
+		}
+	})
+}
