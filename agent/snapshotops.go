@@ -21,6 +21,11 @@ import (
 // well under the smallest max payload NATS is run with (1 MiB).
 const snapPageBytes = 512 << 10
 
+// planSumsInline is the most names of lacking chunks a plan's reply
+// carries (16 KiB of them). The reply of a mutation is kept for retries
+// (idempotency), so a longer list is paged out by snap.restore.lack.
+const planSumsInline = 512
+
 // restoreJob is one restore: its manifest while it arrives, then the
 // restore itself. Its survey, a listing of the directory taken while the
 // manifest is on its way, is its own: stopped once planned or aborted.
@@ -86,7 +91,29 @@ func (fo *fileOps) snapScan(ctx context.Context, req *wire.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	return &wire.SnapScanResult{Handle: h, Entries: len(s.Entries), Files: s.Files, Bytes: s.Bytes}, nil
+	return &wire.SnapScanResult{Handle: h, Entries: len(s.Entries), Files: s.Files, Bytes: s.Bytes, Pages: manifestPages(s.Entries)}, nil
+}
+
+// manifestPages is where each page of a manifest after the first begins
+// (SnapScanResult.Pages): the control plane asks for them at once.
+func manifestPages(entries []files.SnapEntry) []int {
+	var out []int
+	for off := pageEnd(entries, 0); off < len(entries); off = pageEnd(entries, off) {
+		out = append(out, off)
+	}
+	return out
+}
+
+// pageEnd is where the manifest page from off ends: about snapPageBytes
+// of entries (as the wire encodes them), at most wire.MaxSnapEntries, at
+// least one.
+func pageEnd(entries []files.SnapEntry, off int) int {
+	size, i := 0, off
+	for ; i < len(entries) && size < snapPageBytes && i-off < wire.MaxSnapEntries; i++ {
+		e := &entries[i]
+		size += len(e.Path) + len(e.Link) + (wire.SumSize+5)*len(e.Chunks) + 32
+	}
+	return i
 }
 
 // scanOf returns the scan of handle h.
@@ -111,12 +138,12 @@ func (fo *fileOps) snapManifest(_ context.Context, req *wire.Request) (any, erro
 		return nil, err
 	}
 	out := &wire.SnapManifestPage{Next: body.Offset}
-	size := 0
-	for i := body.Offset; i < len(s.Entries) && size < snapPageBytes && len(out.Entries) < wire.MaxSnapEntries; i++ {
-		e := wireSnapEntry(&s.Entries[i])
-		size += len(e.Path) + len(e.Link) + len(e.Sums) + 5*len(e.Sizes) + 32
-		out.Entries = append(out.Entries, e)
-		out.Next = i + 1
+	if body.Offset < len(s.Entries) {
+		out.Next = pageEnd(s.Entries, body.Offset)
+		out.Entries = make([]wire.SnapEntry, 0, out.Next-body.Offset)
+		for i := body.Offset; i < out.Next; i++ {
+			out.Entries = append(out.Entries, wireSnapEntry(&s.Entries[i]))
+		}
 	}
 	return out, nil
 }
@@ -287,7 +314,16 @@ func (fo *fileOps) restoreManifest(ctx context.Context, req *wire.Request) (any,
 		return nil, err
 	}
 	j.r = r
-	return &wire.SnapRestorePlan{Lack: len(r.Lack()), Write: r.Files()}, nil
+	plan := &wire.SnapRestorePlan{Lack: len(r.Lack()), Write: r.Files()}
+	if lack := r.Lack(); len(lack) <= planSumsInline {
+		// A short list comes with the plan: one round trip fewer
+		// before the chunks move (an incremental carry's usual case).
+		plan.Sums = make([]byte, 0, len(lack)*wire.SumSize)
+		for _, s := range lack {
+			plan.Sums = append(plan.Sums, s[:]...)
+		}
+	}
+	return plan, nil
 }
 
 // planned returns the restore of h once its manifest is complete.

@@ -57,8 +57,8 @@ func (f *manifestFeed) add(page []wire.SnapEntry) {
 }
 
 // finish waits for the pages queued, sends the last (empty) page and
-// returns the chunks the agent lacks of entries, the whole manifest, whose
-// chunks' sizes by name are sizes.
+// returns the chunks the agent lacks of entries, the whole manifest;
+// sizes holds the sizes by name of some of its chunks (the tally's).
 func (f *manifestFeed) finish(entries []wire.SnapEntry, sizes map[[wire.SumSize]byte]uint32) ([]chunkRef, error) {
 	f.closed = true
 	close(f.pages)

@@ -393,9 +393,22 @@ func cleanSnapPath(p string) string {
 	return p
 }
 
-// readManifest pages the scan's manifest in.
+// manifestWindow is how many manifest pages are asked for at once when
+// the agent says where they begin (SnapScanResult.Pages).
+const manifestWindow = 4
+
+// readManifest pages the scan's manifest in; onPage gets each page in
+// order. When the scan says where its pages begin, up to manifestWindow
+// are asked for at once: the agent encodes one while the control plane
+// decodes another, instead of a round trip per page one after the other.
 func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanResult, onPage func([]wire.SnapEntry)) ([]wire.SnapEntry, error) {
-	entries := make([]wire.SnapEntry, 0, scan.Entries)
+	if scan.Entries < 0 {
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "a scan of %d entries", scan.Entries)
+	}
+	if starts := pageStarts(scan); len(starts) > 1 {
+		return s.readManifestPages(ctx, t, scan, starts, onPage)
+	}
+	entries := make([]wire.SnapEntry, 0, manifestCap(scan))
 	for len(entries) < scan.Entries {
 		var page wire.SnapManifestPage
 		if err := t.Call(ctx, wire.OpSnapManifest, &wire.SnapPageRequest{Handle: scan.Handle, Offset: len(entries)}, &page, fileCall()); err != nil {
@@ -415,6 +428,102 @@ func (s *Server) readManifest(ctx context.Context, t target, scan wire.SnapScanR
 	return entries, nil
 }
 
+// manifestCap is the room made ahead for scan's entries: the agent's
+// count, but no more than a page's worth (a hostile agent's count sizes
+// nothing; its real pages do).
+func manifestCap(scan wire.SnapScanResult) int {
+	return min(max(scan.Entries, 0), wire.MaxSnapEntries)
+}
+
+// pageStarts is where each page of scan's manifest begins (0 first), when
+// the agent said so in a usable way, else nil.
+func pageStarts(scan wire.SnapScanResult) []int {
+	if len(scan.Pages) == 0 {
+		return nil
+	}
+	starts := make([]int, 0, len(scan.Pages)+1)
+	starts = append(starts, 0)
+	for _, p := range scan.Pages {
+		if p <= starts[len(starts)-1] || p >= scan.Entries {
+			return nil
+		}
+		starts = append(starts, p)
+	}
+	return starts
+}
+
+// readManifestPages is readManifest asking for the pages beginning at
+// starts, manifestWindow at a time; a page read waits to be taken in
+// order, so at most that many are held. Its goroutines end before it
+// returns.
+func (s *Server) readManifestPages(ctx context.Context, t target, scan wire.SnapScanResult, starts []int, onPage func([]wire.SnapEntry)) ([]wire.SnapEntry, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	type got struct {
+		page wire.SnapManifestPage
+		err  error
+	}
+	// Page i's reply goes in res[i%manifestWindow]: it is asked for
+	// only once page i-manifestWindow was taken (window), so a slot is
+	// empty when its next page comes. What is held is the window's, not
+	// a slot per page the agent says it has.
+	res := make([]chan got, manifestWindow)
+	for i := range res {
+		res[i] = make(chan got, 1)
+	}
+	window := make(chan struct{}, manifestWindow)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i, off := range starts {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var g got
+				g.err = t.Concurrent().Call(ctx, wire.OpSnapManifest, &wire.SnapPageRequest{Handle: scan.Handle, Offset: off}, &g.page, fileCall())
+				res[i%manifestWindow] <- g
+			}()
+		}
+	}()
+	entries := make([]wire.SnapEntry, 0, manifestCap(scan))
+	for i, off := range starts {
+		end := scan.Entries
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		var g got
+		select {
+		case g = <-res[i%manifestWindow]:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		<-window
+		if g.err != nil {
+			return nil, g.err
+		}
+		if err := g.page.Validate(); err != nil {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page: %v", err)
+		}
+		if len(g.page.Entries) != end-off || g.page.Next != end {
+			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "manifest page at %d: %d entries, next %d, not up to %d", off, len(g.page.Entries), g.page.Next, end)
+		}
+		entries = append(entries, g.page.Entries...)
+		if onPage != nil {
+			onPage(g.page.Entries)
+		}
+	}
+	return entries, nil
+}
+
 // chunkRef is a chunk by name and size.
 type chunkRef struct {
 	sum  []byte
@@ -429,9 +538,12 @@ func lacking(entries []wire.SnapEntry, has func(sum []byte) bool) ([]chunkRef, i
 	return t.lack, t.newBytes
 }
 
-// chunkTally is lacking taken page by page as a manifest comes in: every
-// chunk's size by name (sizes, which sizedRefs needs too), the chunks has
-// says the store lacks, each once, in order (lack), and their bytes.
+// chunkTally is lacking taken page by page as a manifest comes in: the
+// chunks has says the store lacks, each once, in order (lack), their
+// bytes, and their sizes by name (sizes, which sizedRefs looks in first).
+// A chunk the store has is only looked up: an incremental carry's
+// manifest names tens of thousands, and the tally of its last pages is on
+// the carry's critical path.
 type chunkTally struct {
 	sizes    map[[wire.SumSize]byte]uint32
 	lack     []chunkRef
@@ -441,20 +553,21 @@ type chunkTally struct {
 // add tallies the chunks of entries, the manifest's next ones.
 func (t *chunkTally) add(entries []wire.SnapEntry, has func(sum []byte) bool) {
 	if t.sizes == nil {
-		t.sizes = make(map[[wire.SumSize]byte]uint32, 2*len(entries))
+		t.sizes = map[[wire.SumSize]byte]uint32{}
 	}
 	for _, e := range entries {
 		for i, size := range e.Sizes {
 			sum := e.Sums[i*wire.SumSize : (i+1)*wire.SumSize]
+			if has(sum) {
+				continue
+			}
 			k := [wire.SumSize]byte(sum)
 			if _, seen := t.sizes[k]; seen {
 				continue
 			}
 			t.sizes[k] = size
-			if !has(sum) {
-				t.lack = append(t.lack, chunkRef{sum: sum, size: size})
-				t.newBytes += int64(size)
-			}
+			t.lack = append(t.lack, chunkRef{sum: sum, size: size})
+			t.newBytes += int64(size)
 		}
 	}
 }
@@ -909,7 +1022,8 @@ func (s *Server) sendManifest(ctx context.Context, t target, h string, entries [
 }
 
 // sendManifestFrom is sendManifest when the agent has the entries before
-// from already; sizes, when set, is every chunk of entries by name.
+// from already; sizes, when set, is some chunks of entries by name (the
+// tally's), looked in first.
 func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entries []wire.SnapEntry, from int, sizes map[[wire.SumSize]byte]uint32) ([]chunkRef, error) {
 	var plan wire.SnapRestorePlan
 	for off, n := from, 0; off < len(entries) || n == 0; n++ {
@@ -924,7 +1038,15 @@ func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entri
 		}
 		off = end
 	}
+	// The agent lacks at most the chunks the manifest names: a larger
+	// count would have the control plane page names without end.
+	if n := manifestChunks(entries); plan.Lack < 0 || plan.Lack > n {
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the restore lacks %d chunks of a manifest of %d", plan.Lack, n)
+	}
 	var lack []byte
+	if plan.Lack > 0 && len(plan.Sums) == plan.Lack*wire.SumSize {
+		lack = plan.Sums // the agent gave them with the plan
+	}
 	for len(lack)/wire.SumSize < plan.Lack {
 		var page wire.SnapLackPage
 		if err := t.Call(ctx, wire.OpSnapRestoreLack, &wire.SnapPageRequest{Handle: h, Offset: len(lack) / wire.SumSize}, &page, fileCall()); err != nil {
@@ -935,10 +1057,19 @@ func (s *Server) sendManifestFrom(ctx context.Context, t target, h string, entri
 		}
 		lack = append(lack, page.Sums...)
 	}
-	if sizes == nil {
-		sizes = chunkSizes(entries)
+	if len(lack) != plan.Lack*wire.SumSize {
+		return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the restore named %d lacking chunks, not %d", len(lack)/wire.SumSize, plan.Lack)
 	}
-	return sizedRefs(sizes, lack)
+	return sizedRefs(sizes, lack, entries)
+}
+
+// manifestChunks is how many chunks entries name (a name twice counts twice).
+func manifestChunks(entries []wire.SnapEntry) int {
+	n := 0
+	for i := range entries {
+		n += len(entries[i].Sizes)
+	}
+	return n
 }
 
 // finishRestore sends the chunks refs of open restore h from the store and
@@ -971,17 +1102,26 @@ const snapPageBytes = 512 << 10
 // chunkSizes is every chunk of entries, its size by name.
 func chunkSizes(entries []wire.SnapEntry) map[[wire.SumSize]byte]uint32 {
 	var t chunkTally
-	t.add(entries, func([]byte) bool { return true })
+	t.add(entries, func([]byte) bool { return false })
 	return t.sizes
 }
 
-// sizedRefs gives each name the agent lacks its size from the manifest's
-// chunks (sizes); a name the manifest does not hold is a bad reply.
-func sizedRefs(sizes map[[wire.SumSize]byte]uint32, lack []byte) ([]chunkRef, error) {
+// sizedRefs gives each name the agent lacks its size: from sizes when it
+// has it, else from the manifest's chunks (entries, listed once, only
+// when a name is not in sizes: content the store had, or no sizes at
+// all); a name the manifest does not hold is a bad reply.
+func sizedRefs(sizes map[[wire.SumSize]byte]uint32, lack []byte, entries []wire.SnapEntry) ([]chunkRef, error) {
 	refs := make([]chunkRef, 0, len(lack)/wire.SumSize)
+	var all map[[wire.SumSize]byte]uint32
 	for i := 0; i < len(lack); i += wire.SumSize {
 		sum := lack[i : i+wire.SumSize]
 		n, ok := sizes[[wire.SumSize]byte(sum)]
+		if !ok && all == nil {
+			all = chunkSizes(entries)
+		}
+		if !ok {
+			n, ok = all[[wire.SumSize]byte(sum)]
+		}
 		if !ok {
 			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "the agent lacks chunk %x, which the snapshot does not have", sum[:8])
 		}

@@ -121,12 +121,17 @@ func (r *SnapScanRequest) Validate() error {
 }
 
 // SnapScanResult names the scan: Entries in its manifest, Files regular
-// files holding Bytes.
+// files holding Bytes. Pages, when the agent gives it, is the offset each
+// manifest page after the first begins at (snap.manifest answers a page
+// from exactly there to the next): the control plane asks for several
+// pages at once instead of one after the other. An agent that does not
+// give it is paged by each page's Next.
 type SnapScanResult struct {
 	Handle  string `msgpack:"h"`
 	Entries int    `msgpack:"n"`
 	Files   int    `msgpack:"files"`
 	Bytes   int64  `msgpack:"bytes"`
+	Pages   []int  `msgpack:"pg,omitempty"`
 }
 
 // SnapPageRequest asks for the page of a handle's list starting at Offset.
@@ -227,10 +232,13 @@ func (r *SnapRestoreManifestRequest) Validate() error {
 }
 
 // SnapRestorePlan answers the last manifest page: Lack chunks are missing
-// on the agent, Write files will be written.
+// on the agent, Write files will be written. Sums, when the agent gives
+// them, are the names of all Lack chunks (a short list): the control
+// plane needs no snap.restore.lack call then.
 type SnapRestorePlan struct {
-	Lack  int `msgpack:"lack"`
-	Write int `msgpack:"write"`
+	Lack  int    `msgpack:"lack"`
+	Write int    `msgpack:"write"`
+	Sums  []byte `msgpack:"c,omitempty"`
 }
 
 // SnapLackPage is names [Offset, Next) of the chunks a restore lacks.

@@ -41,3 +41,7 @@ func readDir(r *os.Root) ([]iofs.DirEntry, error) {
 	slices.SortFunc(out, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
 }
+
+// sameDir reports whether directory st, open, is want, its parent's
+// listing's lstat of it (device and inode).
+func sameDir(want, st iofs.FileInfo) bool { return st.IsDir() && os.SameFile(want, st) }

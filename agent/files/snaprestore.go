@@ -429,8 +429,9 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 }
 
 // Commit writes the files made only of local chunks and the symlinks,
-// sets modes and times, removes what the manifest lacks (Delete), and
-// syncs. A chunk never delivered is an error.
+// sets the modes and times of files, removes what the manifest lacks
+// (Delete), then sets the directories' modes and times, and syncs. A
+// chunk never delivered is an error.
 func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	r.ops.Lock()
 	defer r.ops.Unlock()
@@ -466,16 +467,23 @@ func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	if err := r.finishEntries(); err != nil {
 		return r.res, err
 	}
+	// What the manifest lacks goes before the directories get their
+	// modes and times: a removal sets its directory's time.
+	var seen map[string]iofs.FileInfo
 	if r.opts.Delete {
-		if err := r.removeExtra(ctx, r.base, r.index()); err != nil {
+		seen = map[string]iofs.FileInfo{}
+		if err := r.removeExtra(ctx, r.base, r.index(), seen); err != nil {
 			return r.res, err
 		}
+	}
+	if err := r.finishDirs(seen); err != nil {
+		return r.res, err
 	}
 	return r.res, r.fs.syncAll(r.base)
 }
 
 // finishEntries makes symlinks, and sets the modes and times of files
-// already right and of directories (deepest first, after their content).
+// already right.
 func (r *Restore) finishEntries() error {
 	for i := range r.entries {
 		e := &r.entries[i]
@@ -492,13 +500,22 @@ func (r *Restore) finishEntries() error {
 		}
 	}
 	for _, e := range r.same {
-		if err := r.setAttrs(join(r.base, e.Path), e); err != nil {
+		if err := r.setAttrs(join(r.base, e.Path), e, nil); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// finishDirs sets the modes and times of the directories, deepest first
+// (after their content). seen holds the stat of directories the delete
+// walk took once it was done with them (fstat of the directory it had
+// open), so they are not looked up again by path.
+func (r *Restore) finishDirs(seen map[string]iofs.FileInfo) error {
 	for i := len(r.entries) - 1; i >= 0; i-- {
 		if e := &r.entries[i]; e.Type == TypeDir {
-			if err := r.setAttrs(join(r.base, e.Path), e); err != nil {
+			c := join(r.base, e.Path)
+			if err := r.setAttrs(c, e, seen[c]); err != nil {
 				return err
 			}
 		}
@@ -506,11 +523,14 @@ func (r *Restore) finishEntries() error {
 	return nil
 }
 
-// setAttrs gives c the entry's mode and time where they differ.
-func (r *Restore) setAttrs(c string, e *SnapEntry) error {
-	fi, err := r.fs.root.Lstat(native(c))
-	if err != nil {
-		return mapErr("restore", c, err)
+// setAttrs gives c the entry's mode and time where they differ; fi, when
+// not nil, is c's stat already taken.
+func (r *Restore) setAttrs(c string, e *SnapEntry, fi iofs.FileInfo) error {
+	if fi == nil {
+		var err error
+		if fi, err = r.fs.root.Lstat(native(c)); err != nil {
+			return mapErr("restore", c, err)
+		}
 	}
 	if uint32(fi.Mode().Perm()) != e.Mode {
 		if err := r.fs.root.Chmod(native(c), os.FileMode(e.Mode)); err != nil {
@@ -532,8 +552,10 @@ func (r *Restore) setAttrs(c string, e *SnapEntry) error {
 }
 
 // removeExtra removes what lies under directory c and is not in the
-// manifest; the agent's temporary files are left to their owners.
-func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]string) error {
+// manifest; the agent's temporary files are left to their owners. Each
+// directory's stat once its entries are removed goes in seen (an fstat of
+// the directory it has open, not a second walk of its path).
+func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]string, seen map[string]iofs.FileInfo) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -542,10 +564,11 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		return mapErr("restore", c, err)
 	}
 	names, err := d.Readdirnames(-1)
-	d.Close()
 	if err != nil {
+		d.Close()
 		return mapErr("restore", c, err)
 	}
+	var subs []string
 	for _, n := range names {
 		if strings.HasPrefix(n, TempPrefix) {
 			continue
@@ -558,13 +581,23 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		switch {
 		case !ok:
 			if err := r.fs.root.RemoveAll(native(p)); err != nil {
+				d.Close()
 				return mapErr("restore", p, err)
 			}
 			r.res.Removed++
 		case t == TypeDir:
-			if err := r.removeExtra(ctx, p, keep); err != nil {
-				return err
-			}
+			subs = append(subs, p)
+		}
+	}
+	// c is done with (what goes into it went before the commit, and
+	// its subdirectories' removals do not touch it).
+	if fi, err := d.Stat(); err == nil && fi.IsDir() {
+		seen[c] = fi
+	}
+	d.Close()
+	for _, p := range subs {
+		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -196,7 +196,9 @@ func (f *FS) Scan(ctx context.Context, p string, opts ScanOptions) (*Scan, error
 	}
 	s := &Scan{fs: f, loc: map[Sum]chunkLoc{}}
 	err = f.chunkAll(ctx, s, base, func(ctx context.Context) error {
-		return f.scanDir(ctx, s, base, base, ig, globs)
+		l := f.newDirLister(ctx)
+		defer l.stop()
+		return f.scanDir(ctx, s, l, base, base, nil, nil, ig, globs)
 	})
 	if err != nil {
 		return nil, err
@@ -212,25 +214,52 @@ func rel(base, c string) string {
 	return strings.TrimPrefix(c, base+"/")
 }
 
-// scanDir adds the entries under directory c.
-func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, globs []*pathGlob) error {
+// scanDir adds the entries under directory c, which was fi when its
+// parent was listed (nil: the scan's base); pre, when not nil, is its
+// listing begun ahead (l.start).
+func (f *FS) scanDir(ctx context.Context, s *Scan, l *dirLister, base, c string, fi iofs.FileInfo, pre *dirListing, ig *ignorer, globs []*pathGlob) error {
 	if err := ctx.Err(); err != nil {
+		pre.drop()
 		return err
 	}
 	if ig != nil {
 		ig = ig.load(f, c)
 	}
-	infos, err := f.readDir(c)
+	var infos []iofs.FileInfo
+	var err error
+	if pre != nil {
+		infos, err = pre.wait()
+	} else {
+		infos, err = f.readDirOf(c, fi)
+	}
 	if err != nil {
 		return mapErr("snapshot", c, err)
 	}
-	for _, fi := range infos {
+	// Which entries are left out is decided first, and the directories
+	// the walk goes into are listed ahead (l.start), while it goes
+	// through what comes before them: the lstat of every entry, most of
+	// a walk's time, runs on more than one CPU.
+	paths := make([]string, len(infos)) // "": left out
+	subs := make([]*dirListing, len(infos))
+	defer func() {
+		for _, d := range subs {
+			d.drop() // those a failure left unread
+		}
+	}()
+	for i, fi := range infos {
 		n := fi.Name()
 		p := join(c, n)
-		if strings.HasPrefix(n, TempPrefix) || f.hidden(p) {
+		if strings.HasPrefix(n, TempPrefix) || f.hidden(p) || excluded(p, base, fi.IsDir(), ig, globs) {
 			continue
 		}
-		if excluded(p, base, fi.IsDir(), ig, globs) {
+		paths[i] = p
+		if fi.IsDir() {
+			subs[i] = l.start(p, fi)
+		}
+	}
+	for i, fi := range infos {
+		p := paths[i]
+		if p == "" {
 			continue
 		}
 		e := SnapEntry{Path: rel(base, p), Mode: uint32(fi.Mode().Perm()), ModTime: fi.ModTime().UnixNano()}
@@ -238,7 +267,9 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, 
 		case m.IsDir():
 			e.Type = TypeDir
 			s.Entries = append(s.Entries, e)
-			if err := f.scanDir(ctx, s, base, p, ig, globs); err != nil {
+			sub := subs[i]
+			subs[i] = nil
+			if err := f.scanDir(ctx, s, l, base, p, fi, sub, ig, globs); err != nil {
 				return err
 			}
 		case m&iofs.ModeSymlink != 0:
@@ -267,14 +298,114 @@ func (f *FS) scanDir(ctx context.Context, s *Scan, base, c string, ig *ignorer, 
 	return nil
 }
 
+// dirLister lists directories of a walk ahead of it, on goroutines of its
+// own: at most slots listings are under way or waiting to be read at
+// once (a directory with no slot free is listed by the walk itself when
+// it gets there), so what is held ahead stays small whatever the tree.
+// Its goroutines end by stop.
+type dirLister struct {
+	f     *FS
+	ctx   context.Context
+	slots chan struct{}
+	wg    sync.WaitGroup
+}
+
+// dirListing is one directory listed ahead: its entries once done is
+// closed. Its slot is given back when it is read (wait) or dropped.
+type dirListing struct {
+	l     *dirLister
+	done  chan struct{}
+	infos []iofs.FileInfo
+	err   error
+	freed bool
+}
+
+// listAhead is how many directories a walk lists ahead at most: one per
+// CPU, at least two, at most eight.
+func listAhead() int { return min(max(runtime.GOMAXPROCS(0), 2), 8) }
+
+func (f *FS) newDirLister(ctx context.Context) *dirLister {
+	return &dirLister{f: f, ctx: ctx, slots: make(chan struct{}, listAhead())}
+}
+
+// start lists directory c (fi when its parent was listed) ahead, or
+// returns nil when no slot is free.
+func (l *dirLister) start(c string, fi iofs.FileInfo) *dirListing {
+	select {
+	case l.slots <- struct{}{}:
+	default:
+		return nil
+	}
+	d := &dirListing{l: l, done: make(chan struct{})}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer close(d.done)
+		if d.err = l.ctx.Err(); d.err == nil {
+			d.infos, d.err = l.f.readDirOf(c, fi)
+		}
+	}()
+	return d
+}
+
+// wait returns the listing and gives its slot back.
+func (d *dirListing) wait() ([]iofs.FileInfo, error) {
+	<-d.done
+	d.free()
+	return d.infos, d.err
+}
+
+// drop gives the slot of a listing that will not be read back (nil: none).
+func (d *dirListing) drop() {
+	if d != nil {
+		d.free()
+	}
+}
+
+func (d *dirListing) free() {
+	if !d.freed {
+		d.freed = true
+		<-d.l.slots
+	}
+}
+
+// stop waits for the listings under way; call it once the walk is over.
+func (l *dirLister) stop() { l.wg.Wait() }
+
 // readDir lists directory c with each entry's Lstat, sorted by name. The
 // stats are taken relative to the open directory (fstatat), not by a walk
 // of each path from the root: a tree of 10,000 files is stat'ed in a
 // fraction of the time.
-func (f *FS) readDir(c string) ([]iofs.FileInfo, error) {
+func (f *FS) readDir(c string) ([]iofs.FileInfo, error) { return f.readDirOf(c, nil) }
+
+// listHook, when set (tests only, before a scan starts), is called with
+// each directory readDirOf lists, before it is opened; it may be called
+// from several goroutines at once.
+var listHook func(c string)
+
+// readDirOf is readDir of directory c, which was want when its parent
+// was listed (nil: not checked). The root's Open follows a symlink inside
+// the root: a directory replaced since by a link to another (or by
+// anything else) is ErrSourceChanged, never listed in its place. The
+// walk lists directories ahead of it, so this is what keeps it off links.
+func (f *FS) readDirOf(c string, want iofs.FileInfo) ([]iofs.FileInfo, error) {
+	if listHook != nil {
+		listHook(c)
+	}
 	d, err := f.root.Open(native(c))
 	if err != nil {
 		return nil, err
+	}
+	if want != nil {
+		st, err := d.Stat()
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		if !sameDir(want, st) {
+			d.Close()
+			return nil, errorf(ErrSourceChanged, "snapshot %s: no longer the directory listed", c)
+		}
 	}
 	infos, err := d.Readdir(-1)
 	d.Close()
