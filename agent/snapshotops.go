@@ -5,9 +5,15 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -145,7 +151,7 @@ func (fo *fileOps) snapManifest(_ context.Context, req *wire.Request) (any, erro
 // snapRead reads chunks into a pooled buffer and encodes the reply
 // around them (wire.InPlace); release gives the buffer back once the
 // reply was sent.
-func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, func(), error) {
+func (fo *fileOps) snapRead(ctx context.Context, req *wire.Request) (any, func(), error) {
 	body, err := decode[wire.SnapReadRequest](req)
 	if err != nil {
 		return nil, nil, err
@@ -158,6 +164,12 @@ func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, func(), 
 	for i := 0; i < len(body.Sums); i += wire.SumSize {
 		sums = append(sums, files.Sum(body.Sums[i:i+wire.SumSize]))
 	}
+	if body.Ticket != "" {
+		if err := fo.snapSend(ctx, s, sums, body.Ticket); err != nil {
+			return nil, nil, err
+		}
+		return &wire.SnapReadResult{}, nil, nil
+	}
 	buf := readReplyBufs.Get().(*[]byte)
 	if len(*buf) < wire.Headroom+wire.MaxChunk {
 		*buf = wire.NewInPlaceBuf(wire.MaxChunk)
@@ -169,6 +181,74 @@ func (fo *fileOps) snapRead(_ context.Context, req *wire.Request) (any, func(), 
 		return nil, nil, err
 	}
 	return &wire.InPlace{Body: &wire.SnapReadResult{}, Buf: *buf, N: len(data)}, release, nil
+}
+
+// snapSend writes the content of chunks sums of scan s on a bulk
+// connection made with ticket, one after the other, and closes it: with
+// sendfile on a plain TCP connection (no copy through the agent), else
+// read and written in pieces, gathered under TLS. The control plane checks
+// each chunk against its name, as over NATS.
+func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum, ticket string) error {
+	total, err := s.ChunkBytes(sums)
+	if err != nil {
+		return err
+	}
+	if total > wire.MaxSnapBulk {
+		return wire.Errorf(wire.CodePayloadTooLarge, "", "%d bytes of chunks asked for on one bulk connection, at most %d", total, wire.MaxSnapBulk)
+	}
+	conn, _, err := fo.bulk.dial(ctx, ticket)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		return s.SendChunks(sums, func(f *os.File, off, n int64) error {
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				return err
+			}
+			_ = tcp.SetWriteDeadline(time.Now().Add(bulkIdle))
+			m, err := tcp.ReadFrom(io.LimitReader(f, n))
+			if err != nil {
+				// sendfile's error is most often the connection's
+				// (a file that shrank ends it short, with none).
+				return bulkBroke(err)
+			}
+			if m < n {
+				return io.ErrUnexpectedEOF
+			}
+			return nil
+		})
+	}
+	buf := bulkBufs.Get().(*[]byte)
+	defer bulkBufs.Put(buf)
+	g := bulkconn.Under(conn)
+	return s.SendChunks(sums, func(f *os.File, off, n int64) error {
+		for sent := int64(0); sent < n; {
+			k := min(n-sent, int64(len(*buf)))
+			m, err := f.ReadAt((*buf)[:k], off+sent)
+			if int64(m) < k {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return err
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
+			if err := writeGathered(conn, g, (*buf)[:m]); err != nil {
+				return bulkBroke(err)
+			}
+			sent += int64(m)
+		}
+		return nil
+	})
+}
+
+// bulkBroke is the error of a bulk connection that broke under a write:
+// unavailable, so that the control plane reads the rest over NATS, as
+// for a connection that never came.
+func bulkBroke(err error) error {
+	return wire.Errorf(wire.CodeUnavailable, "", "bulk connection: %v", err)
 }
 
 func (fo *fileOps) restoreBegin(_ context.Context, req *wire.Request) (any, error) {
@@ -278,8 +358,9 @@ func (fo *fileOps) restoreLack(_ context.Context, req *wire.Request) (any, error
 	return out, nil
 }
 
-// restoreChunks writes chunks straight from the request that carried them.
-func (fo *fileOps) restoreChunks(_ context.Context, req *wire.Request) (any, error) {
+// restoreChunks writes chunks straight from the request that carried them,
+// or from its bulk connection (restoreBulk).
+func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, error) {
 	body := &wire.SnapRestoreChunksRequest{}
 	data, err := req.DecodeBodyAliasing("data", body)
 	if err != nil {
@@ -293,6 +374,9 @@ func (fo *fileOps) restoreChunks(_ context.Context, req *wire.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
+	if body.Ticket != "" {
+		return struct{}{}, fo.restoreBulk(ctx, r, body)
+	}
 	off := 0
 	for i, n := range body.Sizes {
 		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
@@ -302,6 +386,56 @@ func (fo *fileOps) restoreChunks(_ context.Context, req *wire.Request) (any, err
 		off += int(n)
 	}
 	return struct{}{}, nil
+}
+
+// restoreBulk reads the chunks of body (sizes and names) from a bulk
+// connection made with its ticket and writes each into the restore as it
+// is whole. It runs in the request's handler, under the request's
+// admission: a request at a newer epoch of the session ends ctx, which
+// closes the connection, and no chunk is written after that.
+func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire.SnapRestoreChunksRequest) error {
+	conn, rd, err := fo.bulk.dial(ctx, body.Ticket)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	bp := readReplyBufs.Get().(*[]byte)
+	defer readReplyBufs.Put(bp)
+	if len(*bp) < wire.Headroom+wire.MaxChunk {
+		*bp = wire.NewInPlaceBuf(wire.MaxChunk)
+	}
+	buf := *bp
+	// buf[start:fill] is what was read and not written yet.
+	start, fill := 0, 0
+	for i, n := range body.Sizes {
+		size := int(n)
+		if start+size > len(buf) {
+			fill = copy(buf, buf[start:fill])
+			start = 0
+		}
+		for fill-start < size {
+			_ = conn.SetReadDeadline(time.Now().Add(bulkIdle))
+			m, rerr := rd.Read(buf[fill:])
+			fill += m
+			if rerr != nil && fill-start < size {
+				if err := context.Cause(ctx); err != nil {
+					return err
+				}
+				return wire.Errorf(wire.CodeUnavailable, "", "bulk connection: %v", rerr)
+			}
+		}
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
+		if err := r.Put(sum, buf[start:start+size]); err != nil {
+			return err
+		}
+		start += size
+	}
+	return nil
 }
 
 func (fo *fileOps) restoreCommit(ctx context.Context, req *wire.Request) (any, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -66,6 +67,17 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	}
 	if err := checkCarryDisk(e.dir, carryMB, carryFirstRuns); err != nil {
 		return nil, err
+	}
+	if e.stateDir != "" {
+		// The store holds one run's tree at a time (each run's
+		// snapshot is deleted before the next): twice that, for its
+		// blocks and the incremental carries'.
+		if free, err := freeBytes(e.stateDir); err != nil {
+			return nil, err
+		} else if need := 2 * int64(carryMB) << 20; need > free {
+			return nil, fmt.Errorf("the carry suite's store needs about %.1f GiB free in %s, and %.1f GiB are free: -cp-state-dir same puts it in the bench's directory",
+				float64(need)/(1<<30), e.stateDir, float64(free)/(1<<30))
+		}
 	}
 	laptopRoot := filepath.Join(e.dir, "carry-laptop")
 	ident, err := e.enroll(ctx, client.EnrollmentTokenRequest{Agent: "carry-laptop"})
@@ -235,7 +247,7 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	firstBest, rsBest := firsts.pct(0), rsFirsts.pct(0)
 	nf := len(firsts)
 	rows := []row{
-		{Name: fmt.Sprintf("carry, first (%s): swap with carry to an empty agent vs rsync -a to loopback sshd, median of %d runs each, interleaved (best of %d in brackets)", label, nf, nf),
+		{Name: fmt.Sprintf("carry, first (%s): swap with carry to an empty agent vs rsync -a to loopback sshd, median of %d runs each, interleaved (best of %d in brackets); the store in %s", label, nf, nf, storePlace()),
 			Outpost: fmt.Sprintf("%s (best %s)", msT(first), msT(firstBest)), Goal: "≤ 1.5× rsync"},
 		{Name: "carry, first: the runs in the order they ran (each after sync(1), each into a new directory)", Outpost: strings.Join(order, ", ")},
 		{Name: fmt.Sprintf("carry, 1%% of files changed: swap with carry vs rsync -a of the same change, p50 over the same %d change sets", n),
@@ -284,6 +296,24 @@ func checkCarryFlags() error {
 		return fmt.Errorf("-carry-rounds must be at least 1 (got %d)", carryRounds)
 	}
 	return nil
+}
+
+// storePlace says where the control plane's store is (-cp-state-dir).
+func storePlace() string {
+	if cpStateDir == "" || cpStateDir == "same" {
+		return "the bench's directory (the agents' file system)"
+	}
+	if isTmpfs(cpStateDir) {
+		return cpStateDir + " (tmpfs: in memory, no disk)"
+	}
+	return cpStateDir
+}
+
+// isTmpfs says whether dir is on a tmpfs (Linux), whose writes go to
+// memory only.
+func isTmpfs(dir string) bool {
+	var st syscall.Statfs_t
+	return runtime.GOOS == "linux" && syscall.Statfs(dir, &st) == nil && uint64(st.Type) == 0x01021994
 }
 
 // carryDiskNeed is about what the carry suite keeps on disk until it

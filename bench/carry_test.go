@@ -311,3 +311,28 @@ func TestSSHPeerWithoutSharedTools(t *testing.T) {
 		t.Fatalf("ssh peer id -un: %q, %v", b, err)
 	}
 }
+
+// The store goes to /dev/shm by default only in a run of the carry suite
+// alone: a run of every suite, or of carry with others, keeps every
+// suite's store in the bench's directory (their rows do not name it), and
+// the carry row says the store is in memory when it is.
+func TestStorePlaceDefaultCarryOnly(t *testing.T) {
+	for _, want := range []map[string]bool{{}, {"carry": true, "echo": true}, {"echo": true}} {
+		if d := defaultStateDir(want); d != "" {
+			t.Errorf("-rows %v: the store in %q by default, want the bench's directory", want, d)
+		}
+	}
+	fi, err := os.Stat(storeDirDefault)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	if d := defaultStateDir(map[string]bool{"carry": true}); d != storeDirDefault {
+		t.Errorf("-rows carry: the store in %q, want %s", d, storeDirDefault)
+	}
+	old := cpStateDir
+	defer func() { cpStateDir = old }()
+	cpStateDir = storeDirDefault
+	if p := storePlace(); isTmpfs(storeDirDefault) && !strings.Contains(p, "tmpfs") {
+		t.Errorf("the row says the store is in %q, not that it is in memory", p)
+	}
+}

@@ -18,16 +18,34 @@ import (
 
 // env is one control plane with one agent, all in this process, on loopback.
 type env struct {
-	n       int
-	tls     bool // HTTPS, agents on wss:// through the API's port
-	dir     string
-	srv     *controlplane.Server
-	cl      *client.Client
-	ws, id  string
-	root    string
-	cancel  context.CancelFunc
-	agentCh chan error
+	n      int
+	tls    bool // HTTPS, agents on wss:// through the API's port
+	dir    string
+	srv    *controlplane.Server
+	cl     *client.Client
+	ws, id string
+	root   string
+	// stateDir is the control plane's state directory when it is not
+	// under dir (-cp-state-dir); Close removes it.
+	stateDir string
+	cancel   context.CancelFunc
+	agentCh  chan error
 }
+
+// cpStateDir (-cp-state-dir) is where the control plane's state directory
+// (its JetStream store) is made: "" puts it in the bench's directory, on
+// the agents' file system; "same" too (the flag's way to say so when the
+// carry suite would pick storeDirDefault). See storeDir.
+var cpStateDir string
+
+// storeDirDefault is where the carry suite puts the control plane's state
+// unless -cp-state-dir says otherwise: a file system of its own, as the
+// control plane's machine has. On one file system with the target, the
+// restore's commit (a syncfs of the target's file system) also wrote the
+// store's copy of the tree, and the store's writes took ext4's block
+// allocation and writeback on the agents' disk (BENCHMARKS.md, "The first
+// carry: the store on a file system of its own").
+const storeDirDefault = "/dev/shm"
 
 // cpDebugLog (-cp-log) writes the control plane's debug log to stderr
 // (the carry's phases, among others) instead of discarding it.
@@ -49,6 +67,13 @@ func newEnv(ctx context.Context, n int, tlsOn bool) (*env, error) {
 	cfg := controlplane.Config{
 		Listen: "127.0.0.1:0", NATSListen: "127.0.0.1:0",
 		StateDir: filepath.Join(dir, "state"), Logger: quiet,
+	}
+	if cpStateDir != "" && cpStateDir != "same" {
+		sd, err := os.MkdirTemp(cpStateDir, "outpost-bench-state")
+		if err != nil {
+			return nil, fmt.Errorf("-cp-state-dir: %w", err)
+		}
+		e.stateDir, cfg.StateDir = sd, sd
 	}
 	if tlsOn {
 		cfg.TLSSelfSigned = []string{"127.0.0.1"}
@@ -126,4 +151,7 @@ func (e *env) Close() {
 		e.srv.Close()
 	}
 	os.RemoveAll(e.dir)
+	if e.stateDir != "" {
+		os.RemoveAll(e.stateDir)
+	}
 }

@@ -84,6 +84,7 @@ func main() {
 	flag.StringVar(&echoSamples, "echo-samples", "", "append every timed keystroke's echo time of the echo suite to FILE, one a line: transport, round, client (outpost or ssh), microseconds")
 	flag.StringVar(&echoTrace, "echo-trace", "", "write this process's execution trace of the echo suite's timed keystrokes (the control plane's and the agent's goroutines) to FILE")
 	flag.StringVar(&echoMemProfile, "echo-memprofile", "", "record every allocation of this process and write its allocation profile before the echo suite's timed keystrokes to FILE.before and after them to FILE: go tool pprof -sample_index=alloc_objects -diff_base FILE.before FILE shows the control plane's and the agent's allocations of those keystrokes")
+	flag.StringVar(&cpStateDir, "cp-state-dir", "", "make the control plane's state directory (its JetStream store: the carry suite's snapshots) under DIR; \"same\": in the bench's directory, on the agents' file system. Default: "+storeDirDefault+" when the carry suite is the only one that runs (-rows carry) and it exists (a file system of its own, as the control plane's machine has), else the bench's directory; the rows of other suites name the place when it is not the bench's directory")
 	flag.BoolVar(&cpDebugLog, "cp-log", false, "write the control plane's debug log (a carry's phases, among others) to stderr")
 	flag.Parse()
 	if echoMemProfile != "" {
@@ -117,6 +118,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
+	if cpStateDir == "" {
+		cpStateDir = defaultStateDir(want)
+	}
 	var rows []row
 	failed := false
 	for _, tr := range strings.Split(*transports, ",") {
@@ -132,6 +136,22 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// defaultStateDir is where the control plane's store goes without
+// -cp-state-dir when the suites want run: storeDirDefault when the carry
+// suite is the only one (and it exists), else "" (the bench's directory).
+// The default is the carry suite's alone: in a run of other suites too, it
+// would move their control plane's store as well (one env serves them
+// all).
+func defaultStateDir(want map[string]bool) string {
+	if len(want) != 1 || !want["carry"] {
+		return ""
+	}
+	if fi, err := os.Stat(storeDirDefault); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return storeDirDefault
 }
 
 // wantedSuites is the set of suites -rows names (empty: all), or an error
@@ -182,6 +202,10 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 			continue
 		}
 		suffix := e.transport()
+		if e.stateDir != "" && s.name != "carry" {
+			// The carry suite's row names the store's place itself.
+			suffix += " [the control plane's store in " + storePlace() + "]"
+		}
 		if fleetNice > 0 && (s.name == "agents" || s.name == "scale" || s.name == "storm") {
 			suffix += fmt.Sprintf(" [fleet at nice %d]", fleetNice)
 		}

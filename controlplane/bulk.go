@@ -62,6 +62,9 @@ type bulkHub struct {
 	// attached, if set, is told each attach stream's bulk connection as
 	// the stream takes it (tests cut it).
 	attached func(net.Conn)
+	// pulled, if set, is told each snapshot batch's bulk connection as
+	// the pull takes it (tests cut it).
+	pulled func(net.Conn)
 }
 
 // bulkWait is one ticket: the agent that may claim it, by its bound public

@@ -21,10 +21,16 @@ import (
 // laptop has it and an old dup/edit.txt, which the laptop has with
 // keep.txt's content: the restore writes edit.txt from the cloud's own
 // chunks, in its commit, after every chunk was delivered.
-func fenceCarryEnv(t *testing.T) *carryEnv {
+func fenceCarryEnv(t *testing.T) *carryEnv { return fenceCarryEnvBig(t, 0) }
+
+// fenceCarryEnvBig is fenceCarryEnv whose laptop has big random files of
+// 1 MiB too (writeBigFiles): with 8 or more, the carry's batches go on
+// bulk connections.
+func fenceCarryEnvBig(t *testing.T, big int) *carryEnv {
 	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) {
 		writeFile(t, filepath.Join(laptopDir, "dup/keep.txt"), "the same content in two files\n", 0o644)
 		writeFile(t, filepath.Join(laptopDir, "dup/edit.txt"), "the same content in two files\n", 0o644)
+		writeBigFiles(t, laptopDir, big, 5000)
 	})
 	writeFile(t, filepath.Join(e.cloudDir, "dup/keep.txt"), "the same content in two files\n", 0o644)
 	writeFile(t, filepath.Join(e.cloudDir, "dup/edit.txt"), "old on the cloud\n", 0o644)
@@ -117,7 +123,22 @@ func loserSnapshotWhole(t *testing.T, e *carryEnv, winner string) {
 // delete the new file: the session is where the plain swap put it,
 // without lastCarry, and what was written at the new epoch stays.
 func TestSwapCarryLoserKeepsNewEpochWrites(t *testing.T) {
-	e := fenceCarryEnv(t)
+	t.Run("nats", func(t *testing.T) { swapCarryLoserKeepsNewEpochWrites(t, 0) })
+	// The pull's and the forwarder's batches on bulk connections: the
+	// chunks the restore reads from one are written under its request's
+	// hold of the fence too.
+	t.Run("bulk", func(t *testing.T) { swapCarryLoserKeepsNewEpochWrites(t, 40) })
+}
+
+func swapCarryLoserKeepsNewEpochWrites(t *testing.T, big int) {
+	e := fenceCarryEnvBig(t, big)
+	var tickets atomic.Int64
+	e.s.bulk.issued = func(string) { tickets.Add(1) }
+	defer func() {
+		if n := tickets.Load(); (big > 0) != (n > 0) {
+			t.Errorf("%d bulk tickets issued", n)
+		}
+	}()
 	ctx := context.Background()
 	var fired atomic.Bool
 	e.s.afterChunkBatch = func() {

@@ -126,9 +126,14 @@ func oldOrNew(t *testing.T, dir string, older, newer map[string]string) (renamed
 // carryFaultEnv is a snapshot env whose laptop has a tree of several
 // chunk batches and whose cloud has an older version of every file.
 func carryFaultEnv(t *testing.T) (e *snapEnv, older, newer map[string]string) {
+	return carryFaultEnvBig(t, 8)
+}
+
+// carryFaultEnvBig is carryFaultEnv with big files of 1 MiB.
+func carryFaultEnvBig(t *testing.T, big int) (e *snapEnv, older, newer map[string]string) {
 	e = newSnapEnv(t, testConfig(t))
 	writeMixedTree(t, e.laptopDir)
-	for i := range 8 {
+	for i := range big {
 		p := filepath.Join(e.laptopDir, fmt.Sprintf("big/b%02d.bin", i))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, pseudoRandom(1<<20, uint64(300+i)), 0o644); err != nil {
@@ -151,31 +156,59 @@ func carryFaultEnv(t *testing.T) (e *snapEnv, older, newer map[string]string) {
 // fails, every file on the cloud is old or new with no temporary file
 // left, no snapshot is recorded unless the record was written before the
 // commit failed, and every goroutine the carry started ends.
+//
+// The points are taken over NATS (the server's snapNoBulk), and the pull's
+// and the forwarder's batches again on bulk connections (bulk): there a
+// read that fails before its connection came is read over NATS instead
+// (TestSnapshotBulkFallsBackToNATS), so only its cancelled case fails.
 func TestCarryFailsAtEveryPoint(t *testing.T) {
 	for _, pt := range []struct {
-		name  string
-		onDst bool
-		op    string
-		n     int64
+		name       string
+		onDst      bool
+		op         string
+		n          int64
+		bulk       bool
+		cancelOnly bool
 	}{
-		{"source scan", false, wire.OpSnapScan, 1},
-		{"source manifest", false, wire.OpSnapManifest, 1},
-		{"source read first", false, wire.OpSnapRead, 1},
-		{"source read mid-pull", false, wire.OpSnapRead, 3},
-		{"target begin", true, wire.OpSnapRestoreBegin, 1},
-		{"target manifest page", true, wire.OpSnapRestoreManifest, 1},
-		{"target plan", true, wire.OpSnapRestoreManifest, 2},
-		{"target chunks first", true, wire.OpSnapRestoreChunks, 1},
-		{"target chunks mid", true, wire.OpSnapRestoreChunks, 2},
-		{"target commit", true, wire.OpSnapRestoreCommit, 1},
+		{"source scan", false, wire.OpSnapScan, 1, false, false},
+		{"source manifest", false, wire.OpSnapManifest, 1, false, false},
+		{"source read first", false, wire.OpSnapRead, 1, false, false},
+		{"source read mid-pull", false, wire.OpSnapRead, 3, false, false},
+		{"target begin", true, wire.OpSnapRestoreBegin, 1, false, false},
+		{"target manifest page", true, wire.OpSnapRestoreManifest, 1, false, false},
+		{"target plan", true, wire.OpSnapRestoreManifest, 2, false, false},
+		{"target chunks first", true, wire.OpSnapRestoreChunks, 1, false, false},
+		{"target chunks mid", true, wire.OpSnapRestoreChunks, 2, false, false},
+		{"target commit", true, wire.OpSnapRestoreCommit, 1, false, false},
+		{"bulk source read first", false, wire.OpSnapRead, 1, true, true},
+		{"bulk source read second", false, wire.OpSnapRead, 2, true, true},
+		{"bulk target chunks first", true, wire.OpSnapRestoreChunks, 1, true, false},
+		{"bulk target chunks second", true, wire.OpSnapRestoreChunks, 2, true, false},
 	} {
 		for _, cancelled := range []bool{false, true} {
+			if pt.cancelOnly && !cancelled {
+				continue
+			}
 			name := pt.name + " fails"
 			if cancelled {
 				name = pt.name + " cancelled"
 			}
 			t.Run(name, func(t *testing.T) {
-				e, older, newer := carryFaultEnv(t)
+				// On bulk connections, batches of 8 MiB: enough that the
+				// second is forwarded while the pull goes on.
+				big := 8
+				if pt.bulk {
+					big = 24
+				}
+				e, older, newer := carryFaultEnvBig(t, big)
+				e.s.snapNoBulk = !pt.bulk
+				var tickets atomic.Int64
+				e.s.bulk.issued = func(string) { tickets.Add(1) }
+				defer func() {
+					if n := tickets.Load(); pt.bulk != (n > 0) {
+						t.Errorf("%d bulk tickets issued", n)
+					}
+				}()
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				src := &faultTarget{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}}

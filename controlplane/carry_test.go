@@ -460,11 +460,22 @@ func TestSwapCarryQuotaExactWhenBoundOver(t *testing.T) {
 // the swap fails with source_changed, the pointer stays, and every file
 // on the cloud is its old version or the laptop's, none half-written, no
 // temporary file left.
+// Over NATS and on bulk connections (TestCarryPullsOnBulkConnections).
 func TestSwapCarrySourceFailsMidway(t *testing.T) {
+	t.Run("nats", func(t *testing.T) { swapCarrySourceFailsMidway(t, false) })
+	t.Run("bulk", func(t *testing.T) { swapCarrySourceFailsMidway(t, true) })
+}
+
+func swapCarrySourceFailsMidway(t *testing.T, bulk bool) {
+	// Enough batches (2 MiB each over NATS, 8 MiB on bulk connections)
+	// that some are read after the change, past the window of those in
+	// flight.
+	n := 24
+	if bulk {
+		n = 72
+	}
 	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) {
-		// Enough batches (2 MiB each) that some are read after the
-		// change, past the window of those in flight.
-		for i := range 24 {
+		for i := range n {
 			p := filepath.Join(laptopDir, fmt.Sprintf("big/b%02d.bin", i))
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			if err := os.WriteFile(p, pseudoRandom(1<<20, uint64(100+i)), 0o644); err != nil {
@@ -472,6 +483,13 @@ func TestSwapCarrySourceFailsMidway(t *testing.T) {
 			}
 		}
 	})
+	e.s.snapNoBulk = !bulk
+	claimed := e.s.bulk.claimed.Load()
+	defer func() {
+		if c := e.s.bulk.claimed.Load() - claimed; bulk != (c > 0) {
+			t.Errorf("%d bulk connections", c)
+		}
+	}()
 	ctx := context.Background()
 	newer := treeDigest(t, e.laptopDir)
 	// The cloud holds an older version of every file.
@@ -487,7 +505,7 @@ func TestSwapCarrySourceFailsMidway(t *testing.T) {
 	var once sync.Once
 	e.s.afterChunkBatch = func() {
 		once.Do(func() {
-			for i := range 24 {
+			for i := range n {
 				p := filepath.Join(e.laptopDir, fmt.Sprintf("big/b%02d.bin", i))
 				if err := os.WriteFile(p, pseudoRandom(1<<20, uint64(200+i)), 0o644); err != nil {
 					t.Error(err)

@@ -198,6 +198,16 @@ type Server struct {
 	// chunkListings counts the snapshots that listed every chunk of
 	// their workspace's store (read by tests).
 	chunkListings atomic.Int64
+	// snapNoBulk, set by tests before any call, pulls every snapshot's
+	// chunks over NATS (snapxfer.go's pullChunks).
+	snapNoBulk bool
+	// snapBulkWait, set by tests before any call, bounds one batch
+	// pulled on a bulk connection (zero: fileCallTimeout, as one over
+	// NATS).
+	snapBulkWait time.Duration
+	// snapBulkFallbacks counts the pulls that went on over NATS after a
+	// batch on a bulk connection failed (read by tests).
+	snapBulkFallbacks atomic.Int64
 	// prevChunks is each session's last snapshot's chunks (snapprev.go).
 	prevChunks sessionChunks
 

@@ -2,8 +2,12 @@ package controlplane
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/wire"
@@ -17,9 +21,13 @@ import (
 // once in the control plane on its way to the restore. Its methods are
 // safe for concurrent use.
 type forwarder struct {
-	s      *Server
-	t      target
-	h      string
+	s  *Server
+	t  target
+	ws string
+	h  string
+	// bulk: batches go on bulk connections (sendBulk), up to
+	// snapBulkBatch each; it is set false after one that failed.
+	bulk   atomic.Bool
 	refs   []chunkRef // what the restore lacks, in order
 	limit  int
 	ctx    context.Context
@@ -68,12 +76,21 @@ func forwardBuf(limit int) *[]byte {
 	return &b
 }
 
-func (s *Server) newForwarder(ctx context.Context, t target, h string, refs []chunkRef) *forwarder {
+// newForwarder forwards to restore h on t (in workspace ws) the chunks
+// refs it lacks. When they come to bulkMin or more, its batches go on
+// bulk connections, outside the NATS server (sendBulk).
+func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs []chunkRef) *forwarder {
 	ctx, cancel := context.WithCancelCause(ctx)
-	f := &forwarder{s: s, t: t, h: h, refs: refs, limit: s.batchBytes(), ctx: ctx, cancel: cancel,
+	f := &forwarder{s: s, t: t, ws: ws, h: h, refs: refs, limit: s.batchBytes(), ctx: ctx, cancel: cancel,
 		sem: make(chan struct{}, snapWindow), want: make(map[string]bool, len(refs))}
+	var total int64
 	for _, r := range refs {
 		f.want[string(r.sum)] = true
+		total += int64(r.size)
+	}
+	if total >= bulkMin && !s.snapNoBulk {
+		f.bulk.Store(true)
+		f.limit = snapBulkBatch
 	}
 	return f
 }
@@ -129,7 +146,22 @@ func (f *forwarder) sendLocked() {
 	go func() {
 		defer f.wg.Done()
 		defer func() { <-f.sem }()
-		err := f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key))
+		var err error
+		switch {
+		case f.bulk.Load():
+			var fallback bool
+			if fallback, err = f.sendBulk(b, key); fallback && f.ctx.Err() == nil {
+				f.bulk.Store(false)
+				f.s.snapBulkFallbacks.Add(1)
+				f.s.log.Debug("carry forward: over NATS from here", "ws", f.ws, "err", err)
+				err = f.sendNATS(b, key)
+			}
+		case b.n > f.s.batchBytes():
+			// A batch gathered for a bulk connection, after one failed.
+			err = f.sendNATS(b, key)
+		default:
+			err = f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key))
+		}
 		// The request was sent (copied into the connection's buffer)
 		// before the call returned: its batch buffer is free.
 		forwardBufs.Put(b.buf)
@@ -137,6 +169,90 @@ func (f *forwarder) sendLocked() {
 			f.cancel(err)
 		}
 	}()
+}
+
+// sendBulk sends batch b on a bulk connection: snap.restore.chunks with
+// the names, sizes and a ticket, the data on the connection the agent
+// makes with it. fallback says the batch may go over NATS instead: the
+// connection never came or broke, and the agent's answer is no error of
+// its own (a chunk delivered twice is written once: a restore writes a
+// chunk it no longer lacks nowhere).
+func (f *forwarder) sendBulk(b *forwardBatch, key string) (fallback bool, err error) {
+	ticket, wait, withdraw, err := f.s.bulkTicket(f.ctx, f.ws, f.t)
+	if err != nil {
+		return true, err
+	}
+	defer withdraw()
+	req := &wire.SnapRestoreChunksRequest{Handle: f.h, Sums: b.sums, Sizes: b.sizes, Ticket: ticket}
+	callCtx, stopCall := context.WithCancel(f.ctx)
+	defer stopCall()
+	reply := make(chan error, 1)
+	go func() {
+		reply <- f.t.Concurrent().Call(callCtx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key+"b"))
+	}()
+	// mine: an error the agent answered is its own (no fallback), unless
+	// it is about the connection (unavailable) or the agent does not
+	// take chunks on one (unsupported, invalid_argument: an older agent).
+	mine := func(err error) bool {
+		if err == nil {
+			return false
+		}
+		we := wire.AsError(err)
+		return we == nil || we.Code != wire.CodeUnavailable && we.Code != wire.CodeUnsupported && we.Code != wire.CodeInvalidArgument
+	}
+	var conn net.Conn
+	select {
+	case conn = <-wait.conn:
+	case err := <-reply:
+		if err == nil {
+			err = errBulkLate // it cannot have read the chunks
+		}
+		return !mine(err) || errors.Is(err, errBulkLate), err
+	case <-f.ctx.Done():
+		stopCall()
+		<-reply
+		return false, context.Cause(f.ctx)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(f.ctx, func() { conn.Close() })
+	defer stop()
+	_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
+	if werr := writeGathered(conn, (*b.buf)[forwardRoom:forwardRoom+b.n], gatherOf(conn)); werr != nil {
+		conn.Close()
+		err := <-reply
+		if mine(err) {
+			return false, err
+		}
+		return true, werr
+	}
+	err = <-reply
+	return err != nil && !mine(err), err
+}
+
+// sendNATS sends batch b over NATS in requests of at most batchBytes of
+// data (a batch gathered for a bulk connection is larger).
+func (f *forwarder) sendNATS(b *forwardBatch, key string) error {
+	data := (*b.buf)[forwardRoom : forwardRoom+b.n]
+	var refs []chunkRef
+	for i, n := range b.sizes {
+		refs = append(refs, chunkRef{sum: b.sums[i*wire.SumSize : (i+1)*wire.SumSize], size: n})
+	}
+	off := 0
+	for j, sub := range batches(refs, f.s.batchBytes()) {
+		req := &wire.SnapRestoreChunksRequest{Handle: f.h}
+		n := 0
+		for _, r := range sub {
+			req.Sums = append(req.Sums, r.sum...)
+			req.Sizes = append(req.Sizes, r.size)
+			n += int(r.size)
+		}
+		req.Data = data[off : off+n]
+		off += n
+		if err := f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key+"n"+strconv.Itoa(j))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stop ends the forwarding after a failure and waits for its calls.

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,7 +210,7 @@ func (s *Server) snapshotOnto(ctx context.Context, t target, sp snapshotSpec, ds
 	var plan *carryPlan
 	var take func(chunkRef, []byte) error
 	if dst != nil {
-		plan = s.startPlan(ctx, planCtx, dst, feed, dstHandle, entries, td.tally.sizes, stopPull)
+		plan = s.startPlan(ctx, planCtx, dst, sp.ws, feed, dstHandle, entries, td.tally.sizes, stopPull)
 		take = func(r chunkRef, data []byte) error {
 			if err := plan.await(pullCtx); err != nil {
 				return err
@@ -318,7 +319,7 @@ type carryPlan struct {
 // (handle h, fed the rest by feed) in a goroutine of its own, which ends
 // with planCtx; a failed plan stops the pull (stopPull). Await its
 // outcome before returning.
-func (s *Server) startPlan(ctx, planCtx context.Context, dst target, feed *manifestFeed, h string, entries []wire.SnapEntry,
+func (s *Server) startPlan(ctx, planCtx context.Context, dst target, ws string, feed *manifestFeed, h string, entries []wire.SnapEntry,
 	sizes map[[wire.SumSize]byte]uint32, stopPull context.CancelCauseFunc) *carryPlan {
 	p := &carryPlan{done: make(chan struct{}), handle: h}
 	go func() {
@@ -344,7 +345,7 @@ func (s *Server) startPlan(ctx, planCtx context.Context, dst target, feed *manif
 			stopPull(err)
 			return
 		}
-		p.fw = s.newForwarder(ctx, dst, p.handle, refs)
+		p.fw = s.newForwarder(ctx, dst, ws, p.handle, refs)
 	}()
 	return p
 }
@@ -669,9 +670,17 @@ func batches(refs []chunkRef, limit int) [][]chunkRef {
 	return out
 }
 
+// snapBulkBatch is the content of one batch pulled on a bulk connection:
+// larger than over NATS (a connection a batch, no reply to fit).
+const snapBulkBatch = 8 << 20
+
 // pullChunks reads the chunks from the scan on t, snapWindow batches at a
 // time, checks each against its name and stores it unless the store has
-// it already; it returns the bytes stored.
+// it already; it returns the bytes stored. When they come to bulkMin or
+// more, the batches come on bulk connections (a batch each: fs.snap.read
+// with a ticket), outside the NATS server; NATS carries them when the
+// agent cannot make one (and, after the first bulk batch that failed, the
+// rest of the pull).
 func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, refs []chunkRef, onChunk func(chunkRef, []byte) error) (int64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -679,7 +688,18 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 	var wg sync.WaitGroup
 	var acks []chunkAck
 	var mu sync.Mutex
-	for _, b := range batches(refs, s.batchBytes()) {
+	var total int64
+	for _, r := range refs {
+		total += int64(r.size)
+	}
+	limit := s.batchBytes()
+	var bulk *atomic.Bool
+	if total >= bulkMin && !s.snapNoBulk {
+		bulk = new(atomic.Bool)
+		bulk.Store(true)
+		limit = snapBulkBatch
+	}
+	for _, b := range batches(refs, limit) {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -691,7 +711,7 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			fs, err := s.pullBatch(ctx, t, ws, handle, b, onChunk)
+			fs, err := s.pullBatch(ctx, t, ws, handle, b, onChunk, bulk)
 			if err != nil {
 				cancel(err)
 				return
@@ -765,26 +785,15 @@ type chunkAck struct {
 }
 
 // pullBatch reads one batch and publishes its chunks, each only if the
-// stream has no message for it (chunkRefusal).
-func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error) ([]chunkAck, error) {
-	req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(b)*wire.SumSize)}
-	for _, r := range b {
-		req.Sums = append(req.Sums, r.sum...)
-	}
-	var res wire.SnapReadResult
-	if err := t.Concurrent().Call(ctx, wire.OpSnapRead, req, &res, fileCall()); err != nil {
-		return nil, err
-	}
-	off := 0
+// stream has no message for it (chunkRefusal). With bulk set (and true),
+// it reads the batch on a bulk connection (pullBulk); the chunks that did
+// not come on it, when it failed, come over NATS in batches of at most
+// batchBytes, and bulk is set false for the rest of the pull.
+func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error, bulk *atomic.Bool) ([]chunkAck, error) {
 	var acks []chunkAck
-	for _, r := range b {
-		end := off + int(r.size)
-		if end > len(res.Data) {
-			return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "snap.read returned %d bytes, fewer than asked", len(res.Data))
-		}
-		data := res.Data[off:end]
+	store := func(r chunkRef, data []byte) error {
 		if sum := sha256.Sum256(data); string(sum[:]) != string(r.sum) {
-			return nil, wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
+			return wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
 		}
 		// onChunk first: a carry's forwarder waits there for the
 		// restore's plan, and a chunk stored before a plan that then
@@ -792,21 +801,163 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		// snapshot, finding it there, would not count it either).
 		if onChunk != nil {
 			if err := onChunk(r, data); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		f, err := s.snapJS.PublishAsync(chunkSubject(ws, r.sum), data, jetstream.WithStallWait(snapStallWait),
 			jetstream.WithExpectLastSequencePerSubject(0))
 		if err != nil {
-			return nil, stateErr("store chunk", err)
+			return stateErr("store chunk", err)
 		}
 		acks = append(acks, chunkAck{f: f, size: r.size})
-		off = end
+		return nil
+	}
+	if bulk != nil && bulk.Load() {
+		n, fallback, err := s.pullBulk(ctx, t, ws, handle, b, store)
+		if !fallback {
+			if err != nil {
+				return nil, err
+			}
+			if s.afterChunkBatch != nil {
+				s.afterChunkBatch()
+			}
+			return acks, nil
+		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		bulk.Store(false)
+		s.snapBulkFallbacks.Add(1)
+		s.log.Debug("snapshot pull: over NATS from here", "ws", ws, "err", err)
+		b = b[n:]
+	}
+	for _, sub := range batches(b, s.batchBytes()) {
+		req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(sub)*wire.SumSize)}
+		for _, r := range sub {
+			req.Sums = append(req.Sums, r.sum...)
+		}
+		var res wire.SnapReadResult
+		if err := t.Concurrent().Call(ctx, wire.OpSnapRead, req, &res, fileCall()); err != nil {
+			return nil, err
+		}
+		off := 0
+		for _, r := range sub {
+			end := off + int(r.size)
+			if end > len(res.Data) {
+				return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "snap.read returned %d bytes, fewer than asked", len(res.Data))
+			}
+			if err := store(r, res.Data[off:end]); err != nil {
+				return nil, err
+			}
+			off = end
+		}
 	}
 	if s.afterChunkBatch != nil {
 		s.afterChunkBatch()
 	}
 	return acks, nil
+}
+
+// pullBulk reads the chunks b of the scan handle on t on a bulk connection
+// (fs.snap.read with a ticket) and hands each to store as it comes, in
+// order. It returns how many it handed; fallback says the rest may come
+// over NATS: the connection never came or broke, and the agent did not
+// answer with an error of its own. A chunk store refuses (one not its
+// name, from a hostile agent too) is store's error, with no fallback.
+func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []chunkRef, store func(chunkRef, []byte) error) (n int, fallback bool, err error) {
+	ticket, wait, withdraw, err := s.bulkTicket(ctx, ws, t)
+	if err != nil {
+		return 0, true, err
+	}
+	defer withdraw()
+	req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(b)*wire.SumSize), Ticket: ticket}
+	total := 0
+	for _, r := range b {
+		req.Sums = append(req.Sums, r.sum...)
+		total += int(r.size)
+	}
+	callCtx, stopCall := context.WithCancel(ctx)
+	defer stopCall()
+	reply := make(chan error, 1)
+	go func() {
+		var res wire.SnapReadResult
+		reply <- t.Concurrent().Call(callCtx, wire.OpSnapRead, req, &res, fileCall())
+	}()
+	var conn net.Conn
+	select {
+	case conn = <-wait.conn:
+	case err := <-reply:
+		if err != nil {
+			return 0, true, err
+		}
+		// It answered before its connection came (it closed it
+		// first): the connection is on its way.
+		if conn, err = arrived(ctx, wait.conn); err != nil {
+			return 0, true, err
+		}
+		reply <- nil
+	case <-ctx.Done():
+		stopCall()
+		<-reply
+		return 0, true, context.Cause(ctx)
+	}
+	defer conn.Close()
+	if h := s.bulk.pulled; h != nil {
+		h(conn)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	// The batch takes at most what one over NATS may (its call's
+	// timeout), however its bytes trickle in: an agent sending a byte a
+	// little less often than bulkIdle does not hold the pull and buf.
+	limit := s.snapBulkWait
+	if limit <= 0 {
+		limit = fileCallTimeout
+	}
+	deadline := time.Now().Add(limit)
+	// Each read takes what has come (many chunks at once, most often),
+	// and each chunk goes to store as soon as it is whole.
+	buf := make([]byte, total)
+	got, off := 0, 0
+	for _, r := range b {
+		end := off + int(r.size)
+		for got < end {
+			next := time.Now().Add(bulkIdle)
+			if next.After(deadline) {
+				next = deadline
+			}
+			_ = conn.SetReadDeadline(next)
+			m, rerr := conn.Read(buf[got:])
+			got += m
+			if rerr != nil && got < end {
+				conn.Close()
+				// The agent's own error (the file changed, say) is
+				// the pull's; a broken connection is not (the agent
+				// answers unavailable when its writes failed).
+				if err := <-reply; err != nil {
+					if we := wire.AsError(err); we == nil || we.Code != wire.CodeUnavailable {
+						return n, false, err
+					}
+					return n, true, err
+				}
+				return n, true, rerr
+			}
+		}
+		if err := store(r, buf[off:end:end]); err != nil {
+			// The pull fails whatever the agent answers: no waiting
+			// for an answer it may never send.
+			conn.Close()
+			stopCall()
+			<-reply
+			return n, false, err
+		}
+		n++
+		off = end
+	}
+	if err := <-reply; err != nil {
+		return n, false, err
+	}
+	return n, false, nil
 }
 
 // restoreSnapshot makes directory req.Path on t match snapshot id: the

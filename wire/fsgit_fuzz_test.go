@@ -48,7 +48,7 @@ func fsGitBodies() map[string]validator {
 
 		OpSnapScan:            &SnapScanRequest{Path: "src", Exclude: []string{"node_modules", "*.o"}, Gitignore: true},
 		OpSnapManifest:        &SnapManifestPage{Entries: snapSeedEntries(), Next: 3},
-		OpSnapRead:            &SnapReadRequest{Handle: "t1", Sums: make([]byte, 2*SumSize)},
+		OpSnapRead:            &SnapReadRequest{Handle: "t1", Sums: make([]byte, 2*SumSize), Ticket: "b1"},
 		OpSnapClose:           &FsHandleRequest{Handle: "t1"},
 		OpSnapRestoreBegin:    &SnapRestoreBeginRequest{Path: "dst", Delete: true},
 		OpSnapRestoreManifest: &SnapRestoreManifestRequest{Handle: "t2", Entries: snapSeedEntries(), Last: true},
@@ -64,6 +64,30 @@ func snapSeedEntries() []SnapEntry {
 		{Path: "d", Type: "dir", Mode: 0o755, MTime: 1},
 		{Path: "d/f", Type: "file", Mode: 0o644, Size: 70000, MTime: 2, Sums: make([]byte, 2*SumSize), Sizes: []uint32{65536, 4464}},
 		{Path: "l", Type: "symlink", Mode: 0o777, Link: "d/f"},
+	}
+}
+
+// TestSnapBulkBodiesRoundTrip: the bodies of snapshot batches on bulk
+// connections (a ticket, no data) survive the wire and validate.
+func TestSnapBulkBodiesRoundTrip(t *testing.T) {
+	for op, body := range map[string]validator{
+		OpSnapRead:          &SnapReadRequest{Handle: "t1", Sums: make([]byte, 3*SumSize), Ticket: "bT1"},
+		OpSnapRestoreChunks: &SnapRestoreChunksRequest{Handle: "t2", Sums: make([]byte, 2*SumSize), Sizes: []uint32{5, MaxSnapChunk}, Ticket: "bT2"},
+	} {
+		if err := body.Validate(); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		r, err := NewRequest(op, body, time.Now().Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := reflect.New(reflect.TypeOf(body).Elem()).Interface()
+		if err := r.DecodeBody(got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, body) {
+			t.Fatalf("%s: got %+v, want %+v", op, got, body)
+		}
 	}
 }
 
@@ -134,6 +158,16 @@ func TestFsGitValidate(t *testing.T) {
 		{"ref without remote", &GitRemoteRequest{Ref: "main"}, CodeInvalidArgument},
 		{"diff long ref", &GitDiffRequest{Ref: string(make([]byte, MaxRefLen+1))}, CodeInvalidArgument},
 		{"snap sums not whole", &SnapReadRequest{Handle: "h", Sums: make([]byte, 33)}, CodeInvalidArgument},
+		{"snap read bad ticket", &SnapReadRequest{Handle: "h", Sums: make([]byte, 32), Ticket: "b-1"}, CodeInvalidArgument},
+		{"restore chunks bulk with data", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, SumSize), Sizes: []uint32{5}, Data: []byte("hello"), Ticket: "b1"}, CodeInvalidArgument},
+		{"restore chunks bulk too much", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, 65*SumSize), Sizes: func() []uint32 {
+			z := make([]uint32, 65)
+			for i := range z {
+				z[i] = MaxSnapChunk
+			}
+			return z
+		}(), Ticket: "b1"}, CodeInvalidArgument},
+		{"restore chunks bulk bad ticket", &SnapRestoreChunksRequest{Handle: "h", Sums: make([]byte, SumSize), Sizes: []uint32{5}, Ticket: "b 1"}, CodeInvalidArgument},
 		{"snap entry sizes lie", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: 9, Sums: make([]byte, SumSize), Sizes: []uint32{5}}}}, CodeInvalidArgument},
 		{"snap entry huge chunk", &SnapManifestPage{Entries: []SnapEntry{{Path: "f", Type: "file", Size: MaxSnapChunk + 1, Sums: make([]byte, SumSize), Sizes: []uint32{MaxSnapChunk + 1}}}}, CodeInvalidArgument},
 		{"snap entry no path", &SnapRestoreManifestRequest{Handle: "h", Entries: []SnapEntry{{Type: "dir"}}}, CodeInvalidArgument},

@@ -159,15 +159,29 @@ type SnapManifestPage struct {
 func (r *SnapManifestPage) Validate() error { return validEntries(r.Entries) }
 
 // SnapReadRequest asks for the content of chunks of a scan, in order.
+// With Ticket, the content goes on a bulk connection made with it
+// (wire.BulkPath) instead of in the reply: the agent dials, writes the
+// chunks one after the other, closes the connection and then answers with
+// an empty SnapReadResult (or the error that stopped it). A batch on a bulk
+// connection may hold more than one reply could (MaxSnapBulk).
 type SnapReadRequest struct {
 	Handle string `msgpack:"h"`
 	Sums   []byte `msgpack:"c"`
+	Ticket string `msgpack:"tk,omitempty"`
 }
 
-// Validate checks the handle and names.
+// MaxSnapBulk bounds the content of one fs.snap.read on a bulk connection.
+const MaxSnapBulk = 64 << 20
+
+// Validate checks the handle, names and ticket.
 func (r *SnapReadRequest) Validate() error {
 	if err := validHandle(r.Handle); err != nil {
 		return err
+	}
+	if r.Ticket != "" {
+		if err := ValidTicket(r.Ticket); err != nil {
+			return err
+		}
 	}
 	return validSums(r.Sums)
 }
@@ -237,11 +251,15 @@ type SnapLackPage struct {
 func (r *SnapLackPage) Validate() error { return validSums(r.Sums) }
 
 // SnapRestoreChunksRequest delivers chunks: Data holds them one after the
-// other, Sizes their lengths, Sums their names.
+// other, Sizes their lengths, Sums their names. With Ticket, Data is empty
+// and the chunks come on a bulk connection made with it (wire.BulkPath):
+// the agent dials, reads Sizes' bytes (MaxSnapBulk at most) and writes
+// each chunk as it is whole, then answers.
 type SnapRestoreChunksRequest struct {
 	Handle string   `msgpack:"h"`
 	Sums   []byte   `msgpack:"c"`
 	Sizes  []uint32 `msgpack:"z"`
+	Ticket string   `msgpack:"tk,omitempty"`
 	Data   []byte   `msgpack:"data"`
 }
 
@@ -263,6 +281,15 @@ func (r *SnapRestoreChunksRequest) Validate() error {
 		}
 		total += int64(n)
 	}
+	if r.Ticket != "" {
+		if err := ValidTicket(r.Ticket); err != nil {
+			return err
+		}
+		if len(r.Data) != 0 || total > MaxSnapBulk {
+			return Errorf(CodeInvalidArgument, "", "chunks of %d bytes on a bulk connection with %d bytes of data in the request", total, len(r.Data))
+		}
+		return nil
+	}
 	if total != int64(len(r.Data)) {
 		return Errorf(CodeInvalidArgument, "", "chunks of %d bytes in %d bytes of data", total, len(r.Data))
 	}
@@ -277,6 +304,7 @@ func (r *SnapRestoreChunksRequest) inPlaceFields() ([]mapField, string) {
 		{key: "h", kind: kindString, s: r.Handle},
 		{key: "c", kind: kindBin, b: r.Sums},
 		{key: "z", kind: kindUint32s, u32: r.Sizes},
+		{key: "tk", kind: kindString, s: r.Ticket, omitEmpty: true},
 	}, "data"
 }
 

@@ -547,6 +547,61 @@ func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
 	return out, nil
 }
 
+// SendChunks hands the content of chunks sums, in order, to send: each as
+// n bytes at off of an open file of the scan (a run of chunks of one file
+// shares one open), which send must copy out before it returns. The bytes
+// are not hashed here, as with ReadChunks. send returns an error wrapping
+// io.ErrUnexpectedEOF (or io.EOF) when the file is shorter than off+n:
+// that is ErrSourceChanged.
+func (s *Scan) SendChunks(sums []Sum, send func(f *os.File, off, n int64) error) error {
+	for _, sum := range sums {
+		if _, ok := s.loc[sum]; !ok {
+			return errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
+		}
+	}
+	var file *os.File
+	var open string
+	defer func() {
+		if file != nil {
+			file.Close()
+		}
+	}()
+	for _, sum := range sums {
+		loc := s.loc[sum]
+		if file == nil || open != loc.path {
+			if file != nil {
+				file.Close()
+			}
+			f, err := s.fs.root.OpenFile(native(loc.path), readFlags, 0)
+			if err != nil {
+				file = nil
+				return errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
+			}
+			file, open = f, loc.path
+		}
+		if err := send(file, loc.off, int64(loc.size)); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				return errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", loc.path)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ChunkBytes is the content size of chunks sums of the scan.
+func (s *Scan) ChunkBytes(sums []Sum) (int64, error) {
+	var total int64
+	for _, sum := range sums {
+		loc, ok := s.loc[sum]
+		if !ok {
+			return 0, errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
+		}
+		total += int64(loc.size)
+	}
+	return total, nil
+}
+
 // AppendChunk appends the content of chunk sum to dst. The bytes are
 // checked against sum: a file changed since the scan is ErrSourceChanged.
 func (s *Scan) AppendChunk(dst []byte, sum Sum) ([]byte, error) {

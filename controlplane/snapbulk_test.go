@@ -1,0 +1,165 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nkeys"
+	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/enroll"
+	"github.com/outposthq/outpost/rpc"
+	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
+)
+
+// writeBigFiles adds n random files of 1 MiB (and a little) under dir/big:
+// a first carry of more than bulkMin.
+func writeBigFiles(t *testing.T, dir string, n int, seed uint64) {
+	t.Helper()
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("big/b%02d.bin", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, pseudoRandom(1<<20+i*1013, seed+uint64(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A first carry of more than bulkMin pulls its chunks from the old
+// backend, and forwards them to the new one, on bulk connections (one a
+// batch of up to snapBulkBatch), not through the NATS server, and the new
+// backend gets every file, mode and link as they are.
+func TestCarryPullsOnBulkConnections(t *testing.T) {
+	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) { writeBigFiles(t, laptopDir, 20, 1000) })
+	claimed := e.s.bulk.claimed.Load()
+	lc := carrySwap(t, e)("cloud")
+	sameTree(t, e.laptopDir, e.cloudDir)
+	sn := lastSnapshot(t, e)
+	size := sn.Bytes
+	if lc.TransferredBytes != size || sn.NewBytes != size {
+		t.Errorf("stored %d and sent %d bytes of a %d-byte tree", sn.NewBytes, lc.TransferredBytes, size)
+	}
+	// 20 MiB and more in batches of 8 MiB at most: three at least from
+	// the laptop, three at least to the cloud.
+	if n := e.s.bulk.claimed.Load() - claimed; n < 6 {
+		t.Errorf("%d bulk connections for a %d-byte carry, want 6 or more", n, size)
+	}
+	if n := e.s.snapBulkFallbacks.Load(); n != 0 {
+		t.Errorf("%d pulls fell back to NATS", n)
+	}
+}
+
+// A first snapshot whose first bulk batch fails before its connection came
+// (the agent could not dial, say) reads that batch and the rest over NATS:
+// the snapshot is whole.
+func TestSnapshotBulkFallsBackToNATS(t *testing.T) {
+	e := newSnapEnv(t, testConfig(t))
+	writeMixedTree(t, e.laptopDir)
+	writeBigFiles(t, e.laptopDir, 12, 2000)
+	ctx := context.Background()
+	src := &faultTarget{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}, op: wire.OpSnapRead, n: 1}
+	claimed := e.s.bulk.claimed.Load()
+	sn, err := e.s.takeSnapshot(ctx, src, snapshotSpec{ws: "w1", agent: "laptop", kind: snapManual})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !src.hit.Load() {
+		t.Fatal("no fs.snap.read failed")
+	}
+	if n := e.s.snapBulkFallbacks.Load(); n != 1 {
+		t.Errorf("%d pulls fell back to NATS, want 1", n)
+	}
+	if sn.NewBytes != sn.Bytes {
+		t.Errorf("stored %d of %d bytes", sn.NewBytes, sn.Bytes)
+	}
+	t.Logf("bulk connections: %d (batches in flight before the failure was seen)", e.s.bulk.claimed.Load()-claimed)
+	if _, err := e.cloud.RestoreSnapshot(ctx, sn.ID, client.RestoreSnapshotRequest{Delete: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, e.laptopDir, e.cloudDir)
+}
+
+// bulkTamper is a real agent's target whose fs.snap.read batches on bulk
+// connections are answered by the test with the agent's key: the chunks'
+// real content with one byte changed, as a hostile agent would send.
+type bulkTamper struct {
+	target
+	s        *Server
+	ag       subjects.Agent
+	seed     []byte
+	tampered atomic.Int64
+}
+
+func (b *bulkTamper) Concurrent() target { return b }
+
+func (b *bulkTamper) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
+	req, ok := body.(*wire.SnapReadRequest)
+	if op != wire.OpSnapRead || !ok || req.Ticket == "" {
+		return b.target.Concurrent().Call(ctx, op, body, out, opts)
+	}
+	var data []byte
+	for i := 0; i < len(req.Sums); i += wire.SumSize {
+		var res wire.SnapReadResult
+		if err := b.target.Concurrent().Call(ctx, op, &wire.SnapReadRequest{Handle: req.Handle, Sums: req.Sums[i : i+wire.SumSize]}, &res, opts); err != nil {
+			return err
+		}
+		data = append(data, res.Data...)
+	}
+	data[len(data)/2] ^= 0x20
+	kp, err := nkeys.FromSeed(b.seed)
+	if err != nil {
+		return err
+	}
+	sig, err := kp.Sign(wire.BulkSigned(b.ag.Workspace, b.ag.ID, req.Ticket))
+	if err != nil {
+		return err
+	}
+	code, conn, err := tryBulk(b.s, req.Ticket, wire.EncodeBulkSignature(sig))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if code != 101 {
+		return fmt.Errorf("bulk upgrade: status %d", code)
+	}
+	b.tampered.Add(1)
+	_, _ = conn.Write(data)
+	return nil
+}
+
+// An agent is not trusted with the store: a chunk that comes on a bulk
+// connection with content other than its name is refused as over NATS
+// (conflict/source_changed), the pull does not fall back to NATS, and no
+// snapshot is recorded.
+func TestSnapshotBulkRefusesWrongContent(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	cl := adminClient(s)
+	ctx := context.Background()
+	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeMixedTree(t, dir)
+	writeBigFiles(t, dir, 10, 3000)
+	ta := enrollAgent(t, s, "w1", "laptop")
+	runAgent(t, s, &enroll.Config{URL: s.URL(), Workspace: "w1", Agent: "laptop", NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}, dir)
+	ag := subjects.Agent{Workspace: "w1", ID: "laptop"}
+	src := &bulkTamper{target: agentTarget{rpc: s.rpc, ag: ag}, s: s, ag: ag, seed: ta.seed}
+	_, err := s.takeSnapshot(ctx, src, snapshotSpec{ws: "w1", agent: "laptop", kind: snapManual})
+	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonSourceChanged {
+		t.Fatalf("snapshot: %v, want conflict/source_changed", err)
+	}
+	if src.tampered.Load() == 0 {
+		t.Fatal("no batch came on a bulk connection")
+	}
+	if n := s.snapBulkFallbacks.Load(); n != 0 {
+		t.Errorf("%d pulls fell back to NATS after a wrong chunk", n)
+	}
+	if snaps, _ := cl.ListSnapshots(ctx, "w1"); len(snaps) != 0 {
+		t.Fatalf("recorded %+v", snaps)
+	}
+}
