@@ -9,6 +9,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -515,34 +516,19 @@ func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
 		return nil, errorf(ErrTooManyEntries, "snapshot: %d bytes of chunks asked for, at most %d", total, limit)
 	}
 	out := slices.Grow(dst[:0], total)
-	var file *os.File
-	var open string
-	defer func() {
-		if file != nil {
-			file.Close()
-		}
-	}()
-	for _, sum := range sums {
-		loc := s.loc[sum]
-		if file == nil || open != loc.path {
-			if file != nil {
-				file.Close()
-			}
-			f, err := s.fs.root.OpenFile(native(loc.path), readFlags, 0)
-			if err != nil {
-				file = nil
-				return nil, errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
-			}
-			file, open = f, loc.path
-		}
-		n := len(out)
-		out = out[:n+int(loc.size)]
-		if _, err := file.ReadAt(out[n:], loc.off); err != nil {
+	err := s.SendChunks(sums, func(f *os.File, off, n int64) error {
+		m := len(out)
+		out = out[:m+int(n)]
+		if _, err := f.ReadAt(out[m:], off); err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", loc.path)
+				return err // the file shrank: ErrSourceChanged
 			}
-			return nil, mapErr("snapshot", loc.path, err)
+			return mapErr("snapshot", filepath.ToSlash(f.Name()), err)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
