@@ -29,7 +29,8 @@ type forwarder struct {
 	// snapBulkBatch each; it is set false after one that failed.
 	bulk   atomic.Bool
 	refs   []chunkRef // what the restore lacks, in order
-	limit  int
+	limit  int        // a batch's bytes
+	nats   int        // a batch's bytes over NATS (limit, but on bulk connections)
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	sem    chan struct{}
@@ -81,7 +82,7 @@ func forwardBuf(limit int) *[]byte {
 // bulk connections, outside the NATS server (sendBulk).
 func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs []chunkRef) *forwarder {
 	ctx, cancel := context.WithCancelCause(ctx)
-	f := &forwarder{s: s, t: t, ws: ws, h: h, refs: refs, limit: s.batchBytes(), ctx: ctx, cancel: cancel,
+	f := &forwarder{s: s, t: t, ws: ws, h: h, refs: refs, limit: s.batchBytes(), nats: s.batchBytes(), ctx: ctx, cancel: cancel,
 		sem: make(chan struct{}, snapWindow), want: make(map[string]bool, len(refs))}
 	var total int64
 	for _, r := range refs {
@@ -156,7 +157,7 @@ func (f *forwarder) sendLocked() {
 				f.s.log.Debug("carry forward: over NATS from here", "ws", f.ws, "err", err)
 				err = f.sendNATS(b, key)
 			}
-		case b.n > f.s.batchBytes():
+		case b.n > f.nats:
 			// A batch gathered for a bulk connection, after one failed.
 			err = f.sendNATS(b, key)
 		default:
@@ -238,7 +239,7 @@ func (f *forwarder) sendNATS(b *forwardBatch, key string) error {
 		refs = append(refs, chunkRef{sum: b.sums[i*wire.SumSize : (i+1)*wire.SumSize], size: n})
 	}
 	off := 0
-	for j, sub := range batches(refs, f.s.batchBytes()) {
+	for j, sub := range batches(refs, f.nats) {
 		req := &wire.SnapRestoreChunksRequest{Handle: f.h}
 		n := 0
 		for _, r := range sub {

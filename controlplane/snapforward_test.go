@@ -73,7 +73,7 @@ func forwardAll(t *testing.T, limit int, sizes []int) []wire.SnapRestoreChunksRe
 	dst := &batchTarget{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := &forwarder{t: dst, h: "h1", limit: limit, nats: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
 	var refs []chunkRef
 	var datas [][]byte
 	for i, n := range sizes {
@@ -171,7 +171,7 @@ func TestForwarderSendsLastBatchAtOnce(t *testing.T) {
 	dst := &batchTarget{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
 	var refs []chunkRef
 	for i := range 3 {
 		sum := sha256.Sum256([]byte{byte(i)})
@@ -225,7 +225,7 @@ func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
 	dst := &failingBatchTarget{failAt: 2}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := &forwarder{t: dst, h: "h1", limit: limit, nats: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
 	var refs []chunkRef
 	var datas [][]byte
 	for i := range 40 {
