@@ -35,7 +35,8 @@ type env struct {
 // cpStateDir (-cp-state-dir) is where the control plane's state directory
 // (its JetStream store) is made: "" puts it in the bench's directory, on
 // the agents' file system; "same" too (the flag's way to say so when the
-// carry suite would pick storeDirDefault). See storeDir.
+// carry suite would pick storeDirDefault). Without the flag, main sets it
+// to defaultStateDir; newEnv makes the directory.
 var cpStateDir string
 
 // storeDirDefault is where the carry suite puts the control plane's state

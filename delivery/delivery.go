@@ -69,8 +69,9 @@ func GiveUp(w Wait, now time.Time) bool {
 // of a session at an older epoch than fence has seen conflict/fenced. A
 // refused request did not run. A request at a newer epoch than work that
 // holds the fence (AdmitHeld) waits, until its deadline or start-by time
-// at most, for that work to end (then deadline_passed, not run); if a request at a still newer epoch came meanwhile, it is
-// then conflict/fenced, not run.
+// at most, for that work to end (then deadline_passed, not run); if a
+// request at a still newer epoch came meanwhile, it is then
+// conflict/fenced, not run.
 func Admit(req *wire.Request, now time.Time, fence *Fence) error {
 	_, err := admit(req, now, fence, nil)
 	return err
@@ -155,8 +156,6 @@ func (f *Fence) Check(session string, epoch uint64) error {
 	return err
 }
 
-// enter admits (session, epoch) as Check does, waiting until deadline at
-// most (zero: no limit) for older holds to end (waited says it did), and
 // fenced is the refusal of a request at epoch when its session is at
 // seen on this agent: it did not run.
 func fenced(session string, seen, epoch uint64) error {
@@ -164,6 +163,8 @@ func fenced(session string, seen, epoch uint64) error {
 		"session %s is at epoch %d on this agent; a request with epoch %d is stale", session, seen, epoch)
 }
 
+// enter admits (session, epoch) as Check does, waiting until deadline at
+// most (zero: no limit) for older holds to end (waited says it did), and
 // with stop set holds the fence at epoch until release.
 func (f *Fence) enter(session string, epoch uint64, deadline time.Time, stop func(error)) (release func(), waited bool, err error) {
 	if session == "" {

@@ -327,6 +327,23 @@ func TestFenceHoldStoppedWhileWaiting(t *testing.T) {
 	waitHeld(0)
 }
 
+// waitEpoch waits until f's mark for session is epoch (a request at epoch
+// reached the fence), for 10 seconds at most.
+func waitEpoch(t *testing.T, f *Fence, session string, epoch uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		seen := f.epochs[session]
+		f.mu.Unlock()
+		if seen == epoch {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("epoch %d never reached the fence (it is at %d)", epoch, seen)
+		}
+	}
+}
+
 // A request (held or not) that waited for held work of an older epoch,
 // and a request at a newer epoch arrived meanwhile, never runs: once the
 // held work released the fence it is refused (fenced, surely not run),
@@ -346,17 +363,7 @@ func TestFenceWaiterFencedByNewerEpoch(t *testing.T) {
 			// Epoch 2 raises the mark, then waits for epoch 1's hold.
 			second := make(chan error, 1)
 			go func() { second <- Admit(req(2), now, &f) }()
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-				f.mu.Lock()
-				seen := f.epochs["s"]
-				f.mu.Unlock()
-				if seen == 2 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("epoch 2 never reached the fence (it is at %d)", seen)
-				}
-			}
+			waitEpoch(t, &f, "s", 2)
 			third := make(chan error, 1)
 			go func() {
 				if !held {
@@ -369,17 +376,7 @@ func TestFenceWaiterFencedByNewerEpoch(t *testing.T) {
 				}
 				third <- err
 			}()
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-				f.mu.Lock()
-				seen := f.epochs["s"]
-				f.mu.Unlock()
-				if seen == 3 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("epoch 3 never reached the fence (it is at %d)", seen)
-				}
-			}
+			waitEpoch(t, &f, "s", 3)
 			first()
 			if err := <-second; err == nil || wire.AsError(err).Reason != wire.ReasonFenced || !NotRun(err) {
 				t.Fatalf("epoch 2, which waited while epoch 3 was admitted: %v, want fenced", err)

@@ -27,6 +27,24 @@ func replyNumber(t *testing.T, reply string) uint64 {
 	return n
 }
 
+// echoPing is the answer to request m, a ping whose body is a PingResult:
+// a PingResult with the body's Instance, so that each call can tell its
+// own answer. ok is false, after t.Error, when m cannot be read.
+func echoPing(t *testing.T, m *nats.Msg) (b []byte, ok bool) {
+	req, err := wire.DecodeRequest(m.Data)
+	if err != nil {
+		t.Error(err)
+		return nil, false
+	}
+	var body wire.PingResult
+	if err := req.DecodeBody(&body); err != nil {
+		t.Error(err)
+		return nil, false
+	}
+	b, _ = wire.EncodeResult(req.ID, &wire.PingResult{Instance: body.Instance})
+	return b, true
+}
+
 // unanswered tells the error of a call its agent did not answer in time:
 // 504, or 503 when a loaded machine delayed a heartbeat past the lease.
 func unanswered(err error) bool {
@@ -82,17 +100,10 @@ func TestConcurrentCallsGetOnlyTheirOwnAnswers(t *testing.T) {
 	var late sync.WaitGroup
 	t.Cleanup(late.Wait)
 	sub, err := f.nc.Subscribe(mustRPC(t, ag), func(m *nats.Msg) {
-		req, err := wire.DecodeRequest(m.Data)
-		if err != nil {
-			t.Error(err)
+		b, ok := echoPing(t, m)
+		if !ok {
 			return
 		}
-		var body wire.PingResult
-		if err := req.DecodeBody(&body); err != nil {
-			t.Error(err)
-			return
-		}
-		b, _ := wire.EncodeResult(req.ID, &wire.PingResult{Instance: body.Instance})
 		switch rand.IntN(4) {
 		case 0: // once
 			_ = f.nc.Publish(m.Reply, b)
