@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/outposthq/outpost/agent"
-	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 	"golang.org/x/sys/unix"
 )
@@ -36,20 +35,7 @@ func openBulkStream(t *testing.T, command string) *bulkStream {
 	r := w.start(t, agent.Config{Identity: &id})
 	w.waitOnline(t, r.a.Instance())
 	w.startProc(t, wire.ProcStartRequest{ID: "p1", Command: command, TTY: true, Stdin: true})
-	var res wire.ProcAttachResult
-	req := wire.ProcAttachRequest{ID: "p1", Owner: "o1", Stream: "s1", WritePrefix: "wp-", MaxBytes: 1 << 20, Ticket: "bticket1"}
-	if err := w.calls.Call(tctx(t), laptop, wire.OpProcAttach, &req, &res, rpc.CallOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if !res.Bulk {
-		t.Fatal("the stream is not on a bulk connection")
-	}
-	s := &bulkStream{t: t}
-	select {
-	case s.p = <-end.conns:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no bulk connection")
-	}
+	s := &bulkStream{t: t, p: attachBulk(t, w, end)}
 	t.Cleanup(func() { s.p.c.Close() })
 	_ = s.p.c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	s.send(wire.AttachFrame{Kind: wire.AttachCredit})

@@ -67,6 +67,28 @@ func newBulkEnd(t *testing.T) *bulkEnd {
 	return e
 }
 
+// attachBulk attaches stream s1 to process p1 with a bulk ticket, and
+// returns the control plane's end of the bulk connection the stream is
+// on (end's); the caller closes it.
+func attachBulk(t *testing.T, w *world, end *bulkEnd) bulkPeer {
+	t.Helper()
+	var res wire.ProcAttachResult
+	req := wire.ProcAttachRequest{ID: "p1", Owner: "o1", Stream: "s1", WritePrefix: "wp-", MaxBytes: 1 << 20, Ticket: "bticket1"}
+	if err := w.calls.Call(tctx(t), laptop, wire.OpProcAttach, &req, &res, rpc.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Bulk {
+		t.Fatal("the stream is not on a bulk connection")
+	}
+	select {
+	case p := <-end.conns:
+		return p
+	case <-time.After(10 * time.Second):
+		t.Fatal("no bulk connection")
+	}
+	return bulkPeer{}
+}
+
 // TestAttachBulkNoStdinAfterEnd: once the agent ended an attach stream on
 // a bulk connection (here: a policy that switches processes off), stdin
 // the control plane sent before it learned so is not written, as over
@@ -82,20 +104,7 @@ func TestAttachBulkNoStdinAfterEnd(t *testing.T) {
 	got := filepath.Join(t.TempDir(), "stdin")
 	w.startProc(t, wire.ProcStartRequest{ID: "p1", Argv: []string{"sh", "-c", "cat > " + got}, Stdin: true})
 
-	var res wire.ProcAttachResult
-	req := wire.ProcAttachRequest{ID: "p1", Owner: "o1", Stream: "s1", WritePrefix: "wp-", MaxBytes: 1 << 20, Ticket: "bticket1"}
-	if err := w.calls.Call(tctx(t), laptop, wire.OpProcAttach, &req, &res, rpc.CallOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if !res.Bulk {
-		t.Fatal("the stream is not on a bulk connection")
-	}
-	var p bulkPeer
-	select {
-	case p = <-end.conns:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no bulk connection")
-	}
+	p := attachBulk(t, w, end)
 	defer p.c.Close()
 	send := func(f wire.AttachFrame) {
 		t.Helper()

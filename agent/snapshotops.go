@@ -244,9 +244,9 @@ func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum
 	})
 }
 
-// bulkBroke is the error of a bulk connection that broke under a write:
-// unavailable, so that the control plane reads the rest over NATS, as
-// for a connection that never came.
+// bulkBroke is the error of a bulk connection that broke under a write
+// (or restoreBulk's read): unavailable, so that the control plane reads
+// the rest over NATS, as for a connection that never came.
 func bulkBroke(err error) error {
 	return wire.Errorf(wire.CodeUnavailable, "", "bulk connection: %v", err)
 }
@@ -314,8 +314,9 @@ func (fo *fileOps) restoreManifest(ctx context.Context, req *wire.Request) (any,
 		return nil, err
 	}
 	j.r = r
-	plan := &wire.SnapRestorePlan{Lack: len(r.Lack()), Write: r.Files()}
-	if lack := r.Lack(); len(lack) <= planSumsInline {
+	lack := r.Lack()
+	plan := &wire.SnapRestorePlan{Lack: len(lack), Write: r.Files()}
+	if len(lack) <= planSumsInline {
 		// A short list comes with the plan: one round trip fewer
 		// before the chunks move (an incremental carry's usual case).
 		plan.Sums = make([]byte, 0, len(lack)*wire.SumSize)
@@ -423,7 +424,7 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 				if err := context.Cause(ctx); err != nil {
 					return err
 				}
-				return wire.Errorf(wire.CodeUnavailable, "", "bulk connection: %v", rerr)
+				return bulkBroke(rerr)
 			}
 		}
 		if err := context.Cause(ctx); err != nil {

@@ -24,32 +24,16 @@ func TestExtractArchiveFailureStopsBatch(t *testing.T) {
 	// The workers hold each file after the failing one until the failure
 	// is known (as a slow disk or a busy machine may): none of them may
 	// then be written.
-	failName := fmt.Sprintf("f%03d", fail)
-	workerHook = func(u *unpack, w *fileWrite) {
-		if w.c <= failName {
-			return
-		}
-		for deadline := time.Now().Add(10 * time.Second); u.failure() == nil && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	t.Cleanup(func() { workerHook = nil })
+	failName := smallName(fail)
+	holdUntilFailure(t, func(w *fileWrite) bool { return w.c > failName })
 	f, dir, jp := journaledFS(t)
 	dest := filepath.Join(dir, "dest")
 	must(t, os.MkdirAll(filepath.Join(dest, fmt.Sprintf("f%03d", fail), "sub"), 0o755))
-	var es []tarEntry
-	for i := range n {
-		es = append(es, tarEntry{name: fmt.Sprintf("f%03d", i), body: fmt.Sprintf("small %d", i)})
-	}
-	_, err := f.ExtractArchive(context.Background(), "dest", bytes.NewReader(makeTar(t, es...)), DefaultArchiveLimits)
+	_, err := f.ExtractArchive(context.Background(), "dest", bytes.NewReader(smallTar(t, n)), DefaultArchiveLimits)
 	if !errors.Is(err, iofs.ErrInvalid) {
 		t.Fatalf("unpack: %v, want a directory in the way", err)
 	}
-	for i := range fail {
-		if got, want := readFile(t, filepath.Join(dest, fmt.Sprintf("f%03d", i))), fmt.Sprintf("small %d", i); got != want {
-			t.Errorf("file %d before the failure = %q, want %q", i, got, want)
-		}
-	}
+	checkSmallBefore(t, dest, fail)
 	landed := 0
 	for i := fail + 1; i < n; i++ {
 		if _, err := os.Lstat(filepath.Join(dest, fmt.Sprintf("f%03d", i))); err == nil {
@@ -83,19 +67,11 @@ func TestExtractArchiveFailureDropsPending(t *testing.T) {
 			f, dir, jp := journaledFS(t)
 			dest := filepath.Join(dir, "dest")
 			must(t, os.MkdirAll(filepath.Join(dest, fmt.Sprintf("f%03d", fail), "sub"), 0o755))
-			var es []tarEntry
-			for i := range n {
-				es = append(es, tarEntry{name: fmt.Sprintf("f%03d", i), body: fmt.Sprintf("small %d", i)})
-			}
-			res, err := f.ExtractArchive(context.Background(), "dest", bytes.NewReader(makeTar(t, es...)), DefaultArchiveLimits)
+			res, err := f.ExtractArchive(context.Background(), "dest", bytes.NewReader(smallTar(t, n)), DefaultArchiveLimits)
 			if !errors.Is(err, iofs.ErrInvalid) {
 				t.Fatalf("unpack: %v, want a directory in the way", err)
 			}
-			for i := range fail {
-				if got, want := readFile(t, filepath.Join(dest, fmt.Sprintf("f%03d", i))), fmt.Sprintf("small %d", i); got != want {
-					t.Errorf("file %d before the failure = %q, want %q", i, got, want)
-				}
-			}
+			checkSmallBefore(t, dest, fail)
 			// One batch is handed while the next is read: nothing past two
 			// batches after the failure is written.
 			for i := fail + 2*batch + 1; i < n; i++ {
@@ -117,11 +93,7 @@ func TestExtractArchiveFailureDropsPending(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		f, dir, jp := journaledFS(t)
 		dest := filepath.Join(dir, "dest")
-		var es []tarEntry
-		for i := range 100 {
-			es = append(es, tarEntry{name: fmt.Sprintf("f%03d", i), body: fmt.Sprintf("small %d", i)})
-		}
-		data := makeTar(t, es...)
+		data := smallTar(t, 100)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		// Cancelled once half the stream is read.
@@ -170,8 +142,49 @@ func (c *cancelAt) Read(p []byte) (int, error) {
 // written, the unpack reports the one first in the stream (the files
 // before it are in place), also when the later one fails first.
 func TestExtractArchiveReportsFirstFailure(t *testing.T) {
+	holdUntilFailure(t, func(w *fileWrite) bool { return w.c == "f003" })
+	f, dir, _ := journaledFS(t)
+	dest := filepath.Join(dir, "dest")
+	for _, d := range []string{"f003", "f005"} {
+		must(t, os.MkdirAll(filepath.Join(dest, d, "sub"), 0o755))
+	}
+	_, err := f.ExtractArchive(context.Background(), "dest", bytes.NewReader(smallTar(t, 8)), DefaultArchiveLimits)
+	if !errors.Is(err, iofs.ErrInvalid) || !strings.Contains(err.Error(), "f003") {
+		t.Fatalf("unpack: %v, want f003's directory in the way", err)
+	}
+	checkSmallBefore(t, dest, 3)
+}
+
+// smallName is the name of file i of smallTar.
+func smallName(i int) string { return fmt.Sprintf("f%03d", i) }
+
+// smallTar is a tar of n small files: f000 holding "small 0", and so on.
+func smallTar(t *testing.T, n int) []byte {
+	t.Helper()
+	es := make([]tarEntry, 0, n)
+	for i := range n {
+		es = append(es, tarEntry{name: smallName(i), body: fmt.Sprintf("small %d", i)})
+	}
+	return makeTar(t, es...)
+}
+
+// checkSmallBefore checks that the first k files of smallTar are in
+// dest, whole: those before the failure.
+func checkSmallBefore(t *testing.T, dest string, k int) {
+	t.Helper()
+	for i := range k {
+		if got, want := readFile(t, filepath.Join(dest, smallName(i))), fmt.Sprintf("small %d", i); got != want {
+			t.Errorf("file %d before the failure = %q, want %q", i, got, want)
+		}
+	}
+}
+
+// holdUntilFailure makes the unpack workers hold each file hold picks,
+// before they write it, until the unpack has failed (at most 10 s): as
+// a slow disk or a busy machine may. It is undone when t ends.
+func holdUntilFailure(t *testing.T, hold func(*fileWrite) bool) {
 	workerHook = func(u *unpack, w *fileWrite) {
-		if w.c != "f003" {
+		if !hold(w) {
 			return
 		}
 		for deadline := time.Now().Add(10 * time.Second); u.failure() == nil && time.Now().Before(deadline); {
@@ -179,22 +192,4 @@ func TestExtractArchiveReportsFirstFailure(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { workerHook = nil })
-	f, dir, _ := journaledFS(t)
-	dest := filepath.Join(dir, "dest")
-	for _, d := range []string{"f003", "f005"} {
-		must(t, os.MkdirAll(filepath.Join(dest, d, "sub"), 0o755))
-	}
-	var es []tarEntry
-	for i := range 8 {
-		es = append(es, tarEntry{name: fmt.Sprintf("f%03d", i), body: fmt.Sprintf("small %d", i)})
-	}
-	_, err := f.ExtractArchive(context.Background(), "dest", bytes.NewReader(makeTar(t, es...)), DefaultArchiveLimits)
-	if !errors.Is(err, iofs.ErrInvalid) || !strings.Contains(err.Error(), "f003") {
-		t.Fatalf("unpack: %v, want f003's directory in the way", err)
-	}
-	for i := range 3 {
-		if got, want := readFile(t, filepath.Join(dest, fmt.Sprintf("f%03d", i))), fmt.Sprintf("small %d", i); got != want {
-			t.Errorf("file %d before the failure = %q, want %q", i, got, want)
-		}
-	}
 }

@@ -136,17 +136,29 @@ func BenchmarkScanWarm(b *testing.B) {
 	}
 }
 
+// incPair makes two like trees of 11,344 files (incTree) and an FS on
+// each, closed when b ends: a carry's source and target.
+func incPair(b *testing.B) (src, dst *FS) {
+	b.Helper()
+	var fss [2]*FS
+	for i := range fss {
+		dir := b.TempDir()
+		incTree(b, dir, 11344)
+		f, err := New(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		fss[i] = f
+	}
+	return fss[0], fss[1]
+}
+
 // BenchmarkScanBesideSurvey is BenchmarkScanWarm while another FS
 // surveys a tree of the same size, as a carry's target does in the same
 // process in the carry bench: ns/op is the scan's.
 func BenchmarkScanBesideSurvey(b *testing.B) {
-	src, dst := b.TempDir(), b.TempDir()
-	incTree(b, src, 11344)
-	incTree(b, dst, 11344)
-	f, _ := New(src)
-	defer f.Close()
-	g, _ := New(dst)
-	defer g.Close()
+	f, g := incPair(b)
 	ctx := context.Background()
 	if _, err := f.Scan(ctx, ".", ScanOptions{}); err != nil {
 		b.Fatal(err)
@@ -168,13 +180,7 @@ func BenchmarkScanBesideSurvey(b *testing.B) {
 // unchanged tree of 11,344 files onto a copy its survey has listed and
 // its chunk cache knows: an incremental carry's plan on its target.
 func BenchmarkPlanSurveyed(b *testing.B) {
-	src, dst := b.TempDir(), b.TempDir()
-	incTree(b, src, 11344)
-	incTree(b, dst, 11344)
-	f, _ := New(src)
-	defer f.Close()
-	g, _ := New(dst)
-	defer g.Close()
+	f, g := incPair(b)
 	ctx := context.Background()
 	s, err := f.Scan(ctx, ".", ScanOptions{})
 	if err != nil {

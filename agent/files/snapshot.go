@@ -504,19 +504,15 @@ func (f *FS) chunkAll(ctx context.Context, s *Scan, base string, walk func(conte
 // open. They are not hashed again here: the receiver checks each against
 // its name (a file changed since the scan).
 func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
-	total := 0
-	for _, sum := range sums {
-		loc, ok := s.loc[sum]
-		if !ok {
-			return nil, errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
-		}
-		total += int(loc.size)
+	total, err := s.ChunkBytes(sums)
+	if err != nil {
+		return nil, err
 	}
-	if total > limit {
+	if total > int64(limit) {
 		return nil, errorf(ErrTooManyEntries, "snapshot: %d bytes of chunks asked for, at most %d", total, limit)
 	}
-	out := slices.Grow(dst[:0], total)
-	err := s.SendChunks(sums, func(f *os.File, off, n int64) error {
+	out := slices.Grow(dst[:0], int(total))
+	err = s.SendChunks(sums, func(f *os.File, off, n int64) error {
 		m := len(out)
 		out = out[:m+int(n)]
 		if _, err := f.ReadAt(out[m:], off); err != nil {
