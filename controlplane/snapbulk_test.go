@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -83,6 +84,38 @@ func TestSnapshotBulkFallsBackToNATS(t *testing.T) {
 	sameTree(t, e.laptopDir, e.cloudDir)
 }
 
+// openHostileBulk does what a hostile agent holding its own key can: it
+// reads req's chunks from real over NATS, a batch at a time, and opens
+// req's bulk connection signed with seed for ag. It returns the chunks'
+// real content and the upgraded connection, which the caller closes.
+func openHostileBulk(ctx context.Context, s *Server, real target, ag subjects.Agent, seed []byte, op string, req *wire.SnapReadRequest, opts rpc.CallOptions) ([]byte, net.Conn, error) {
+	var data []byte
+	for i := 0; i < len(req.Sums); i += wire.SumSize {
+		var res wire.SnapReadResult
+		if err := real.Concurrent().Call(ctx, op, &wire.SnapReadRequest{Handle: req.Handle, Sums: req.Sums[i : i+wire.SumSize]}, &res, opts); err != nil {
+			return nil, nil, err
+		}
+		data = append(data, res.Data...)
+	}
+	kp, err := nkeys.FromSeed(seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	sig, err := kp.Sign(wire.BulkSigned(ag.Workspace, ag.ID, req.Ticket))
+	if err != nil {
+		return nil, nil, err
+	}
+	code, conn, err := tryBulk(s, req.Ticket, wire.EncodeBulkSignature(sig))
+	if err != nil {
+		return nil, nil, err
+	}
+	if code != 101 {
+		conn.Close()
+		return nil, nil, fmt.Errorf("bulk upgrade: status %d", code)
+	}
+	return data, conn, nil
+}
+
 // bulkTamper is a real agent's target whose fs.snap.read batches on bulk
 // connections are answered by the test with the agent's key: the chunks'
 // real content with one byte changed, as a hostile agent would send.
@@ -101,31 +134,12 @@ func (b *bulkTamper) Call(ctx context.Context, op string, body, out any, opts rp
 	if op != wire.OpSnapRead || !ok || req.Ticket == "" {
 		return b.target.Concurrent().Call(ctx, op, body, out, opts)
 	}
-	var data []byte
-	for i := 0; i < len(req.Sums); i += wire.SumSize {
-		var res wire.SnapReadResult
-		if err := b.target.Concurrent().Call(ctx, op, &wire.SnapReadRequest{Handle: req.Handle, Sums: req.Sums[i : i+wire.SumSize]}, &res, opts); err != nil {
-			return err
-		}
-		data = append(data, res.Data...)
-	}
-	data[len(data)/2] ^= 0x20
-	kp, err := nkeys.FromSeed(b.seed)
-	if err != nil {
-		return err
-	}
-	sig, err := kp.Sign(wire.BulkSigned(b.ag.Workspace, b.ag.ID, req.Ticket))
-	if err != nil {
-		return err
-	}
-	code, conn, err := tryBulk(b.s, req.Ticket, wire.EncodeBulkSignature(sig))
+	data, conn, err := openHostileBulk(ctx, b.s, b.target, b.ag, b.seed, op, req, opts)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if code != 101 {
-		return fmt.Errorf("bulk upgrade: status %d", code)
-	}
+	data[len(data)/2] ^= 0x20
 	b.tampered.Add(1)
 	_, _ = conn.Write(data)
 	return nil
