@@ -17,8 +17,9 @@ import (
 // bulkHostile is a real agent's target whose fs.snap.read batches on bulk
 // connections are answered by the test with the agent's key, as a hostile
 // agent would: trickle sends the real content a byte at a time, slowly,
-// until the connection is closed, then answers; hang sends the content
-// with one byte changed and then never answers (until the call ends).
+// until the connection is closed, then answers; otherwise it sends the
+// content with one byte changed and answers at once or, with hang, never
+// (until the call ends).
 type bulkHostile struct {
 	target
 	s       *Server

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nkeys"
@@ -116,35 +115,6 @@ func openHostileBulk(ctx context.Context, s *Server, real target, ag subjects.Ag
 	return data, conn, nil
 }
 
-// bulkTamper is a real agent's target whose fs.snap.read batches on bulk
-// connections are answered by the test with the agent's key: the chunks'
-// real content with one byte changed, as a hostile agent would send.
-type bulkTamper struct {
-	target
-	s        *Server
-	ag       subjects.Agent
-	seed     []byte
-	tampered atomic.Int64
-}
-
-func (b *bulkTamper) Concurrent() target { return b }
-
-func (b *bulkTamper) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
-	req, ok := body.(*wire.SnapReadRequest)
-	if op != wire.OpSnapRead || !ok || req.Ticket == "" {
-		return b.target.Concurrent().Call(ctx, op, body, out, opts)
-	}
-	data, conn, err := openHostileBulk(ctx, b.s, b.target, b.ag, b.seed, op, req, opts)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	data[len(data)/2] ^= 0x20
-	b.tampered.Add(1)
-	_, _ = conn.Write(data)
-	return nil
-}
-
 // An agent is not trusted with the store: a chunk that comes on a bulk
 // connection with content other than its name is refused as over NATS
 // (conflict/source_changed), the pull does not fall back to NATS, and no
@@ -162,12 +132,14 @@ func TestSnapshotBulkRefusesWrongContent(t *testing.T) {
 	ta := enrollAgent(t, s, "w1", "laptop")
 	runAgent(t, s, &enroll.Config{URL: s.URL(), Workspace: "w1", Agent: "laptop", NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}, dir)
 	ag := subjects.Agent{Workspace: "w1", ID: "laptop"}
-	src := &bulkTamper{target: agentTarget{rpc: s.rpc, ag: ag}, s: s, ag: ag, seed: ta.seed}
+	// bulkHostile with neither mode: each batch's real content with one
+	// byte changed, as a hostile agent would send.
+	src := &bulkHostile{target: agentTarget{rpc: s.rpc, ag: ag}, s: s, ag: ag, seed: ta.seed}
 	_, err := s.takeSnapshot(ctx, src, snapshotSpec{ws: "w1", agent: "laptop", kind: snapManual})
 	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonSourceChanged {
 		t.Fatalf("snapshot: %v, want conflict/source_changed", err)
 	}
-	if src.tampered.Load() == 0 {
+	if src.took.Load() == 0 {
 		t.Fatal("no batch came on a bulk connection")
 	}
 	if n := s.snapBulkFallbacks.Load(); n != 0 {
