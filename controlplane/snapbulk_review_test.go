@@ -2,13 +2,11 @@ package controlplane
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nkeys"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/rpc"
@@ -19,8 +17,9 @@ import (
 // bulkHostile is a real agent's target whose fs.snap.read batches on bulk
 // connections are answered by the test with the agent's key, as a hostile
 // agent would: trickle sends the real content a byte at a time, slowly,
-// until the connection is closed, then answers; hang sends the content
-// with one byte changed and then never answers (until the call ends).
+// until the connection is closed, then answers; otherwise it sends the
+// content with one byte changed and answers at once or, with hang, never
+// (until the call ends).
 type bulkHostile struct {
 	target
 	s       *Server
@@ -38,30 +37,11 @@ func (b *bulkHostile) Call(ctx context.Context, op string, body, out any, opts r
 	if op != wire.OpSnapRead || !ok || req.Ticket == "" {
 		return b.target.Concurrent().Call(ctx, op, body, out, opts)
 	}
-	var data []byte
-	for i := 0; i < len(req.Sums); i += wire.SumSize {
-		var res wire.SnapReadResult
-		if err := b.target.Concurrent().Call(ctx, op, &wire.SnapReadRequest{Handle: req.Handle, Sums: req.Sums[i : i+wire.SumSize]}, &res, opts); err != nil {
-			return err
-		}
-		data = append(data, res.Data...)
-	}
-	kp, err := nkeys.FromSeed(b.seed)
-	if err != nil {
-		return err
-	}
-	sig, err := kp.Sign(wire.BulkSigned(b.ag.Workspace, b.ag.ID, req.Ticket))
-	if err != nil {
-		return err
-	}
-	code, conn, err := tryBulk(b.s, req.Ticket, wire.EncodeBulkSignature(sig))
+	data, conn, err := openHostileBulk(ctx, b.s, b.target, b.ag, b.seed, op, req, opts)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if code != 101 {
-		return fmt.Errorf("bulk upgrade: status %d", code)
-	}
 	b.took.Add(1)
 	if b.trickle {
 		for i := range data {

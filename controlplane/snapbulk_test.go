@@ -3,9 +3,9 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nkeys"
@@ -83,52 +83,36 @@ func TestSnapshotBulkFallsBackToNATS(t *testing.T) {
 	sameTree(t, e.laptopDir, e.cloudDir)
 }
 
-// bulkTamper is a real agent's target whose fs.snap.read batches on bulk
-// connections are answered by the test with the agent's key: the chunks'
-// real content with one byte changed, as a hostile agent would send.
-type bulkTamper struct {
-	target
-	s        *Server
-	ag       subjects.Agent
-	seed     []byte
-	tampered atomic.Int64
-}
-
-func (b *bulkTamper) Concurrent() target { return b }
-
-func (b *bulkTamper) Call(ctx context.Context, op string, body, out any, opts rpc.CallOptions) error {
-	req, ok := body.(*wire.SnapReadRequest)
-	if op != wire.OpSnapRead || !ok || req.Ticket == "" {
-		return b.target.Concurrent().Call(ctx, op, body, out, opts)
-	}
+// openHostileBulk does what a hostile agent holding its own key can: it
+// reads req's chunks from real over NATS, a batch at a time, and opens
+// req's bulk connection signed with seed for ag. It returns the chunks'
+// real content and the upgraded connection, which the caller closes.
+func openHostileBulk(ctx context.Context, s *Server, real target, ag subjects.Agent, seed []byte, op string, req *wire.SnapReadRequest, opts rpc.CallOptions) ([]byte, net.Conn, error) {
 	var data []byte
 	for i := 0; i < len(req.Sums); i += wire.SumSize {
 		var res wire.SnapReadResult
-		if err := b.target.Concurrent().Call(ctx, op, &wire.SnapReadRequest{Handle: req.Handle, Sums: req.Sums[i : i+wire.SumSize]}, &res, opts); err != nil {
-			return err
+		if err := real.Concurrent().Call(ctx, op, &wire.SnapReadRequest{Handle: req.Handle, Sums: req.Sums[i : i+wire.SumSize]}, &res, opts); err != nil {
+			return nil, nil, err
 		}
 		data = append(data, res.Data...)
 	}
-	data[len(data)/2] ^= 0x20
-	kp, err := nkeys.FromSeed(b.seed)
+	kp, err := nkeys.FromSeed(seed)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	sig, err := kp.Sign(wire.BulkSigned(b.ag.Workspace, b.ag.ID, req.Ticket))
+	sig, err := kp.Sign(wire.BulkSigned(ag.Workspace, ag.ID, req.Ticket))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	code, conn, err := tryBulk(b.s, req.Ticket, wire.EncodeBulkSignature(sig))
+	code, conn, err := tryBulk(s, req.Ticket, wire.EncodeBulkSignature(sig))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer conn.Close()
 	if code != 101 {
-		return fmt.Errorf("bulk upgrade: status %d", code)
+		conn.Close()
+		return nil, nil, fmt.Errorf("bulk upgrade: status %d", code)
 	}
-	b.tampered.Add(1)
-	_, _ = conn.Write(data)
-	return nil
+	return data, conn, nil
 }
 
 // An agent is not trusted with the store: a chunk that comes on a bulk
@@ -148,12 +132,14 @@ func TestSnapshotBulkRefusesWrongContent(t *testing.T) {
 	ta := enrollAgent(t, s, "w1", "laptop")
 	runAgent(t, s, &enroll.Config{URL: s.URL(), Workspace: "w1", Agent: "laptop", NATSURLs: ta.urls, JWT: ta.jwt, Seed: string(ta.seed)}, dir)
 	ag := subjects.Agent{Workspace: "w1", ID: "laptop"}
-	src := &bulkTamper{target: agentTarget{rpc: s.rpc, ag: ag}, s: s, ag: ag, seed: ta.seed}
+	// bulkHostile with neither mode: each batch's real content with one
+	// byte changed, as a hostile agent would send.
+	src := &bulkHostile{target: agentTarget{rpc: s.rpc, ag: ag}, s: s, ag: ag, seed: ta.seed}
 	_, err := s.takeSnapshot(ctx, src, snapshotSpec{ws: "w1", agent: "laptop", kind: snapManual})
 	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonSourceChanged {
 		t.Fatalf("snapshot: %v, want conflict/source_changed", err)
 	}
-	if src.tampered.Load() == 0 {
+	if src.took.Load() == 0 {
 		t.Fatal("no batch came on a bulk connection")
 	}
 	if n := s.snapBulkFallbacks.Load(); n != 0 {

@@ -84,12 +84,10 @@ func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs 
 	ctx, cancel := context.WithCancelCause(ctx)
 	f := &forwarder{s: s, t: t, ws: ws, h: h, refs: refs, limit: s.batchBytes(), nats: s.batchBytes(), ctx: ctx, cancel: cancel,
 		sem: make(chan struct{}, snapWindow), want: make(map[string]bool, len(refs))}
-	var total int64
 	for _, r := range refs {
 		f.want[string(r.sum)] = true
-		total += int64(r.size)
 	}
-	if total >= bulkMin && !s.snapNoBulk {
+	if s.snapBulk(refs) {
 		f.bulk.Store(true)
 		f.limit = snapBulkBatch
 	}

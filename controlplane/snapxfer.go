@@ -674,6 +674,20 @@ func batches(refs []chunkRef, limit int) [][]chunkRef {
 // larger than over NATS (a connection a batch, no reply to fit).
 const snapBulkBatch = 8 << 20
 
+// snapBulk says whether chunks refs move on bulk connections, a batch
+// each (pulled from a scan, forwarded to a restore): when they come to
+// bulkMin or more, unless tests turned it off (snapNoBulk).
+func (s *Server) snapBulk(refs []chunkRef) bool {
+	if s.snapNoBulk {
+		return false
+	}
+	var total int64
+	for _, r := range refs {
+		total += int64(r.size)
+	}
+	return total >= bulkMin
+}
+
 // pullChunks reads the chunks from the scan on t, snapWindow batches at a
 // time, checks each against its name and stores it unless the store has
 // it already; it returns the bytes stored. When they come to bulkMin or
@@ -688,13 +702,9 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 	var wg sync.WaitGroup
 	var acks []chunkAck
 	var mu sync.Mutex
-	var total int64
-	for _, r := range refs {
-		total += int64(r.size)
-	}
 	limit := s.batchBytes()
 	var bulk *atomic.Bool
-	if total >= bulkMin && !s.snapNoBulk {
+	if s.snapBulk(refs) {
 		bulk = new(atomic.Bool)
 		bulk.Store(true)
 		limit = snapBulkBatch
