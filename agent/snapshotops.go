@@ -378,22 +378,29 @@ func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, e
 	if body.Ticket != "" {
 		return struct{}{}, fo.restoreBulk(ctx, r, body)
 	}
-	off := 0
-	for i, n := range body.Sizes {
-		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
-		if err := r.Put(sum, body.Data[off:off+int(n)]); err != nil {
-			return nil, err
-		}
-		off += int(n)
+	if err := r.PutAll(chunkSums(body.Sums), body.Sizes, body.Data); err != nil {
+		return nil, err
 	}
 	return struct{}{}, nil
 }
 
+// chunkSums is the names of a request's chunks (validated: a multiple of
+// wire.SumSize bytes).
+func chunkSums(b []byte) []files.Sum {
+	sums := make([]files.Sum, len(b)/wire.SumSize)
+	for i := range sums {
+		sums[i] = files.Sum(b[i*wire.SumSize : (i+1)*wire.SumSize])
+	}
+	return sums
+}
+
 // restoreBulk reads the chunks of body (sizes and names) from a bulk
-// connection made with its ticket and writes each into the restore as it
-// is whole. It runs in the request's handler, under the request's
-// admission: a request at a newer epoch of the session ends ctx, which
-// closes the connection, and no chunk is written after that.
+// connection made with its ticket and writes them into the restore as
+// they are whole: after each read, every chunk it completed, with one
+// PutAll (chunks that continue each other in a file are one write). It
+// runs in the request's handler, under the request's admission: a request
+// at a newer epoch of the session ends ctx, which closes the connection,
+// and no chunk is written after that.
 func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire.SnapRestoreChunksRequest) error {
 	conn, rd, err := fo.bulk.dial(ctx, body.Ticket)
 	if err != nil {
@@ -408,11 +415,15 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 		*bp = wire.NewInPlaceBuf(wire.MaxChunk)
 	}
 	buf := *bp
-	// buf[start:fill] is what was read and not written yet.
+	sums := chunkSums(body.Sums)
+	// buf[start:fill] is what was read and not written yet; chunks
+	// [0, i) are written.
 	start, fill := 0, 0
-	for i, n := range body.Sizes {
-		size := int(n)
-		if start+size > len(buf) {
+	for i := 0; i < len(body.Sizes); {
+		size := int(body.Sizes[i])
+		if start+size > len(buf) || (start > 0 && len(buf)-fill < bulkReadMin) {
+			// What is left of a chunk moves to the front: the next
+			// chunk fits, and a read has room.
 			fill = copy(buf, buf[start:fill])
 			start = 0
 		}
@@ -430,14 +441,22 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
-		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
-		if err := r.Put(sum, buf[start:start+size]); err != nil {
+		j, end := i, start
+		for j < len(body.Sizes) && end+int(body.Sizes[j]) <= fill {
+			end += int(body.Sizes[j])
+			j++
+		}
+		if err := r.PutAll(sums[i:j], body.Sizes[i:j], buf[start:end]); err != nil {
 			return err
 		}
-		start += size
+		start, i = end, j
 	}
 	return nil
 }
+
+// bulkReadMin is the least room restoreBulk leaves a read: less, and what
+// is left of a chunk moves to the front of its buffer first.
+const bulkReadMin = 1 << 20
 
 func (fo *fileOps) restoreCommit(ctx context.Context, req *wire.Request) (any, error) {
 	body, err := decode[wire.FsHandleRequest](req)
