@@ -309,9 +309,10 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		delete(r.want, sum)
 	}
 	r.mu.Unlock()
-	// run is the chunks data[rd:rd+len(run)] taken so far to go to
-	// run's file at off, in one write: chunks i with one place, each
-	// continuing the one before it in the file.
+	// run is the chunks taken so far to go to file f at off in one
+	// write, data[rd:rd+n]: chunks with one place each, each right
+	// after the one before it in data and in f. Any other chunk ends it
+	// (its data is then no longer right after the run's).
 	var run struct {
 		f      *restoreFile
 		off    int64
