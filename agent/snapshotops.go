@@ -399,8 +399,10 @@ func chunkSums(b []byte) []files.Sum {
 // they are whole: after each read, every chunk it completed, with one
 // PutAll (chunks that continue each other in a file are one write). It
 // runs in the request's handler, under the request's admission: a request
-// at a newer epoch of the session ends ctx, which closes the connection,
-// and no chunk is written after that.
+// at a newer epoch of the session ends ctx, which closes the connection;
+// the chunks of a read are not written once ctx has ended (a PutAll under
+// way finishes), and that request runs only after this one returned
+// (delivery.AdmitHeld).
 func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire.SnapRestoreChunksRequest) error {
 	conn, rd, err := fo.bulk.dial(ctx, body.Ticket)
 	if err != nil {
