@@ -113,7 +113,7 @@ func (f *FS) chunkFile(c string, fi iofs.FileInfo) ([]Chunk, error) {
 	if chunks, ok := cc.lookup(c, fi); ok {
 		return chunks, nil
 	}
-	file, err := f.root.OpenFile(native(c), readFlags, 0)
+	file, err := f.openRead(c)
 	if err != nil {
 		return nil, mapErr("snapshot", c, err)
 	}
@@ -576,7 +576,7 @@ func (s *Scan) SendChunks(sums []Sum, send func(f *os.File, off, n int64) error)
 			if file != nil {
 				file.Close()
 			}
-			f, err := s.fs.root.OpenFile(native(loc.path), readFlags, 0)
+			f, err := s.fs.openRead(loc.path)
 			if err != nil {
 				file = nil
 				return errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
@@ -613,7 +613,7 @@ func (s *Scan) AppendChunk(dst []byte, sum Sum) ([]byte, error) {
 
 // appendChunk reads loc onto dst and checks it against sum.
 func (f *FS) appendChunk(dst []byte, loc chunkLoc, sum Sum) ([]byte, error) {
-	file, err := f.root.OpenFile(native(loc.path), readFlags, 0)
+	file, err := f.openRead(loc.path)
 	if err != nil {
 		return dst, errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
 	}
