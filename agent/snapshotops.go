@@ -7,13 +7,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/outposthq/outpost/agent/files"
-	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -203,44 +201,17 @@ func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		return s.SendChunks(sums, func(f *os.File, off, n int64) error {
-			if _, err := f.Seek(off, io.SeekStart); err != nil {
-				return err
-			}
-			_ = tcp.SetWriteDeadline(time.Now().Add(bulkIdle))
-			m, err := tcp.ReadFrom(io.LimitReader(f, n))
-			if err != nil {
-				// sendfile's error is most often the connection's
-				// (a file that shrank ends it short, with none).
-				return bulkBroke(err)
-			}
-			if m < n {
-				return io.ErrUnexpectedEOF
-			}
-			return nil
-		})
-	}
-	buf := bulkBufs.Get().(*[]byte)
-	defer bulkBufs.Put(buf)
-	g := bulkconn.Under(conn)
 	return s.SendChunks(sums, func(f *os.File, off, n int64) error {
-		for sent := int64(0); sent < n; {
-			k := min(n-sent, int64(len(*buf)))
-			m, err := f.ReadAt((*buf)[:k], off+sent)
-			if int64(m) < k {
-				if err == nil || errors.Is(err, io.EOF) {
-					err = io.ErrUnexpectedEOF
-				}
-				return err
-			}
-			_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
-			if err := writeGathered(conn, g, (*buf)[:m]); err != nil {
-				return bulkBroke(err)
-			}
-			sent += int64(m)
+		// In pieces, each with its own write deadline: a run is up to
+		// MaxSnapBulk bytes, which a slow link takes longer than
+		// bulkIdle to carry.
+		_, err := sendRange(conn, f, off, n, func() {})
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			// sendfile's error is most often the connection's (a
+			// file that shrank ends it short, with none).
+			return bulkBroke(err)
 		}
-		return nil
+		return err
 	})
 }
 
