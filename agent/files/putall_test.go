@@ -90,3 +90,32 @@ func TestRestorePutAll(t *testing.T) {
 		})
 	}
 }
+
+// A manifest that gives one chunk two sizes (a.bin has x as 10 bytes,
+// b.bin as 5, then y) is refused when x comes: written at b.bin's offset,
+// its 10 bytes would overwrite the start of y there (or go past b.bin's
+// end), and b.bin would be committed with content the manifest does not
+// describe.
+func TestRestorePutAllChunkSizes(t *testing.T) {
+	x, y := []byte("0123456789"), []byte("yyyyyyyyyyyy")
+	sx, sy := Sum(sha256.Sum256(x)), Sum(sha256.Sum256(y))
+	entries := []SnapEntry{
+		{Path: "a.bin", Type: TypeFile, Mode: 0o644, Size: 10, Chunks: []Chunk{{Sum: sx, Size: 10}}},
+		{Path: "b.bin", Type: TypeFile, Mode: 0o644, Size: 5 + 12, Chunks: []Chunk{{Sum: sx, Size: 5}, {Sum: sy, Size: 12}}},
+	}
+	dst := t.TempDir()
+	df, err := New(dst)
+	must(t, err)
+	defer df.Close()
+	ctx := context.Background()
+	rs, err := df.BeginRestore(ctx, ".", entries, RestoreOptions{})
+	if err != nil {
+		return // refused at once: as good
+	}
+	defer rs.Abort()
+	must(t, rs.Put(sy, y))
+	if err := rs.Put(sx, x); !errors.Is(err, ErrChecksumMismatch) {
+		b, _ := os.ReadFile(filepath.Join(dst, "b.bin"))
+		t.Fatalf("a chunk the manifest gives two sizes: Put %v, b.bin %q; want ErrChecksumMismatch", err, b)
+	}
+}

@@ -298,9 +298,13 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		return errorf(ErrUploadDone, "restore %s: already finished", r.base)
 	}
 	for i, sum := range sums {
-		if places, ok := r.want[sum]; ok && places[0].size != sizes[i] {
-			r.mu.Unlock()
-			return errorf(ErrChecksumMismatch, "restore %s: chunk %x has %d bytes, the manifest says %d", r.base, sum[:8], sizes[i], places[0].size)
+		// Every place: a manifest may give one chunk two sizes, and
+		// the data written at a place is the chunk's whole size.
+		for _, pl := range r.want[sum] {
+			if pl.size != sizes[i] {
+				r.mu.Unlock()
+				return errorf(ErrChecksumMismatch, "restore %s: chunk %x has %d bytes, the manifest says %d", r.base, sum[:8], sizes[i], pl.size)
+			}
 		}
 	}
 	places := make([][]restorePlace, len(sums))
