@@ -367,13 +367,14 @@ func chunkSums(b []byte) []files.Sum {
 
 // restoreBulk reads the chunks of body (sizes and names) from a bulk
 // connection made with its ticket and writes them into the restore as
-// they are whole: after each read, every chunk it completed, with one
-// PutAll (chunks that continue each other in a file are one write). It
+// they are whole: after each read, every chunk it completed, in PutAlls
+// of bulkPutMax chunks at most (chunks that continue each other in a file
+// are one write). It
 // runs in the request's handler, under the request's admission: a request
 // at a newer epoch of the session ends ctx, which closes the connection;
-// the chunks of a read are not written once ctx has ended (a PutAll under
-// way finishes), and that request runs only after this one returned
-// (delivery.AdmitHeld).
+// no chunk is written once ctx has ended (a PutAll under way, of
+// bulkPutMax chunks at most, finishes), and that request runs only after
+// this one returned (delivery.AdmitHeld).
 func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire.SnapRestoreChunksRequest) error {
 	conn, rd, err := fo.bulk.dial(ctx, body.Ticket)
 	if err != nil {
@@ -394,7 +395,7 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 	start, fill := 0, 0
 	for i := 0; i < len(body.Sizes); {
 		size := int(body.Sizes[i])
-		if start+size > len(buf) || (start > 0 && len(buf)-fill < bulkReadMin) {
+		if fill-start < size && (start+size > len(buf) || (start > 0 && len(buf)-fill < bulkReadMin)) {
 			// What is left of a chunk moves to the front: the next
 			// chunk fits, and a read has room.
 			fill = copy(buf, buf[start:fill])
@@ -415,7 +416,7 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 			return err
 		}
 		j, end := i, start
-		for j < len(body.Sizes) && end+int(body.Sizes[j]) <= fill {
+		for j < len(body.Sizes) && j-i < bulkPutMax && end+int(body.Sizes[j]) <= fill {
 			end += int(body.Sizes[j])
 			j++
 		}
@@ -430,6 +431,12 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 // bulkReadMin is the least room restoreBulk leaves a read: less, and what
 // is left of a chunk moves to the front of its buffer first.
 const bulkReadMin = 1 << 20
+
+// bulkPutMax is the most chunks restoreBulk writes with one PutAll, which
+// does not stop when ctx ends: a read brings megabytes, thousands of
+// small files (seconds of writes), and a request at a newer epoch waits
+// for them within its start-by time.
+const bulkPutMax = 64
 
 func (fo *fileOps) restoreCommit(ctx context.Context, req *wire.Request) (any, error) {
 	body, err := decode[wire.FsHandleRequest](req)
