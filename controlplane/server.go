@@ -161,6 +161,10 @@ type Server struct {
 	audit    jetstream.Stream // the agents' audit events (audit.go)
 	auditSub *nats.Subscription
 	pipeNC   *nats.Conn // the agents' account: pipe frames (pipes.go)
+	// storeNC is the app account's connection, in process, that chunk
+	// publishes go on with the embedded server (nil with an external
+	// one: they go on nc).
+	storeNC  *nats.Conn
 	sysNC    *nats.Conn
 	st       *store
 	snaps    *snapStore
@@ -308,6 +312,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.snapJS = js
+	if s.storeNC != nil {
+		if s.snapJS, err = jetstream.New(s.storeNC); err != nil {
+			return fmt.Errorf("jetstream for the snapshot store: %w", err)
+		}
+	}
 	// Tried again while a busy server lets it time out: after a restart a
 	// fleet reconnecting at once keeps the embedded server's read loops
 	// busy for seconds (2,000 agents on a loaded machine here), and one
@@ -507,7 +516,7 @@ func (s *Server) stop() {
 	if s.rpc != nil {
 		_ = s.rpc.Close()
 	}
-	for _, nc := range []*nats.Conn{s.pipeNC, s.agentNC, s.nc} {
+	for _, nc := range []*nats.Conn{s.pipeNC, s.agentNC, s.storeNC, s.nc} {
 		if nc != nil {
 			drainAndWait(nc, closeTimeout)
 		}
