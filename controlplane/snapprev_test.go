@@ -143,3 +143,46 @@ func TestSettleRefusedInFlight(t *testing.T) {
 		t.Fatal("a refusal naming no stored message settled")
 	}
 }
+
+// TestSettleBatchReusesOnlyStored: a pull's buffer is read into again only
+// when every chunk published from it was stored: a publish the store
+// refused (here, the chunk was there already) keeps its bytes in its
+// future, and a buffer read into meanwhile could be published again as a
+// chunk its bytes are not. The bytes stored are counted either way.
+func TestSettleBatchReusesOnlyStored(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	bufs := &freeBufs{size: snapBulkBatch}
+	publish := func(buf *[]byte, data []byte) pulledBatch {
+		t.Helper()
+		n := copy(*buf, data)
+		sum := sha256.Sum256(data)
+		f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), (*buf)[:n], jetstream.WithExpectLastSequencePerSubject(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pulledBatch{acks: []chunkAck{{f: f, size: uint32(n)}}, buf: buf}
+	}
+	data := []byte("a chunk pulled into a buffer of the pull's")
+	first := bufs.get(len(data))
+	n, err := s.settleBatch(ctx, publish(first, data), bufs)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("settleBatch = %d, %v; want %d bytes stored", n, err, len(data))
+	}
+	if len(bufs.free) != 1 || bufs.get(1) != first {
+		t.Fatalf("the buffer of a batch stored whole is not free again (%d free)", len(bufs.free))
+	}
+	// The same chunk again: refused, the store has it.
+	n, err = s.settleBatch(ctx, publish(first, data), bufs)
+	if err != nil || n != 0 {
+		t.Fatalf("settleBatch of a stored chunk = %d, %v; want 0, nil", n, err)
+	}
+	if len(bufs.free) != 0 {
+		t.Fatal("the buffer of a refused publish is free again")
+	}
+	got, err := s.snaps.getChunk(ctx, "w1", func() []byte { s := sha256.Sum256(data); return s[:] }())
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
+	}
+}
