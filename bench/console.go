@@ -304,6 +304,7 @@ func cliRun(ctx context.Context, e *env, argv []string, minBytes int64) (time.Du
 		}
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"exec", "-tt", "--agent", e.id, "--"}, argv...)...)
+	setParentDeath(cmd)
 	cmd.Env = append(os.Environ(), "OUTPOST_URL="+e.srv.URL(), "OUTPOST_TOKEN="+e.srv.AdminToken(), "OUTPOST_WORKSPACE="+e.ws)
 	if e.tls {
 		cmd.Env = append(cmd.Env, "OUTPOST_CA_FILE="+e.srv.CAFile())

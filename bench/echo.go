@@ -150,6 +150,7 @@ type echoClient struct {
 // bench's own (its monitor thread, woken by the first system call after
 // an idle spell) in either client's figure.
 func startEcho(cmd *exec.Cmd, trace bool) (*echoClient, error) {
+	setParentDeath(cmd) // an interrupted bench leaves no client behind
 	childIn, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -40,7 +40,8 @@ func ratioSpread(a, b latencies, p float64, resamples int) (lo, hi float64) {
 		return 0, 0
 	}
 	slices.Sort(rs)
-	return rs[len(rs)*5/100], rs[(len(rs)-1)*95/100]
+	// The same rank rule as latencies.pct: index p/100 × (n-1).
+	return rs[(len(rs)-1)*5/100], rs[(len(rs)-1)*95/100]
 }
 
 // echoResamples is how many resamples ratioSpread takes for the echo

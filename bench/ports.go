@@ -230,6 +230,7 @@ var forwardingLine = regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+)`)
 // startPortForward runs `outpost port-forward 0:port`.
 func startPortForward(ctx context.Context, e *env, bin string, port int) (*forwarder, error) {
 	cmd := exec.CommandContext(ctx, bin, "port-forward", "--agent", e.id, "0:"+strconv.Itoa(port))
+	setParentDeath(cmd)
 	cmd.Env = append(os.Environ(), "OUTPOST_URL="+e.srv.URL(), "OUTPOST_TOKEN="+e.srv.AdminToken(), "OUTPOST_WORKSPACE="+e.ws)
 	if e.tls {
 		cmd.Env = append(cmd.Env, "OUTPOST_CA_FILE="+e.srv.CAFile())
@@ -278,6 +279,7 @@ func trySSHForward(ctx context.Context, cfg string, port int) (*forwarder, error
 	ln.Close()
 	cmd := exec.CommandContext(ctx, "ssh", "-F", cfg, "-o", "ControlMaster=no", "-o", "ControlPath=none",
 		"-o", "ExitOnForwardFailure=yes", "-N", "-L", fmt.Sprintf("%s:127.0.0.1:%d", local, port), "peer")
+	setParentDeath(cmd)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

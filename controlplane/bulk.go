@@ -226,6 +226,19 @@ func (x *fileRelay) bulkOpen(ctx context.Context, op string, body func(ticket st
 	return c, func() {}, nil
 }
 
+// bulkOwn says whether err, an agent's answer to a request that carried a
+// bulk ticket, is the agent's own error, which ends the transfer with it:
+// not one of the connection (unavailable: it could not dial, or its
+// writes failed) nor that of an agent that takes no ticket (unsupported,
+// invalid_argument), after which the batch goes over NATS instead.
+func bulkOwn(err error) bool {
+	if err == nil {
+		return false
+	}
+	we := wire.AsError(err)
+	return we == nil || we.Code != wire.CodeUnavailable && we.Code != wire.CodeUnsupported && we.Code != wire.CodeInvalidArgument
+}
+
 // errBulkLate: the agent said it made its bulk connection, and it did
 // not arrive within bulkArrive.
 var errBulkLate = errors.New("the agent made its bulk connection, but it did not arrive")

@@ -29,6 +29,7 @@ type faultTarget struct {
 	cancel context.CancelFunc // nil: the call fails
 	after  bool               // the call fails after the agent ran it (its reply lost)
 	delay  time.Duration      // and after this long (a slow reply)
+	err    error              // the error it fails with; nil: internal
 	calls  atomic.Int64
 	hit    atomic.Bool
 }
@@ -43,6 +44,9 @@ func (f *faultTarget) Call(ctx context.Context, op string, body, out any, opts r
 			time.Sleep(f.delay)
 		}
 		if f.cancel == nil {
+			if f.err != nil {
+				return f.err
+			}
 			return wire.Errorf(wire.CodeInternal, "", "fault injected at %s #%d", op, f.n)
 		}
 		f.cancel()

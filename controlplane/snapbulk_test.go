@@ -70,7 +70,10 @@ func TestSnapshotBulkFallsBackToNATS(t *testing.T) {
 	writeMixedTree(t, e.laptopDir)
 	writeBigFiles(t, e.laptopDir, 12, 2000)
 	ctx := context.Background()
-	src := &faultTarget{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}, op: wire.OpSnapRead, n: 1}
+	// The first batch's agent cannot make its bulk connection (what a real
+	// agent answers then: unavailable).
+	src := &faultTarget{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}, op: wire.OpSnapRead, n: 1,
+		err: wire.Errorf(wire.CodeUnavailable, "", "bulk connection: connection refused")}
 	claimed := e.s.bulk.claimed.Load()
 	sn, err := e.s.takeSnapshot(ctx, src, snapshotSpec{ws: "w1", agent: "laptop", kind: snapManual})
 	if err != nil {
@@ -90,6 +93,29 @@ func TestSnapshotBulkFallsBackToNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, e.laptopDir, e.cloudDir)
+}
+
+// An agent that answers a batch's fs.snap.read with an error of its own
+// (the file changed since the scan) before it makes the batch's bulk
+// connection ends the snapshot with that error, as PROTOCOL.md says: the
+// pull does not read the batch again over NATS, which would only ask the
+// agent the same question.
+func TestSnapshotBulkAgentsOwnErrorEndsPull(t *testing.T) {
+	e := newSnapEnv(t, testConfig(t))
+	writeMixedTree(t, e.laptopDir)
+	writeBigFiles(t, e.laptopDir, 12, 2000)
+	src := &faultTarget{target: agentTarget{rpc: e.s.rpc, ag: subjects.Agent{Workspace: "w1", ID: "laptop"}}, op: wire.OpSnapRead, n: 1,
+		err: wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a file changed since the scan")}
+	_, err := e.s.takeSnapshot(context.Background(), src, snapshotSpec{ws: "w1", agent: "laptop", kind: snapManual})
+	if we := wire.AsError(err); err == nil || we.Code != wire.CodeConflict || we.Reason != wire.ReasonSourceChanged {
+		t.Fatalf("snapshot: %v, want conflict/source_changed", err)
+	}
+	if !src.hit.Load() {
+		t.Fatal("no fs.snap.read failed")
+	}
+	if n := e.s.snapBulkFallbacks.Load(); n != 0 {
+		t.Errorf("%d pulls fell back to NATS after the agent's own error, want 0", n)
+	}
 }
 
 // openHostileBulk does what a hostile agent holding its own key can: it

@@ -179,16 +179,6 @@ func (f *forwarder) sendBulk(b *forwardBatch, key string) (fallback bool, err er
 	go func() {
 		reply <- f.t.Concurrent().Call(callCtx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key+"b"))
 	}()
-	// mine: an error the agent answered is its own (no fallback), unless
-	// it is about the connection (unavailable) or the agent does not
-	// take chunks on one (unsupported, invalid_argument: an older agent).
-	mine := func(err error) bool {
-		if err == nil {
-			return false
-		}
-		we := wire.AsError(err)
-		return we == nil || we.Code != wire.CodeUnavailable && we.Code != wire.CodeUnsupported && we.Code != wire.CodeInvalidArgument
-	}
 	var conn net.Conn
 	select {
 	case conn = <-wait.conn:
@@ -196,7 +186,7 @@ func (f *forwarder) sendBulk(b *forwardBatch, key string) (fallback bool, err er
 		if err == nil {
 			err = errBulkLate // it cannot have read the chunks
 		}
-		return !mine(err) || errors.Is(err, errBulkLate), err
+		return !bulkOwn(err) || errors.Is(err, errBulkLate), err
 	case <-f.ctx.Done():
 		stopCall()
 		<-reply
@@ -209,13 +199,13 @@ func (f *forwarder) sendBulk(b *forwardBatch, key string) (fallback bool, err er
 	if werr := writeGathered(conn, (*b.buf)[forwardRoom:forwardRoom+b.n], gatherOf(conn)); werr != nil {
 		conn.Close()
 		err := <-reply
-		if mine(err) {
+		if bulkOwn(err) {
 			return false, err
 		}
 		return true, werr
 	}
 	err = <-reply
-	return err != nil && !mine(err), err
+	return err != nil && !bulkOwn(err), err
 }
 
 // sendNATS sends batch b over NATS in requests of at most batchBytes of

@@ -992,7 +992,9 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 	case conn = <-wait.conn:
 	case err := <-reply:
 		if err != nil {
-			return 0, nil, true, err
+			// Its own error (the file changed, say) is the pull's: a
+			// read over NATS would answer it again.
+			return 0, nil, !bulkOwn(err), err
 		}
 		// It answered before its connection came (it closed it
 		// first): the connection is on its way.
@@ -1040,10 +1042,7 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 				// the pull's; a broken connection is not (the agent
 				// answers unavailable when its writes failed).
 				if err := <-reply; err != nil {
-					if we := wire.AsError(err); we == nil || we.Code != wire.CodeUnavailable {
-						return n, held, false, err
-					}
-					return n, held, true, err
+					return n, held, !bulkOwn(err), err
 				}
 				return n, held, true, rerr
 			}
