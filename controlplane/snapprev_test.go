@@ -186,3 +186,30 @@ func TestSettleBatchReusesOnlyStored(t *testing.T) {
 		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
 	}
 }
+
+// TestStoreConnWithNativeTLS: when the embedded server's native port asks
+// TLS of every client, the store's in-process connection (which has no
+// socket, and no TLS) still stores chunks, and it is the store's.
+func TestStoreConnWithNativeTLS(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Listen, cfg.NATSListen = "0.0.0.0:0", "0.0.0.0:0"
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s := startServer(t, cfg)
+	if !s.nativeTLS() {
+		t.Fatal("the native port does not serve TLS")
+	}
+	if s.storeNC == nil || s.snapJS.Conn() != s.storeNC {
+		t.Fatal("chunk publishes do not go on the store's connection")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	data := []byte("a chunk stored over the in-process connection")
+	sum := sha256.Sum256(data)
+	if _, err := s.snapJS.Publish(ctx, chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.snaps.getChunk(ctx, "w1", sum[:])
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
+	}
+}
