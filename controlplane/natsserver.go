@@ -91,6 +91,9 @@ func (s *Server) startEmbeddedNATS() error {
 	if err := s.auth.ConfigureServer(opts, filepath.Join(s.cfg.StateDir, "jwt")); err != nil {
 		return fmt.Errorf("configure nats auth: %w", err)
 	}
+	if s.natsOptions != nil {
+		s.natsOptions(opts)
+	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return fmt.Errorf("embedded nats: %w", err)

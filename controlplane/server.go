@@ -209,6 +209,9 @@ type Server struct {
 	// pulled on a bulk connection (zero: fileCallTimeout, as one over
 	// NATS).
 	snapBulkWait time.Duration
+	// natsOptions, set by tests before Start, adjusts the embedded
+	// server's options (its stream ingest limits, say).
+	natsOptions func(*server.Options)
 	// snapBulkFallbacks counts the pulls that went on over NATS after a
 	// batch on a bulk connection failed (read by tests).
 	snapBulkFallbacks atomic.Int64

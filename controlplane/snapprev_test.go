@@ -90,6 +90,7 @@ func TestChunkRefusal(t *testing.T) {
 		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 0"}, refusedOther},
 		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence"}, refusedOther},
 		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}, refusedInFlight},
+		{&jetstream.APIError{Code: 429, ErrorCode: 10167, Description: "too many requests"}, refusedBusy},
 		{&jetstream.APIError{Code: 503, ErrorCode: 10077, Description: "resource limits exceeded for account"}, refusedOther},
 		{errors.New("nats: timeout"), refusedOther},
 	} {

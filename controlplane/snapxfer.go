@@ -851,13 +851,14 @@ const (
 // (chunkRefusal), or the error. A refusal because another publish of the
 // chunk is in flight is published again, expecting no message still,
 // until that one settles: counted on, a publish that then failed would
-// leave the snapshot naming a chunk the store lacks.
+// leave the snapshot naming a chunk the store lacks. One the store
+// dropped because its ingest queue was full is published again too.
 func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int64, error) {
 	for range chunkRetries {
 		switch chunkRefusal(err) {
 		case refusedStored:
 			return 0, nil
-		case refusedInFlight:
+		case refusedInFlight, refusedBusy:
 		default:
 			return 0, stateErr("store chunk", err)
 		}
