@@ -852,20 +852,25 @@ const (
 // chunk is in flight is published again, expecting no message still,
 // until that one settles: counted on, a publish that then failed would
 // leave the snapshot naming a chunk the store lacks. One the store
-// dropped because its ingest queue was full is published again too.
+// dropped because its ingest queue was full is published again too: at
+// once the first time (the queue has drained by the time the publishes
+// before it are settled), after chunkRetryWait when dropped again.
 func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int64, error) {
-	for range chunkRetries {
-		switch chunkRefusal(err) {
+	for i := range chunkRetries {
+		why := chunkRefusal(err)
+		switch why {
 		case refusedStored:
 			return 0, nil
 		case refusedInFlight, refusedBusy:
 		default:
 			return 0, stateErr("store chunk", err)
 		}
-		select {
-		case <-ctx.Done():
-			return 0, stateErr("store chunk", ctx.Err())
-		case <-time.After(chunkRetryWait):
+		if why == refusedInFlight || i > 0 {
+			select {
+			case <-ctx.Done():
+				return 0, stateErr("store chunk", ctx.Err())
+			case <-time.After(chunkRetryWait):
+			}
 		}
 		m := a.f.Msg()
 		if _, err = s.snapJS.Publish(ctx, m.Subject, m.Data, jetstream.WithExpectLastSequencePerSubject(0)); err == nil {
