@@ -94,6 +94,7 @@ func (s *Server) startEmbeddedNATS() error {
 	if s.natsOptions != nil {
 		s.natsOptions(opts)
 	}
+	s.storeQueue = opts.StreamMaxBufferedSize
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return fmt.Errorf("embedded nats: %w", err)

@@ -212,6 +212,12 @@ type Server struct {
 	// natsOptions, set by tests before Start, adjusts the embedded
 	// server's options (its stream ingest limits, say).
 	natsOptions func(*server.Options)
+	// storeQueue is the embedded server's bound on a stream's ingest
+	// queue, in bytes (0: nats-server's default; chunksInFlight).
+	storeQueue int64
+	// chunkDrops counts the chunk publishes the store dropped, its
+	// ingest queue full (read by tests).
+	chunkDrops atomic.Int64
 	// snapBulkFallbacks counts the pulls that went on over NATS after a
 	// batch on a bulk connection failed (read by tests).
 	snapBulkFallbacks atomic.Int64
@@ -316,7 +322,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.snapJS = js
 	if s.storeNC != nil {
-		if s.snapJS, err = jetstream.New(s.storeNC); err != nil {
+		s.snapJS, err = jetstream.New(s.storeNC, jetstream.WithPublishAsyncMaxPending(chunksInFlight(s.storeQueue)))
+		if err != nil {
 			return fmt.Errorf("jetstream for the snapshot store: %w", err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/cdc"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
@@ -39,6 +40,24 @@ const (
 	// messages" (seen at load ~9).
 	snapStallWait = time.Minute
 )
+
+// storeIngestQueue is nats-server's default bound on the bytes a
+// stream's ingest queue holds (StreamMaxBufferedSize 0): the publishes
+// past it are dropped (429, refusedBusy).
+const storeIngestQueue = 128 << 20
+
+// chunksInFlight bounds the chunk publishes awaiting the embedded
+// store's acknowledgement, for an ingest queue of queue bytes (0: the
+// default): as many of the largest chunks as fill seven eighths of it
+// (the rest for settleRefused's publishes), 448 by default. A pull then
+// waits for a slow store (snapStallWait) rather than have it drop its
+// chunks; nats.go's default, 4000 of up to 256 KiB, is twice the queue.
+func chunksInFlight(queue int64) int {
+	if queue <= 0 {
+		queue = storeIngestQueue
+	}
+	return max(1, int((queue-queue/8)/cdc.DefaultMax))
+}
 
 // Snapshot kinds.
 const (
@@ -858,6 +877,9 @@ const (
 func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int64, error) {
 	for i := range chunkRetries {
 		why := chunkRefusal(err)
+		if why == refusedBusy {
+			s.chunkDrops.Add(1)
+		}
 		switch why {
 		case refusedStored:
 			return 0, nil
