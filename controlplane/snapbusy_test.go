@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"crypto/sha256"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -13,9 +14,7 @@ import (
 // busyStoreEnv is a control plane whose embedded server's stream ingest
 // queue holds 1 MiB (a pull publishes up to snapWindow batches of 8 MiB
 // at once), a laptop with a tree of 20 MiB and more, and a cloud agent.
-// uncapped, when set, makes the store's publishes nats.go's default
-// 4000 in flight, as if chunksInFlight were not there.
-func busyStoreEnv(t *testing.T, uncapped bool) *snapEnv {
+func busyStoreEnv(t *testing.T) *snapEnv {
 	t.Helper()
 	s, err := New(testConfig(t))
 	if err != nil {
@@ -28,11 +27,6 @@ func busyStoreEnv(t *testing.T, uncapped bool) *snapEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	if uncapped {
-		if s.snapJS, err = jetstream.New(s.storeNC); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cl := adminClient(s)
 	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
 		t.Fatal(err)
@@ -68,23 +62,47 @@ func snapshotWhole(t *testing.T, e *snapEnv) {
 // ingest queue (chunksInFlight), so a pull faster than the store waits
 // for it instead of having its chunks dropped (429 Too Many Requests).
 func TestSnapshotStoreBusy(t *testing.T) {
-	e := busyStoreEnv(t, false)
+	e := busyStoreEnv(t)
 	snapshotWhole(t, e)
 	if n := e.s.chunkDrops.Load(); n != 0 {
 		t.Errorf("the store dropped %d chunk publishes, its ingest queue full", n)
 	}
 }
 
-// TestSnapshotStoreDropsPublishedAgain: a store whose ingest queue is
-// full anyway (a slow disk, publishes past chunksInFlight: here nats.go's
-// default 4000) drops publishes with 429. That is the store being busy,
-// not refusing the chunk: each is published again, and the snapshot
-// stores every chunk rather than failing.
-func TestSnapshotStoreDropsPublishedAgain(t *testing.T) {
-	e := busyStoreEnv(t, true)
-	snapshotWhole(t, e)
-	if e.s.chunkDrops.Load() == 0 {
-		t.Error("the store dropped no publish: the test did not fill its queue")
+// TestSettleRefusedBusy: a publish the store dropped, its ingest queue
+// full (429, 10167: a slow disk, publishes past chunksInFlight), is the
+// store being busy, not refusing the chunk: it is published again and
+// stored, its bytes counted, rather than failing the snapshot.
+func TestSettleRefusedBusy(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	data := []byte("a chunk the store dropped, its queue full")
+	sum := sha256.Sum256(data)
+	// A refused publish leaves the chunk unstored, and its future holds
+	// the message, as a dropped one's does.
+	f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.Ok():
+		t.Fatal("a publish expecting sequence 5 on an empty subject was stored")
+	case <-f.Err():
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	busy := &jetstream.APIError{Code: 429, ErrorCode: jsErrCodeStreamTooManyRequests, Description: "too many requests"}
+	n, err := s.settleRefused(ctx, chunkAck{f: f, size: uint32(len(data))}, busy)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("settleRefused = %d, %v; want the chunk stored, %d bytes", n, err, len(data))
+	}
+	got, err := s.snaps.getChunk(ctx, "w1", sum[:])
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
+	}
+	if s.chunkDrops.Load() != 1 {
+		t.Errorf("%d drops counted, want 1", s.chunkDrops.Load())
 	}
 }
 
