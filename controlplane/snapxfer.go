@@ -51,7 +51,8 @@ const storeIngestQueue = 128 << 20
 // default): as many of the largest chunks as fill seven eighths of it
 // (the rest for settleRefused's publishes), 448 by default. A pull then
 // waits for a slow store (snapStallWait) rather than have it drop its
-// chunks; nats.go's default, 4000 of up to 256 KiB, is twice the queue.
+// chunks; nats.go's default, 4000 (of 64 KiB on average, 256 KiB at
+// most), is twice the default queue and more.
 func chunksInFlight(queue int64) int {
 	if queue <= 0 {
 		queue = storeIngestQueue
@@ -872,8 +873,9 @@ const (
 // until that one settles: counted on, a publish that then failed would
 // leave the snapshot naming a chunk the store lacks. One the store
 // dropped because its ingest queue was full is published again too: at
-// once the first time (the queue has drained by the time the publishes
-// before it are settled), after chunkRetryWait when dropped again.
+// once the first time (the queue has most likely drained by the time the
+// publishes before it are settled), after chunkRetryWait when dropped
+// again.
 func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int64, error) {
 	for i := range chunkRetries {
 		why := chunkRefusal(err)
