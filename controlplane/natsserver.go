@@ -91,6 +91,10 @@ func (s *Server) startEmbeddedNATS() error {
 	if err := s.auth.ConfigureServer(opts, filepath.Join(s.cfg.StateDir, "jwt")); err != nil {
 		return fmt.Errorf("configure nats auth: %w", err)
 	}
+	if s.natsOptions != nil {
+		s.natsOptions(opts)
+	}
+	s.storeQueue = opts.StreamMaxBufferedSize
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return fmt.Errorf("embedded nats: %w", err)
@@ -133,11 +137,12 @@ func (s *Server) nativeTLS() bool {
 	return s.tls != nil && s.cfg.NATSURL == "" && !isLoopback(s.cfg.NATSListen)
 }
 
-// connectNATS opens the control plane's three connections: the service
+// connectNATS opens the control plane's connections: the service
 // connection (its state, in the app account), the agents connection (its
-// user in the agents' account: requests, replies and presence) and the
-// system connection that pushes account JWTs. With the embedded server it
-// opens the server's port first (see listenNATS).
+// user in the agents' account: requests, replies and presence), the
+// system connection that pushes account JWTs, the pipes' connection and,
+// with the embedded server, the snapshot store's. With the embedded
+// server it opens the server's port first (see listenNATS).
 func (s *Server) connectNATS() error {
 	ping := natsPingInterval
 	if s.ns != nil {
@@ -219,6 +224,23 @@ func (s *Server) connectNATS() error {
 		}, inProcess...)
 	}
 
+	// The snapshot store's chunk publishes (snapxfer.go) travel on a
+	// connection of their own, in process with the embedded server: a
+	// first carry writes every byte of the tree into JetStream, and over
+	// a loopback socket each of them cost the kernel a copy in, a copy
+	// out and the TCP work between. Cluster mode (an external server)
+	// publishes on the service connection as before.
+	var store []nats.Option
+	if s.ns != nil {
+		store = append([]nats.Option{
+			nats.Name("outpost-controlplane-store"),
+			nats.CustomInboxPrefix(subjects.ControlPlaneInboxPrefix),
+			nats.ReconnectBufSize(-1), // as for the service connection
+			svcCreds,
+			nats.InProcessServer(s.ns),
+		}, inProcess...)
+	}
+
 	url := s.cfg.NATSURL
 	if s.ns != nil {
 		if err := s.listenNATS(); err != nil {
@@ -226,19 +248,25 @@ func (s *Server) connectNATS() error {
 		}
 		url = s.natsURL
 	}
-	// All three at once, right after the port opened: ahead of a fleet
-	// that reconnects at once.
-	conns := make([]*nats.Conn, 4)
-	errs := make([]error, 4)
-	var wg sync.WaitGroup
-	urls := []string{url, url, url, url}
-	if s.ns != nil {
-		// The pipes' connection is in process, without TLS even when
-		// the native port asks it (a tls:// URL would make nats.go run
-		// TLS over the memory pipe, against no CA it trusts).
-		urls[3] = "nats://" + strings.TrimPrefix(strings.TrimPrefix(url, "tls://"), "nats://")
+	// All at once, right after the port opened: ahead of a fleet that
+	// reconnects at once.
+	all := [][]nats.Option{svc, agents, sys, pipes}
+	if store != nil {
+		all = append(all, store)
 	}
-	for i, opts := range [][]nats.Option{svc, agents, sys, pipes} {
+	conns := make([]*nats.Conn, len(all))
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	urls := []string{url, url, url, url, url}
+	if s.ns != nil {
+		// The pipes' and the store's connections are in process,
+		// without TLS even when the native port asks it (a tls:// URL
+		// would make nats.go run TLS over the memory pipe, against no
+		// CA it trusts).
+		urls[3] = "nats://" + strings.TrimPrefix(strings.TrimPrefix(url, "tls://"), "nats://")
+		urls[4] = urls[3]
+	}
+	for i, opts := range all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -247,7 +275,10 @@ func (s *Server) connectNATS() error {
 	}
 	wg.Wait()
 	s.nc, s.agentNC, s.sysNC, s.pipeNC = conns[0], conns[1], conns[2], conns[3]
-	for i, what := range []string{"at " + url, "as the agents' control-plane user", "as the system user", "for pipes"} {
+	if store != nil {
+		s.storeNC = conns[4]
+	}
+	for i, what := range []string{"at " + url, "as the agents' control-plane user", "as the system user", "for pipes", "for the snapshot store"}[:len(all)] {
 		if errs[i] != nil {
 			return fmt.Errorf("connect to nats %s: %w", what, errs[i])
 		}

@@ -161,6 +161,10 @@ type Server struct {
 	audit    jetstream.Stream // the agents' audit events (audit.go)
 	auditSub *nats.Subscription
 	pipeNC   *nats.Conn // the agents' account: pipe frames (pipes.go)
+	// storeNC is the app account's connection, in process, that chunk
+	// publishes go on with the embedded server (nil with an external
+	// one: they go on nc).
+	storeNC  *nats.Conn
 	sysNC    *nats.Conn
 	st       *store
 	snaps    *snapStore
@@ -205,6 +209,15 @@ type Server struct {
 	// pulled on a bulk connection (zero: fileCallTimeout, as one over
 	// NATS).
 	snapBulkWait time.Duration
+	// natsOptions, set by tests before Start, adjusts the embedded
+	// server's options (its stream ingest limits, say).
+	natsOptions func(*server.Options)
+	// storeQueue is the embedded server's bound on a stream's ingest
+	// queue, in bytes (0: nats-server's default; chunksInFlight).
+	storeQueue int64
+	// chunkDrops counts the chunk publishes the store dropped, its
+	// ingest queue full (read by tests).
+	chunkDrops atomic.Int64
 	// snapBulkFallbacks counts the pulls that went on over NATS after a
 	// batch on a bulk connection failed (read by tests).
 	snapBulkFallbacks atomic.Int64
@@ -308,6 +321,12 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.snapJS = js
+	if s.storeNC != nil {
+		s.snapJS, err = jetstream.New(s.storeNC, jetstream.WithPublishAsyncMaxPending(chunksInFlight(s.storeQueue)))
+		if err != nil {
+			return fmt.Errorf("jetstream for the snapshot store: %w", err)
+		}
+	}
 	// Tried again while a busy server lets it time out: after a restart a
 	// fleet reconnecting at once keeps the embedded server's read loops
 	// busy for seconds (2,000 agents on a loaded machine here), and one
@@ -507,7 +526,7 @@ func (s *Server) stop() {
 	if s.rpc != nil {
 		_ = s.rpc.Close()
 	}
-	for _, nc := range []*nats.Conn{s.pipeNC, s.agentNC, s.nc} {
+	for _, nc := range []*nats.Conn{s.pipeNC, s.agentNC, s.storeNC, s.nc} {
 		if nc != nil {
 			drainAndWait(nc, closeTimeout)
 		}

@@ -36,12 +36,21 @@ func writeBigFiles(t *testing.T, dir string, n int, seed uint64) {
 func TestCarryPullsOnBulkConnections(t *testing.T) {
 	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) { writeBigFiles(t, laptopDir, 20, 1000) })
 	claimed := e.s.bulk.claimed.Load()
+	storeOut, svcOut := e.s.storeNC.Stats().OutBytes, e.s.nc.Stats().OutBytes
 	lc := carrySwap(t, e)("cloud")
 	sameTree(t, e.laptopDir, e.cloudDir)
 	sn := lastSnapshot(t, e)
 	size := sn.Bytes
 	if lc.TransferredBytes != size || sn.NewBytes != size {
 		t.Errorf("stored %d and sent %d bytes of a %d-byte tree", sn.NewBytes, lc.TransferredBytes, size)
+	}
+	// With the embedded server the chunks go into the store on its
+	// in-process connection, not on the service connection's socket.
+	if n := e.s.storeNC.Stats().OutBytes - storeOut; n < uint64(size) {
+		t.Errorf("the store's connection sent %d bytes of a %d-byte first carry", n, size)
+	}
+	if n := e.s.nc.Stats().OutBytes - svcOut; n >= uint64(size) {
+		t.Errorf("the service connection sent %d bytes of a %d-byte first carry", n, size)
 	}
 	// 20 MiB and more in batches of 8 MiB at most: three at least from
 	// the laptop, three at least to the cloud.

@@ -36,6 +36,8 @@ type forwarder struct {
 	sem    chan struct{}
 	wg     sync.WaitGroup
 
+	bufs *freeBufs // batch buffers, forwardRoom+limit bytes each
+
 	mu        sync.Mutex
 	want      map[string]bool // lacked and not sent yet
 	buf       *forwardBatch
@@ -64,19 +66,6 @@ type forwardBatch struct {
 	n     int
 }
 
-// forwardBufs are batch buffers of forwarders: a first carry of 1 GiB
-// filled 512 of 2 MiB each, all garbage once sent.
-var forwardBufs sync.Pool
-
-// forwardBuf is a batch buffer with room for limit bytes of data.
-func forwardBuf(limit int) *[]byte {
-	if b, ok := forwardBufs.Get().(*[]byte); ok && len(*b) >= forwardRoom+limit {
-		return b
-	}
-	b := make([]byte, forwardRoom+limit)
-	return &b
-}
-
 // newForwarder forwards to restore h on t (in workspace ws) the chunks
 // refs it lacks. When they come to bulkMin or more, its batches go on
 // bulk connections, outside the NATS server (sendBulk).
@@ -91,6 +80,7 @@ func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs 
 		f.bulk.Store(true)
 		f.limit = snapBulkBatch
 	}
+	f.bufs = &freeBufs{size: forwardRoom + f.limit}
 	return f
 }
 
@@ -113,7 +103,7 @@ func (f *forwarder) take(r chunkRef, data []byte) error {
 		f.sendLocked()
 	}
 	if f.buf == nil {
-		f.buf = &forwardBatch{buf: forwardBuf(f.limit)}
+		f.buf = &forwardBatch{buf: f.bufs.get(forwardRoom + f.limit)}
 	}
 	b := f.buf
 	b.sums = append(b.sums, r.sum...)
@@ -136,7 +126,7 @@ func (f *forwarder) sendLocked() {
 	select {
 	case f.sem <- struct{}{}:
 	case <-f.ctx.Done():
-		forwardBufs.Put(b.buf)
+		f.bufs.put(b.buf)
 		return
 	}
 	f.sent += int64(b.n)
@@ -163,7 +153,7 @@ func (f *forwarder) sendLocked() {
 		}
 		// The request was sent (copied into the connection's buffer)
 		// before the call returned: its batch buffer is free.
-		forwardBufs.Put(b.buf)
+		f.bufs.put(b.buf)
 		if err != nil {
 			f.cancel(err)
 		}

@@ -117,7 +117,16 @@ const (
 	// flight (a replicated stream's 10164); it may yet fail, so the
 	// chunk is published again once it settles.
 	refusedInFlight
+	// refusedBusy: the stream's ingest queue was full (429, 10167: a
+	// slow store, or many publishes at once) and the publish was
+	// dropped; it is published again once the queue has room.
+	refusedBusy
 )
+
+// jsErrCodeStreamTooManyRequests is JetStream's error code for a publish
+// dropped because the stream's ingest queue is full (nats-server's
+// JSStreamTooManyRequests; nats.go names no constant for it).
+const jsErrCodeStreamTooManyRequests jetstream.ErrorCode = 10167
 
 // chunkRefusal classifies a chunk publish's error. Only a last subject
 // sequence above 0 in JetStream's "wrong last sequence: N" counts as
@@ -138,6 +147,8 @@ func chunkRefusal(err error) refusal {
 		}
 	case jetstream.JSErrCodeStreamWrongLastSequenceConstant:
 		return refusedInFlight
+	case jsErrCodeStreamTooManyRequests:
+		return refusedBusy
 	}
 	return refusedOther
 }

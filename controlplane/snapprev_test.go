@@ -90,6 +90,7 @@ func TestChunkRefusal(t *testing.T) {
 		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 0"}, refusedOther},
 		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence"}, refusedOther},
 		{&jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}, refusedInFlight},
+		{&jetstream.APIError{Code: 429, ErrorCode: 10167, Description: "too many requests"}, refusedBusy},
 		{&jetstream.APIError{Code: 503, ErrorCode: 10077, Description: "resource limits exceeded for account"}, refusedOther},
 		{errors.New("nats: timeout"), refusedOther},
 	} {
@@ -141,5 +142,75 @@ func TestSettleRefusedInFlight(t *testing.T) {
 	// Any other refusal is the snapshot's error.
 	if _, err := s.settleRefused(ctx, a, &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 0"}); err == nil {
 		t.Fatal("a refusal naming no stored message settled")
+	}
+}
+
+// TestSettleBatchReusesOnlyStored: a pull's buffer is read into again only
+// when every chunk published from it was stored: a publish the store
+// refused (here, the chunk was there already) keeps its bytes in its
+// future, and a buffer read into meanwhile could be published again as a
+// chunk its bytes are not. The bytes stored are counted either way.
+func TestSettleBatchReusesOnlyStored(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	bufs := &freeBufs{size: snapBulkBatch}
+	publish := func(buf *[]byte, data []byte) pulledBatch {
+		t.Helper()
+		n := copy(*buf, data)
+		sum := sha256.Sum256(data)
+		f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), (*buf)[:n], jetstream.WithExpectLastSequencePerSubject(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pulledBatch{acks: []chunkAck{{f: f, size: uint32(n)}}, buf: buf}
+	}
+	data := []byte("a chunk pulled into a buffer of the pull's")
+	first := bufs.get(len(data))
+	n, err := s.settleBatch(ctx, publish(first, data), bufs)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("settleBatch = %d, %v; want %d bytes stored", n, err, len(data))
+	}
+	if len(bufs.free) != 1 || bufs.get(1) != first {
+		t.Fatalf("the buffer of a batch stored whole is not free again (%d free)", len(bufs.free))
+	}
+	// The same chunk again: refused, the store has it.
+	n, err = s.settleBatch(ctx, publish(first, data), bufs)
+	if err != nil || n != 0 {
+		t.Fatalf("settleBatch of a stored chunk = %d, %v; want 0, nil", n, err)
+	}
+	if len(bufs.free) != 0 {
+		t.Fatal("the buffer of a refused publish is free again")
+	}
+	got, err := s.snaps.getChunk(ctx, "w1", func() []byte { s := sha256.Sum256(data); return s[:] }())
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
+	}
+}
+
+// TestStoreConnWithNativeTLS: when the embedded server's native port asks
+// TLS of every client, the store's in-process connection (which has no
+// socket, and no TLS) still stores chunks, and it is the store's.
+func TestStoreConnWithNativeTLS(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Listen, cfg.NATSListen = "0.0.0.0:0", "0.0.0.0:0"
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s := startServer(t, cfg)
+	if !s.nativeTLS() {
+		t.Fatal("the native port does not serve TLS")
+	}
+	if s.storeNC == nil || s.snapJS.Conn() != s.storeNC {
+		t.Fatal("chunk publishes do not go on the store's connection")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	data := []byte("a chunk stored over the in-process connection")
+	sum := sha256.Sum256(data)
+	if _, err := s.snapJS.Publish(ctx, chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.snaps.getChunk(ctx, "w1", sum[:])
+	if err != nil || string(got) != string(data) {
+		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/controlplane/client"
+	"github.com/outposthq/outpost/internal/cdc"
 	"github.com/outposthq/outpost/rpc"
 	"github.com/outposthq/outpost/wire"
 )
@@ -39,6 +40,25 @@ const (
 	// messages" (seen at load ~9).
 	snapStallWait = time.Minute
 )
+
+// storeIngestQueue is nats-server's default bound on the bytes a
+// stream's ingest queue holds (StreamMaxBufferedSize 0): the publishes
+// past it are dropped (429, refusedBusy).
+const storeIngestQueue = 128 << 20
+
+// chunksInFlight bounds the chunk publishes awaiting the embedded
+// store's acknowledgement, for an ingest queue of queue bytes (0: the
+// default): as many of the largest chunks as fill seven eighths of it
+// (the rest for settleRefused's publishes), 448 by default. A pull then
+// waits for a slow store (snapStallWait) rather than have it drop its
+// chunks; nats.go's default, 4000 (of 64 KiB on average, 256 KiB at
+// most), is twice the default queue and more.
+func chunksInFlight(queue int64) int {
+	if queue <= 0 {
+		queue = storeIngestQueue
+	}
+	return max(1, int((queue-queue/8)/cdc.DefaultMax))
+}
 
 // Snapshot kinds.
 const (
@@ -694,14 +714,15 @@ func (s *Server) snapBulk(refs []chunkRef) bool {
 // more, the batches come on bulk connections (a batch each: fs.snap.read
 // with a ticket), outside the NATS server; NATS carries them when the
 // agent cannot make one (and, after the first bulk batch that failed, the
-// rest of the pull).
+// rest of the pull). The store's acknowledgements of a batch are awaited
+// (settled) while the next ones are pulled, by one goroutine, in order;
+// a bulk batch's buffer is read into again once they all came (the
+// pull's freeBufs).
 func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, refs []chunkRef, onChunk func(chunkRef, []byte) error) (int64, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sem := make(chan struct{}, snapWindow)
 	var wg sync.WaitGroup
-	var acks []chunkAck
-	var mu sync.Mutex
 	limit := s.batchBytes()
 	var bulk *atomic.Bool
 	if s.snapBulk(refs) {
@@ -709,7 +730,28 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 		bulk.Store(true)
 		limit = snapBulkBatch
 	}
-	for _, b := range batches(refs, limit) {
+	bs := batches(refs, limit)
+	bufs := &freeBufs{size: snapBulkBatch}
+	// Room for every batch: a puller never waits for the settler.
+	pulled := make(chan pulledBatch, len(bs))
+	settled := make(chan int64, 1)
+	go func() {
+		var stored int64
+		failed := false
+		for p := range pulled {
+			if failed {
+				continue // its buffer is dropped: publishes may hold it
+			}
+			n, err := s.settleBatch(ctx, p, bufs)
+			if err != nil {
+				cancel(err)
+				failed = true
+			}
+			stored += n
+		}
+		settled <- stored
+	}()
+	for _, b := range bs {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -721,36 +763,100 @@ func (s *Server) pullChunks(ctx context.Context, t target, ws, handle string, re
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			fs, err := s.pullBatch(ctx, t, ws, handle, b, onChunk, bulk)
+			p, err := s.pullBatch(ctx, t, ws, handle, b, onChunk, bulk, bufs)
 			if err != nil {
 				cancel(err)
 				return
 			}
-			mu.Lock()
-			acks = append(acks, fs...)
-			mu.Unlock()
+			pulled <- p
 		}()
 	}
 	wg.Wait()
+	close(pulled)
+	stored := <-settled
 	if err := context.Cause(ctx); err != nil {
 		return 0, err
 	}
+	return stored, nil
+}
+
+// pulledBatch is a batch pulled and published: its chunks' publishes and,
+// when it came on a bulk connection, the buffer the chunks were read into
+// (which the publishes hold until they are acknowledged).
+type pulledBatch struct {
+	acks []chunkAck
+	buf  *[]byte
+}
+
+// settleBatch waits for the store's acknowledgement of each chunk of p
+// and returns the bytes stored (settleRefused for a refused one). p's
+// buffer goes back to bufs only when every publish was acknowledged:
+// one that failed (or timed out) may still be published again from it
+// by nats.go (no responders) or by settleRefused, and a buffer read into
+// again meanwhile would put a chunk in the store that is not its name.
+func (s *Server) settleBatch(ctx context.Context, p pulledBatch, bufs *freeBufs) (int64, error) {
 	var stored int64
-	for _, a := range acks {
+	clean := true
+	for _, a := range p.acks {
 		select {
 		case <-a.f.Ok():
 			stored += int64(a.size)
 		case err := <-a.f.Err():
+			clean = false
 			n, err := s.settleRefused(ctx, a, err)
 			if err != nil {
-				return 0, err
+				return stored, err
 			}
 			stored += n
 		case <-ctx.Done():
-			return 0, stateErr("store chunk", ctx.Err())
+			return stored, stateErr("store chunk", ctx.Err())
 		}
 	}
+	if clean && p.buf != nil {
+		bufs.put(p.buf)
+	}
 	return stored, nil
+}
+
+// freeBufs are buffers of one size that one transfer (a pull, a
+// forwarder) fills again and again: it holds them until it ends. Not a
+// sync.Pool: each collection empties one (a first carry of 1 GiB runs
+// dozens), and the runtime hands what it frees back to the kernel, which
+// faults in and zeroes every page of a new buffer again: a fresh 8 MiB
+// buffer a batch cost a few percent of a first carry's CPU. Its methods
+// are safe for concurrent use; a nil *freeBufs keeps no buffer.
+type freeBufs struct {
+	size int
+	mu   sync.Mutex
+	free []*[]byte
+}
+
+// get is a buffer of at least n bytes: of size bytes, a free one when
+// there is one, unless n is larger.
+func (l *freeBufs) get(n int) *[]byte {
+	if l != nil && n <= l.size {
+		l.mu.Lock()
+		if k := len(l.free); k > 0 {
+			b := l.free[k-1]
+			l.free = l.free[:k-1]
+			l.mu.Unlock()
+			return b
+		}
+		l.mu.Unlock()
+		n = l.size
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// put gives back b, which nothing reads or writes any more.
+func (l *freeBufs) put(b *[]byte) {
+	if l == nil || len(*b) != l.size {
+		return
+	}
+	l.mu.Lock()
+	l.free = append(l.free, b)
+	l.mu.Unlock()
 }
 
 // chunkRetries bounds the publishes of a chunk refused because another
@@ -765,20 +871,30 @@ const (
 // (chunkRefusal), or the error. A refusal because another publish of the
 // chunk is in flight is published again, expecting no message still,
 // until that one settles: counted on, a publish that then failed would
-// leave the snapshot naming a chunk the store lacks.
+// leave the snapshot naming a chunk the store lacks. One the store
+// dropped because its ingest queue was full is published again too: at
+// once the first time (the queue has most likely drained by the time the
+// publishes before it are settled), after chunkRetryWait when dropped
+// again.
 func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int64, error) {
-	for range chunkRetries {
-		switch chunkRefusal(err) {
+	for i := range chunkRetries {
+		why := chunkRefusal(err)
+		if why == refusedBusy {
+			s.chunkDrops.Add(1)
+		}
+		switch why {
 		case refusedStored:
 			return 0, nil
-		case refusedInFlight:
+		case refusedInFlight, refusedBusy:
 		default:
 			return 0, stateErr("store chunk", err)
 		}
-		select {
-		case <-ctx.Done():
-			return 0, stateErr("store chunk", ctx.Err())
-		case <-time.After(chunkRetryWait):
+		if why == refusedInFlight || i > 0 {
+			select {
+			case <-ctx.Done():
+				return 0, stateErr("store chunk", ctx.Err())
+			case <-time.After(chunkRetryWait):
+			}
 		}
 		m := a.f.Msg()
 		if _, err = s.snapJS.Publish(ctx, m.Subject, m.Data, jetstream.WithExpectLastSequencePerSubject(0)); err == nil {
@@ -799,8 +915,9 @@ type chunkAck struct {
 // it reads the batch on a bulk connection (pullBulk); the chunks that did
 // not come on it, when it failed, come over NATS in batches of at most
 // batchBytes, and bulk is set false for the rest of the pull.
-func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error, bulk *atomic.Bool) ([]chunkAck, error) {
+func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b []chunkRef, onChunk func(chunkRef, []byte) error, bulk *atomic.Bool, bufs *freeBufs) (pulledBatch, error) {
 	var acks []chunkAck
+	var held *[]byte
 	store := func(r chunkRef, data []byte) error {
 		if sum := sha256.Sum256(data); string(sum[:]) != string(r.sum) {
 			return wire.Errorf(wire.CodeConflict, wire.ReasonSourceChanged, "a chunk's content is not its name (%x): the tree changed during the snapshot; take it again", r.sum[:8])
@@ -823,18 +940,21 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		return nil
 	}
 	if bulk != nil && bulk.Load() {
-		n, fallback, err := s.pullBulk(ctx, t, ws, handle, b, store)
+		var n int
+		var fallback bool
+		var err error
+		n, held, fallback, err = s.pullBulk(ctx, t, ws, handle, b, store, bufs)
 		if !fallback {
 			if err != nil {
-				return nil, err
+				return pulledBatch{}, err
 			}
 			if s.afterChunkBatch != nil {
 				s.afterChunkBatch()
 			}
-			return acks, nil
+			return pulledBatch{acks: acks, buf: held}, nil
 		}
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			return pulledBatch{}, context.Cause(ctx)
 		}
 		bulk.Store(false)
 		s.snapBulkFallbacks.Add(1)
@@ -848,16 +968,16 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		}
 		var res wire.SnapReadResult
 		if err := t.Concurrent().Call(ctx, wire.OpSnapRead, req, &res, fileCall()); err != nil {
-			return nil, err
+			return pulledBatch{}, err
 		}
 		off := 0
 		for _, r := range sub {
 			end := off + int(r.size)
 			if end > len(res.Data) {
-				return nil, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "snap.read returned %d bytes, fewer than asked", len(res.Data))
+				return pulledBatch{}, wire.Errorf(wire.CodeInternal, wire.ReasonBadReply, "snap.read returned %d bytes, fewer than asked", len(res.Data))
 			}
 			if err := store(r, res.Data[off:end]); err != nil {
-				return nil, err
+				return pulledBatch{}, err
 			}
 			off = end
 		}
@@ -865,19 +985,23 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 	if s.afterChunkBatch != nil {
 		s.afterChunkBatch()
 	}
-	return acks, nil
+	// held, when the bulk connection broke part way, holds the chunks
+	// that came on it: their publishes are settled with the rest.
+	return pulledBatch{acks: acks, buf: held}, nil
 }
 
 // pullBulk reads the chunks b of the scan handle on t on a bulk connection
 // (fs.snap.read with a ticket) and hands each to store as it comes, in
-// order. It returns how many it handed; fallback says the rest may come
-// over NATS: the connection never came or broke, and the agent did not
-// answer with an error of its own. A chunk store refuses (one not its
-// name, from a hostile agent too) is store's error, with no fallback.
-func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []chunkRef, store func(chunkRef, []byte) error) (n int, fallback bool, err error) {
+// order. It returns how many it handed, and the buffer they were read
+// into (from bufs; settleBatch gives it back), if any; fallback says
+// the rest may come over NATS: the connection never came or broke, and
+// the agent did not answer with an error of its own. A chunk store
+// refuses (one not its name, from a hostile agent too) is store's error,
+// with no fallback.
+func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []chunkRef, store func(chunkRef, []byte) error, bufs *freeBufs) (n int, held *[]byte, fallback bool, err error) {
 	ticket, wait, withdraw, err := s.bulkTicket(ctx, ws, t)
 	if err != nil {
-		return 0, true, err
+		return 0, nil, true, err
 	}
 	defer withdraw()
 	req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(b)*wire.SumSize), Ticket: ticket}
@@ -900,18 +1024,18 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 		if err != nil {
 			// Its own error (the file changed, say) is the pull's: a
 			// read over NATS would answer it again.
-			return 0, !bulkOwn(err), err
+			return 0, nil, !bulkOwn(err), err
 		}
 		// It answered before its connection came (it closed it
 		// first): the connection is on its way.
 		if conn, err = arrived(ctx, wait.conn); err != nil {
-			return 0, true, err
+			return 0, nil, true, err
 		}
 		reply <- nil
 	case <-ctx.Done():
 		stopCall()
 		<-reply
-		return 0, true, context.Cause(ctx)
+		return 0, nil, true, context.Cause(ctx)
 	}
 	defer conn.Close()
 	if h := s.bulk.pulled; h != nil {
@@ -929,7 +1053,8 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 	deadline := time.Now().Add(limit)
 	// Each read takes what has come (many chunks at once, most often),
 	// and each chunk goes to store as soon as it is whole.
-	buf := make([]byte, total)
+	held = bufs.get(total)
+	buf := (*held)[:total]
 	got, off := 0, 0
 	for _, r := range b {
 		end := off + int(r.size)
@@ -947,9 +1072,9 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 				// the pull's; a broken connection is not (the agent
 				// answers unavailable when its writes failed).
 				if err := <-reply; err != nil {
-					return n, !bulkOwn(err), err
+					return n, held, !bulkOwn(err), err
 				}
-				return n, true, rerr
+				return n, held, true, rerr
 			}
 		}
 		if err := store(r, buf[off:end:end]); err != nil {
@@ -958,15 +1083,15 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 			conn.Close()
 			stopCall()
 			<-reply
-			return n, false, err
+			return n, held, false, err
 		}
 		n++
 		off = end
 	}
 	if err := <-reply; err != nil {
-		return n, false, err
+		return n, held, false, err
 	}
-	return n, false, nil
+	return n, held, false, nil
 }
 
 // restoreSnapshot makes directory req.Path on t match snapshot id: the
