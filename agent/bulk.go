@@ -28,13 +28,15 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
+// bulkIdle bounds one read or write of a bulk connection: a peer that
+// takes no bytes (or sends none) for this long ends the transfer. A
+// variable for tests.
+var bulkIdle = 30 * time.Second
+
 // Bulk connection limits.
 const (
 	// bulkDialTimeout bounds the dial, the TLS handshake and the upgrade.
 	bulkDialTimeout = 10 * time.Second
-	// bulkIdle bounds one read or write of a bulk connection: a peer that
-	// takes no bytes (or sends none) for this long ends the transfer.
-	bulkIdle = 30 * time.Second
 	// bulkPiece is how many bytes one read or write moves.
 	bulkPiece = 256 << 10
 	// sendfilePiece is how many bytes one sendfile moves before the write

@@ -7,13 +7,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/outposthq/outpost/agent/files"
-	"github.com/outposthq/outpost/internal/bulkconn"
 	"github.com/outposthq/outpost/wire"
 )
 
@@ -203,44 +201,17 @@ func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		return s.SendChunks(sums, func(f *os.File, off, n int64) error {
-			if _, err := f.Seek(off, io.SeekStart); err != nil {
-				return err
-			}
-			_ = tcp.SetWriteDeadline(time.Now().Add(bulkIdle))
-			m, err := tcp.ReadFrom(io.LimitReader(f, n))
-			if err != nil {
-				// sendfile's error is most often the connection's
-				// (a file that shrank ends it short, with none).
-				return bulkBroke(err)
-			}
-			if m < n {
-				return io.ErrUnexpectedEOF
-			}
-			return nil
-		})
-	}
-	buf := bulkBufs.Get().(*[]byte)
-	defer bulkBufs.Put(buf)
-	g := bulkconn.Under(conn)
 	return s.SendChunks(sums, func(f *os.File, off, n int64) error {
-		for sent := int64(0); sent < n; {
-			k := min(n-sent, int64(len(*buf)))
-			m, err := f.ReadAt((*buf)[:k], off+sent)
-			if int64(m) < k {
-				if err == nil || errors.Is(err, io.EOF) {
-					err = io.ErrUnexpectedEOF
-				}
-				return err
-			}
-			_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
-			if err := writeGathered(conn, g, (*buf)[:m]); err != nil {
-				return bulkBroke(err)
-			}
-			sent += int64(m)
+		// In pieces, each with its own write deadline: a run is up to
+		// MaxSnapBulk bytes, which a slow link takes longer than
+		// bulkIdle to carry.
+		_, err := sendRange(conn, f, off, n, func() {})
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			// sendfile's error is most often the connection's (a
+			// file that shrank ends it short, with none).
+			return bulkBroke(err)
 		}
-		return nil
+		return err
 	})
 }
 
@@ -378,22 +349,32 @@ func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, e
 	if body.Ticket != "" {
 		return struct{}{}, fo.restoreBulk(ctx, r, body)
 	}
-	off := 0
-	for i, n := range body.Sizes {
-		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
-		if err := r.Put(sum, body.Data[off:off+int(n)]); err != nil {
-			return nil, err
-		}
-		off += int(n)
+	if err := r.PutAll(chunkSums(body.Sums), body.Sizes, body.Data); err != nil {
+		return nil, err
 	}
 	return struct{}{}, nil
 }
 
+// chunkSums is the names of a request's chunks (validated: a multiple of
+// wire.SumSize bytes).
+func chunkSums(b []byte) []files.Sum {
+	sums := make([]files.Sum, len(b)/wire.SumSize)
+	for i := range sums {
+		sums[i] = files.Sum(b[i*wire.SumSize : (i+1)*wire.SumSize])
+	}
+	return sums
+}
+
 // restoreBulk reads the chunks of body (sizes and names) from a bulk
-// connection made with its ticket and writes each into the restore as it
-// is whole. It runs in the request's handler, under the request's
-// admission: a request at a newer epoch of the session ends ctx, which
-// closes the connection, and no chunk is written after that.
+// connection made with its ticket and writes them into the restore as
+// they are whole: after each read, every chunk it completed, in PutAlls
+// of bulkPutMax chunks at most (chunks that continue each other in a file
+// are one write). It
+// runs in the request's handler, under the request's admission: a request
+// at a newer epoch of the session ends ctx, which closes the connection;
+// no chunk is written once ctx has ended (a PutAll under way, of
+// bulkPutMax chunks at most, finishes), and that request runs only after
+// this one returned (delivery.AdmitHeld).
 func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire.SnapRestoreChunksRequest) error {
 	conn, rd, err := fo.bulk.dial(ctx, body.Ticket)
 	if err != nil {
@@ -408,11 +389,15 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 		*bp = wire.NewInPlaceBuf(wire.MaxChunk)
 	}
 	buf := *bp
-	// buf[start:fill] is what was read and not written yet.
+	sums := chunkSums(body.Sums)
+	// buf[start:fill] is what was read and not written yet; chunks
+	// [0, i) are written.
 	start, fill := 0, 0
-	for i, n := range body.Sizes {
-		size := int(n)
-		if start+size > len(buf) {
+	for i := 0; i < len(body.Sizes); {
+		size := int(body.Sizes[i])
+		if fill-start < size && (start+size > len(buf) || (start > 0 && len(buf)-fill < bulkReadMin)) {
+			// What is left of a chunk moves to the front: the next
+			// chunk fits, and a read has room.
 			fill = copy(buf, buf[start:fill])
 			start = 0
 		}
@@ -430,14 +415,28 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
-		sum := files.Sum(body.Sums[i*wire.SumSize : (i+1)*wire.SumSize])
-		if err := r.Put(sum, buf[start:start+size]); err != nil {
+		j, end := i, start
+		for j < len(body.Sizes) && j-i < bulkPutMax && end+int(body.Sizes[j]) <= fill {
+			end += int(body.Sizes[j])
+			j++
+		}
+		if err := r.PutAll(sums[i:j], body.Sizes[i:j], buf[start:end]); err != nil {
 			return err
 		}
-		start += size
+		start, i = end, j
 	}
 	return nil
 }
+
+// bulkReadMin is the least room restoreBulk leaves a read: less, and what
+// is left of a chunk moves to the front of its buffer first.
+const bulkReadMin = 1 << 20
+
+// bulkPutMax is the most chunks restoreBulk writes with one PutAll, which
+// does not stop when ctx ends: a read brings megabytes, thousands of
+// small files (seconds of writes), and a request at a newer epoch waits
+// for them within its start-by time.
+const bulkPutMax = 64
 
 func (fo *fileOps) restoreCommit(ctx context.Context, req *wire.Request) (any, error) {
 	body, err := decode[wire.FsHandleRequest](req)

@@ -42,6 +42,9 @@ type FS struct {
 	closed  bool
 	journal *journal    // nil until OpenJournal
 	chunks  *chunkCache // nil until the first snapshot or restore
+	// beneath opens a snapshot's files in one call where it can (see
+	// openRead).
+	beneath beneathDir
 
 	hide   atomic.Pointer[func(c string) bool]  // SetHidden
 	wcheck atomic.Pointer[func(c string) error] // SetWriteCheck
@@ -128,6 +131,7 @@ func (f *FS) Close() error {
 	if f.journal != nil {
 		f.journal.close()
 	}
+	f.beneath.close()
 	return f.root.Close()
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -71,5 +72,62 @@ func TestReadChunks(t *testing.T) {
 	}
 	if _, err := s.ReadChunks(nil, sums, len(data)); !errors.Is(err, ErrSourceChanged) {
 		t.Fatalf("ReadChunks of a file removed: %v, want ErrSourceChanged", err)
+	}
+}
+
+// SendChunks hands chunks that follow each other in one file as one run
+// (one read or sendfile), and a chunk that does not continue the run (a
+// gap, another order) as a run of its own.
+func TestSendChunksRuns(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 2<<20)
+	rand.Read(data)
+	if err := os.WriteFile(filepath.Join(dir, "a.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Scan(context.Background(), ".", ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunks []Chunk
+	for _, e := range s.Entries {
+		if e.Path == "a.bin" {
+			chunks = e.Chunks
+		}
+	}
+	if len(chunks) < 4 {
+		t.Fatalf("a.bin has %d chunks, want 4 or more", len(chunks))
+	}
+	type run struct{ off, n int64 }
+	runs := func(sums ...Sum) []run {
+		var out []run
+		if err := s.SendChunks(sums, func(_ *os.File, off, n int64) error {
+			out = append(out, run{off, n})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var all []Sum
+	for _, c := range chunks {
+		all = append(all, c.Sum)
+	}
+	if got := runs(all...); len(got) != 1 || got[0] != (run{0, int64(len(data))}) {
+		t.Fatalf("every chunk in order: runs %v, want one of the whole file (0, %d)", got, len(data))
+	}
+	c0, c1 := int64(chunks[0].Size), int64(chunks[1].Size)
+	c2, c3 := int64(chunks[2].Size), int64(chunks[3].Size)
+	want := []run{{0, c0}, {c0 + c1, c2 + c3}}
+	if got := runs(all[0], all[2], all[3]); !slices.Equal(got, want) {
+		t.Fatalf("chunks 0, 2, 3: runs %v, want %v", got, want)
+	}
+	want = []run{{c0, c1}, {0, c0}}
+	if got := runs(all[1], all[0]); !slices.Equal(got, want) {
+		t.Fatalf("chunks 1, 0: runs %v, want %v", got, want)
 	}
 }

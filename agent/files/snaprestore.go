@@ -274,6 +274,22 @@ func (r *Restore) Files() int { return len(r.files) }
 // each file whose last chunk it was is committed. A chunk not wanted (or
 // delivered twice) is ignored.
 func (r *Restore) Put(sum Sum, data []byte) error {
+	return r.PutAll([]Sum{sum}, []uint32{uint32(len(data))}, data)
+}
+
+// PutAll delivers chunks sums, whose sizes are sizes, one after the other
+// in data: it is Put of each in order, but chunks that follow each other
+// in data and in one file (a first restore gets a file's chunks in order)
+// are written to it with one write, not one per chunk. The sizes are all
+// checked against the manifest before anything is written.
+func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
+	var total int
+	for _, n := range sizes {
+		total += int(n)
+	}
+	if len(sums) != len(sizes) || total != len(data) {
+		return errorf(iofs.ErrInvalid, "restore %s: %d chunks, %d sizes, %d bytes for %d", r.base, len(sums), len(sizes), len(data), total)
+	}
 	r.ops.RLock()
 	defer r.ops.RUnlock()
 	r.mu.Lock()
@@ -281,34 +297,80 @@ func (r *Restore) Put(sum Sum, data []byte) error {
 		r.mu.Unlock()
 		return errorf(ErrUploadDone, "restore %s: already finished", r.base)
 	}
-	places, ok := r.want[sum]
-	if ok && int(places[0].size) != len(data) {
-		r.mu.Unlock()
-		return errorf(ErrChecksumMismatch, "restore %s: chunk %x has %d bytes, the manifest says %d", r.base, sum[:8], len(data), places[0].size)
-	}
-	delete(r.want, sum)
-	r.mu.Unlock()
-	for _, pl := range places {
-		if err := r.place(pl, data); err != nil {
-			return err
+	for i, sum := range sums {
+		// Every place: a manifest may give one chunk two sizes, and
+		// the data written at a place is the chunk's whole size.
+		for _, pl := range r.want[sum] {
+			if pl.size != sizes[i] {
+				r.mu.Unlock()
+				return errorf(ErrChecksumMismatch, "restore %s: chunk %x has %d bytes, the manifest says %d", r.base, sum[:8], sizes[i], pl.size)
+			}
 		}
 	}
-	return nil
+	places := make([][]restorePlace, len(sums))
+	for i, sum := range sums {
+		places[i] = r.want[sum]
+		delete(r.want, sum)
+	}
+	r.mu.Unlock()
+	// run is the chunks taken so far to go to file f at off in one
+	// write, data[rd:rd+n]: chunks with one place each, each right
+	// after the one before it in data and in f. Any other chunk ends it
+	// (its data is then no longer right after the run's).
+	var run struct {
+		f      *restoreFile
+		off    int64
+		rd, n  int
+		chunks int
+	}
+	flush := func() error {
+		if run.chunks == 0 {
+			return nil
+		}
+		err := r.place(run.f, run.off, data[run.rd:run.rd+run.n], run.chunks)
+		run.chunks = 0
+		return err
+	}
+	d := 0
+	for i, pls := range places {
+		n := int(sizes[i])
+		if len(pls) == 1 && run.chunks > 0 && pls[0].f == run.f && pls[0].off == run.off+int64(run.n) {
+			run.n += n
+			run.chunks++
+			d += n
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		switch len(pls) {
+		case 0:
+		case 1:
+			run.f, run.off, run.rd, run.n, run.chunks = pls[0].f, pls[0].off, d, n, 1
+		default:
+			for _, pl := range pls {
+				if err := r.place(pl.f, pl.off, data[d:d+n], 1); err != nil {
+					return err
+				}
+			}
+		}
+		d += n
+	}
+	return flush()
 }
 
-// place writes data where pl says, and commits the file when it was its
-// last chunk.
-func (r *Restore) place(pl restorePlace, data []byte) error {
-	rf := pl.f
+// place writes data, chunks of rf's, at off of rf, and commits rf when
+// they were its last.
+func (r *Restore) place(rf *restoreFile, off int64, data []byte, chunks int) error {
 	rf.mu.Lock()
 	defer rf.mu.Unlock()
 	if err := r.open(rf); err != nil {
 		return err
 	}
-	if _, err := rf.up.WriteAt(data, pl.off); err != nil {
+	if _, err := rf.up.WriteAt(data, off); err != nil {
 		return err
 	}
-	if rf.pending--; rf.pending == 0 {
+	if rf.pending -= chunks; rf.pending == 0 {
 		// Its writeback begins now, so Commit's sync of the whole
 		// file system has little left to wait for (all writes to rf
 		// are done under rf.mu, held here).

@@ -113,7 +113,7 @@ func (f *FS) chunkFile(c string, fi iofs.FileInfo) ([]Chunk, error) {
 	if chunks, ok := cc.lookup(c, fi); ok {
 		return chunks, nil
 	}
-	file, err := f.root.OpenFile(native(c), readFlags, 0)
+	file, err := f.openRead(c)
 	if err != nil {
 		return nil, mapErr("snapshot", c, err)
 	}
@@ -529,12 +529,14 @@ func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
 	return out, nil
 }
 
-// SendChunks hands the content of chunks sums, in order, to send: each as
-// n bytes at off of an open file of the scan (a run of chunks of one file
-// shares one open), which send must copy out before it returns. The bytes
-// are not hashed here, as with ReadChunks. send returns an error wrapping
-// io.ErrUnexpectedEOF (or io.EOF) when the file is shorter than off+n:
-// that is ErrSourceChanged.
+// SendChunks hands the content of chunks sums, in order, to send: as n
+// bytes at off of an open file of the scan (a run of chunks of one file
+// shares one open), chunks that follow each other in one file handed as
+// one run (a first snapshot asks for whole files: one read or sendfile per
+// run, not per chunk), which send must copy out before it returns. The
+// bytes are not hashed here, as with ReadChunks. send returns an error
+// wrapping io.ErrUnexpectedEOF (or io.EOF) when the file is shorter than
+// off+n: that is ErrSourceChanged.
 func (s *Scan) SendChunks(sums []Sum, send func(f *os.File, off, n int64) error) error {
 	for _, sum := range sums {
 		if _, ok := s.loc[sum]; !ok {
@@ -548,27 +550,42 @@ func (s *Scan) SendChunks(sums []Sum, send func(f *os.File, off, n int64) error)
 			file.Close()
 		}
 	}()
+	// [off, off+n) of open is the run not handed to send yet.
+	var off, n int64
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		err := send(file, off, n)
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", open)
+		}
+		n = 0
+		return err
+	}
 	for _, sum := range sums {
 		loc := s.loc[sum]
+		if file != nil && open == loc.path && loc.off == off+n {
+			n += int64(loc.size)
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
 		if file == nil || open != loc.path {
 			if file != nil {
 				file.Close()
 			}
-			f, err := s.fs.root.OpenFile(native(loc.path), readFlags, 0)
+			f, err := s.fs.openRead(loc.path)
 			if err != nil {
 				file = nil
 				return errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
 			}
 			file, open = f, loc.path
 		}
-		if err := send(file, loc.off, int64(loc.size)); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", loc.path)
-			}
-			return err
-		}
+		off, n = loc.off, int64(loc.size)
 	}
-	return nil
+	return flush()
 }
 
 // ChunkBytes is the content size of chunks sums of the scan.
@@ -596,7 +613,7 @@ func (s *Scan) AppendChunk(dst []byte, sum Sum) ([]byte, error) {
 
 // appendChunk reads loc onto dst and checks it against sum.
 func (f *FS) appendChunk(dst []byte, loc chunkLoc, sum Sum) ([]byte, error) {
-	file, err := f.root.OpenFile(native(loc.path), readFlags, 0)
+	file, err := f.openRead(loc.path)
 	if err != nil {
 		return dst, errorf(ErrSourceChanged, "snapshot %s: %v", loc.path, err)
 	}

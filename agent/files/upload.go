@@ -127,7 +127,7 @@ func (f *FS) createTemp(dir *os.Root, d, reserved string) (string, *os.File, err
 		if dir != nil {
 			r, name = dir, path.Base(tmp)
 		}
-		file, err := r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		file, err := r.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|tempFlags, 0o600)
 		if err != nil {
 			f.forgetTemp(tmp)
 		}
@@ -381,6 +381,10 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 			return WriteResult{}, mapErr("write", u.path, err)
 		}
 	}
+	// Timed through the descriptor where the platform can (nothing
+	// writes to the file after this), else by name below.
+	mt := u.opts.ModTime
+	timed := !mt.IsZero() && setTimes(u.file, mt)
 	if err := u.file.Close(); err != nil {
 		return WriteResult{}, mapErr("write", u.path, err)
 	}
@@ -389,7 +393,7 @@ func (u *Upload) commit(size int64, want string) (WriteResult, error) {
 			return WriteResult{}, dirMovedError{err}
 		}
 	}
-	if mt := u.opts.ModTime; !mt.IsZero() {
+	if !mt.IsZero() && !timed {
 		r, name := u.at(u.tmp)
 		if err := r.Chtimes(name, mt, mt); err != nil {
 			return WriteResult{}, mapErr("write", u.path, err)

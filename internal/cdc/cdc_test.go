@@ -138,3 +138,15 @@ func TestCutPointsFixed(t *testing.T) {
 		t.Fatalf("cut points of the pinned input changed: %d chunks, sizes %v, digest %s", len(sizes), sizes, got)
 	}
 }
+
+// BenchmarkCut is the rolling hash alone, over random data cut after cut
+// (Split adds the reads and the copies).
+func BenchmarkCut(b *testing.B) {
+	data := random(64<<20, 4)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		for d := data; len(d) > 0; {
+			d = d[Default.Cut(d):]
+		}
+	}
+}

@@ -63,6 +63,7 @@ func TestCutMatchesOld(t *testing.T) {
 		{Min: 64, Avg: 256, Max: 1024},
 		{Min: 2048, Avg: 4096, Max: 8192},
 		{Min: 100, Avg: 128, Max: 129},
+		{Min: 65, Avg: 128, Max: 1024},   // an odd first range: roll ends on a byte alone
 		{Min: 100 << 10},                 // Min above the default Avg
 		{Min: 300 << 10},                 // Min above the default Max
 		{Min: 1000, Avg: 512, Max: 4096}, // Avg below Min

@@ -1,0 +1,136 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/outposthq/outpost/agent/files"
+	"github.com/outposthq/outpost/wire"
+)
+
+// snapSend of one file's chunks (one run, one sendfile) to a peer that
+// takes every byte, slowly but without pause, sends them all: bulkIdle
+// bounds a peer that takes nothing for that long, not the whole run.
+func TestSnapSendSlowPeer(t *testing.T) {
+	idle := bulkIdle
+	bulkIdle = 3 * time.Second
+	t.Cleanup(func() { bulkIdle = idle })
+	root := t.TempDir()
+	data := make([]byte, 48<<20)
+	rand.Read(data)
+	if err := os.WriteFile(filepath.Join(root, "big.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fo, pub := bulkOps(t, root, "http://127.0.0.1:1")
+	got := make(chan int64, 1)
+	fo.bulk.base.Host = hostOf(fakeBulkEnd(t, pub, "bS1", func(c net.Conn) {
+		// About 8 MiB/s: a piece of sendfilePiece in a second, the
+		// whole file in six.
+		var n int64
+		buf := make([]byte, 256<<10)
+		for {
+			m, err := io.ReadFull(c, buf)
+			n += int64(m)
+			if err != nil {
+				break
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+		got <- n
+	}))
+	ctx := context.Background()
+	s, err := fo.fs.Scan(ctx, ".", files.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sums []files.Sum
+	for _, e := range s.Entries {
+		for _, c := range e.Chunks {
+			sums = append(sums, c.Sum)
+		}
+	}
+	if err := fo.snapSend(ctx, s, sums, "bS1"); err != nil {
+		t.Fatalf("snapSend to a slow peer: %v", err)
+	}
+	if n := <-got; n != int64(len(data)) {
+		t.Fatalf("the peer got %d bytes, want %d", n, len(data))
+	}
+}
+
+// restoreBulk stops writing soon after its context ends (a request at a
+// newer epoch of the session stops it and waits for it, within its
+// start-by time): here the files are small, the sender faster than the
+// writes, so that a read brings thousands of files' chunks at once; the
+// context ends when 1001 files are in place, and few more may be written
+// after that.
+func TestRestoreBulkStopsWhenSuperseded(t *testing.T) {
+	const n = 20000
+	src, dst := t.TempDir(), t.TempDir()
+	var entries []files.SnapEntry
+	var sums []byte
+	var sizes []uint32
+	var data []byte
+	entries = append(entries, files.SnapEntry{Path: "d", Type: files.TypeDir, Mode: 0o755})
+	for i := range n {
+		b := []byte(fmt.Sprintf("%0200d", i))
+		s := sha256.Sum256(b)
+		entries = append(entries, files.SnapEntry{Path: fmt.Sprintf("d/f%05d", i), Type: files.TypeFile, Mode: 0o644, Size: 200,
+			Chunks: []files.Chunk{{Sum: s, Size: 200}}})
+		sums = append(sums, s[:]...)
+		sizes = append(sizes, 200)
+		data = append(data, b...)
+	}
+	fo, pub := bulkOps(t, src, "http://127.0.0.1:1")
+	fo.bulk.base.Host = hostOf(fakeBulkEnd(t, pub, "bR1", func(c net.Conn) {
+		c.Write(data)
+		io.Copy(io.Discard, c)
+	}))
+	df, err := files.New(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Abort()
+	done := make(chan error, 1)
+	go func() {
+		done <- fo.restoreBulk(ctx, r, &wire.SnapRestoreChunksRequest{Handle: "h", Sums: sums, Sizes: sizes, Ticket: "bR1"})
+	}()
+	for {
+		if _, err := os.Stat(filepath.Join(dst, "d/f01000")); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("restoreBulk ended before its context did: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("restoreBulk after its context ended: %v, want context.Canceled", err)
+	}
+	ents, err := os.ReadDir(filepath.Join(dst, "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A thousand and one were in place when it ended; a few more may be
+	// under way.
+	if len(ents) > 1500 {
+		t.Fatalf("%d files written, 1001 when the context ended: restoreBulk went on writing after it", len(ents))
+	}
+}
