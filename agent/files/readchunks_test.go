@@ -11,26 +11,26 @@ import (
 	"testing"
 )
 
+// scanRandom writes size random bytes to each of names in a new
+// directory and scans it: the directory, the bytes and the scan.
+func scanRandom(t *testing.T, size int, names ...string) (string, []byte, *Scan) {
+	t.Helper()
+	dir := t.TempDir()
+	data := make([]byte, size)
+	rand.Read(data)
+	for _, n := range names {
+		must(t, os.WriteFile(filepath.Join(dir, n), data, 0o644))
+	}
+	s, err := newFS(t, dir).Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	return dir, data, s
+}
+
 // ReadChunks gives the chunks' bytes in the order asked; a file that
 // shrank or went away since the scan is ErrSourceChanged, and more bytes
 // than the limit is ErrTooManyEntries.
 func TestReadChunks(t *testing.T) {
-	dir := t.TempDir()
-	data := make([]byte, 3<<20)
-	rand.Read(data)
-	for _, n := range []string{"a.bin", "b.bin"} {
-		if err := os.WriteFile(filepath.Join(dir, n), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, err := New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Scan(context.Background(), ".", ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, data, s := scanRandom(t, 3<<20, "a.bin", "b.bin")
 	var sums []Sum
 	var want []byte
 	var parts [][]byte
@@ -79,20 +79,7 @@ func TestReadChunks(t *testing.T) {
 // (one read or sendfile), and a chunk that does not continue the run (a
 // gap, another order) as a run of its own.
 func TestSendChunksRuns(t *testing.T) {
-	dir := t.TempDir()
-	data := make([]byte, 2<<20)
-	rand.Read(data)
-	if err := os.WriteFile(filepath.Join(dir, "a.bin"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Scan(context.Background(), ".", ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data, s := scanRandom(t, 2<<20, "a.bin")
 	var chunks []Chunk
 	for _, e := range s.Entries {
 		if e.Path == "a.bin" {

@@ -538,10 +538,8 @@ func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
 // wrapping io.ErrUnexpectedEOF (or io.EOF) when the file is shorter than
 // off+n: that is ErrSourceChanged.
 func (s *Scan) SendChunks(sums []Sum, send func(f *os.File, off, n int64) error) error {
-	for _, sum := range sums {
-		if _, ok := s.loc[sum]; !ok {
-			return errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
-		}
+	if _, err := s.ChunkBytes(sums); err != nil {
+		return err // a chunk not in the scan: nothing is sent
 	}
 	var file *os.File
 	var open string
