@@ -195,7 +195,7 @@ func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	return s.SendChunks(sums, func(f *os.File, off, n int64) error {
+	return s.SendChunks(sums, func(_ string, f *os.File, off, n int64) error {
 		// In pieces, each with its own write deadline: a run is up to
 		// MaxSnapBulk bytes, which a slow link takes longer than
 		// bulkIdle to carry.

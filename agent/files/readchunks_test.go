@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -92,7 +93,7 @@ func TestSendChunksRuns(t *testing.T) {
 	type run struct{ off, n int64 }
 	runs := func(sums ...Sum) []run {
 		var out []run
-		if err := s.SendChunks(sums, func(_ *os.File, off, n int64) error {
+		if err := s.SendChunks(sums, func(_ string, _ *os.File, off, n int64) error {
 			out = append(out, run{off, n})
 			return nil
 		}); err != nil {
@@ -116,5 +117,28 @@ func TestSendChunksRuns(t *testing.T) {
 	want = []run{{c0, c1}, {0, c0}}
 	if got := runs(all[1], all[0]); !slices.Equal(got, want) {
 		t.Fatalf("chunks 1, 0: runs %v, want %v", got, want)
+	}
+}
+
+// A chunk whose file cannot be read since the scan (here a directory now
+// stands at its path) fails ReadChunks naming the file as the scan does,
+// by its path in the root: the agent's own directories are not in the
+// error the control plane is told.
+func TestReadChunksErrorNamesPathInRoot(t *testing.T) {
+	dir, _, s := scanRandom(t, 64<<10, "a.bin")
+	var sums []Sum
+	for _, e := range s.Entries {
+		for _, c := range e.Chunks {
+			sums = append(sums, c.Sum)
+		}
+	}
+	must(t, os.Remove(filepath.Join(dir, "a.bin")))
+	must(t, os.Mkdir(filepath.Join(dir, "a.bin"), 0o755))
+	_, err := s.ReadChunks(nil, sums, 1<<20)
+	if err == nil {
+		t.Fatal("ReadChunks of a file that became a directory: no error")
+	}
+	if strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "a.bin") {
+		t.Fatalf("error %q: want the path in the root (a.bin), not %s", err, dir)
 	}
 }
