@@ -158,20 +158,14 @@ func (fo *fileOps) snapRead(ctx context.Context, req *wire.Request) (any, func()
 	if err != nil {
 		return nil, nil, err
 	}
-	sums := make([]files.Sum, 0, len(body.Sums)/wire.SumSize)
-	for i := 0; i < len(body.Sums); i += wire.SumSize {
-		sums = append(sums, files.Sum(body.Sums[i:i+wire.SumSize]))
-	}
+	sums := chunkSums(body.Sums)
 	if body.Ticket != "" {
 		if err := fo.snapSend(ctx, s, sums, body.Ticket); err != nil {
 			return nil, nil, err
 		}
 		return &wire.SnapReadResult{}, nil, nil
 	}
-	buf := readReplyBufs.Get().(*[]byte)
-	if len(*buf) < wire.Headroom+wire.MaxChunk {
-		*buf = wire.NewInPlaceBuf(wire.MaxChunk)
-	}
+	buf := chunkBuf()
 	release := func() { readReplyBufs.Put(buf) }
 	data, err := s.ReadChunks((*buf)[wire.Headroom:wire.Headroom], sums, wire.MaxChunk)
 	if err != nil {
@@ -201,7 +195,7 @@ func (fo *fileOps) snapSend(ctx context.Context, s *files.Scan, sums []files.Sum
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	return s.SendChunks(sums, func(f *os.File, off, n int64) error {
+	return s.SendChunks(sums, func(_ string, f *os.File, off, n int64) error {
 		// In pieces, each with its own write deadline: a run is up to
 		// MaxSnapBulk bytes, which a slow link takes longer than
 		// bulkIdle to carry.
@@ -355,6 +349,16 @@ func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, e
 	return struct{}{}, nil
 }
 
+// chunkBuf is a buffer of readReplyBufs with room for wire.MaxChunk bytes
+// after wire.Headroom; it goes back with readReplyBufs.Put.
+func chunkBuf() *[]byte {
+	buf := readReplyBufs.Get().(*[]byte)
+	if len(*buf) < wire.Headroom+wire.MaxChunk {
+		*buf = wire.NewInPlaceBuf(wire.MaxChunk)
+	}
+	return buf
+}
+
 // chunkSums is the names of a request's chunks (validated: a multiple of
 // wire.SumSize bytes).
 func chunkSums(b []byte) []files.Sum {
@@ -383,11 +387,8 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	bp := readReplyBufs.Get().(*[]byte)
+	bp := chunkBuf()
 	defer readReplyBufs.Put(bp)
-	if len(*bp) < wire.Headroom+wire.MaxChunk {
-		*bp = wire.NewInPlaceBuf(wire.MaxChunk)
-	}
 	buf := *bp
 	sums := chunkSums(body.Sums)
 	// buf[start:fill] is what was read and not written yet; chunks

@@ -242,48 +242,54 @@ func (s *Server) connectNATS() error {
 	}
 
 	url := s.cfg.NATSURL
+	inProcURL := url
 	if s.ns != nil {
 		if err := s.listenNATS(); err != nil {
 			return err
 		}
 		url = s.natsURL
-	}
-	// All at once, right after the port opened: ahead of a fleet that
-	// reconnects at once.
-	all := [][]nats.Option{svc, agents, sys, pipes}
-	if store != nil {
-		all = append(all, store)
-	}
-	conns := make([]*nats.Conn, len(all))
-	errs := make([]error, len(all))
-	var wg sync.WaitGroup
-	urls := []string{url, url, url, url, url}
-	if s.ns != nil {
 		// The pipes' and the store's connections are in process,
 		// without TLS even when the native port asks it (a tls:// URL
 		// would make nats.go run TLS over the memory pipe, against no
 		// CA it trusts).
-		urls[3] = "nats://" + strings.TrimPrefix(strings.TrimPrefix(url, "tls://"), "nats://")
-		urls[4] = urls[3]
+		inProcURL = "nats://" + strings.TrimPrefix(strings.TrimPrefix(url, "tls://"), "nats://")
 	}
-	for i, opts := range all {
+	dials := []natsDial{
+		{"at " + url, url, svc, &s.nc},
+		{"as the agents' control-plane user", url, agents, &s.agentNC},
+		{"as the system user", url, sys, &s.sysNC},
+		{"for pipes", inProcURL, pipes, &s.pipeNC},
+	}
+	if store != nil {
+		dials = append(dials, natsDial{"for the snapshot store", inProcURL, store, &s.storeNC})
+	}
+	// All at once, right after the port opened: ahead of a fleet that
+	// reconnects at once.
+	errs := make([]error, len(dials))
+	var wg sync.WaitGroup
+	for i, d := range dials {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conns[i], errs[i] = s.connectBusy(urls[i], opts...)
+			*d.conn, errs[i] = s.connectBusy(d.url, d.opts...)
 		}()
 	}
 	wg.Wait()
-	s.nc, s.agentNC, s.sysNC, s.pipeNC = conns[0], conns[1], conns[2], conns[3]
-	if store != nil {
-		s.storeNC = conns[4]
-	}
-	for i, what := range []string{"at " + url, "as the agents' control-plane user", "as the system user", "for pipes", "for the snapshot store"}[:len(all)] {
+	for i, d := range dials {
 		if errs[i] != nil {
-			return fmt.Errorf("connect to nats %s: %w", what, errs[i])
+			return fmt.Errorf("connect to nats %s: %w", d.what, errs[i])
 		}
 	}
 	return nil
+}
+
+// natsDial is one of the control plane's NATS connections to open: what
+// it is (for errors), where, with which options, and the field it goes in.
+type natsDial struct {
+	what string
+	url  string
+	opts []nats.Option
+	conn **nats.Conn
 }
 
 // connectBusy connects to url, trying again for up to natsConnectWait

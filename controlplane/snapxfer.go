@@ -879,13 +879,12 @@ const (
 func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int64, error) {
 	for i := range chunkRetries {
 		why := chunkRefusal(err)
-		if why == refusedBusy {
-			s.chunkDrops.Add(1)
-		}
 		switch why {
 		case refusedStored:
 			return 0, nil
-		case refusedInFlight, refusedBusy:
+		case refusedBusy:
+			s.chunkDrops.Add(1)
+		case refusedInFlight:
 		default:
 			return 0, stateErr("store chunk", err)
 		}
@@ -944,22 +943,19 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 		var fallback bool
 		var err error
 		n, held, fallback, err = s.pullBulk(ctx, t, ws, handle, b, store, bufs)
-		if !fallback {
-			if err != nil {
-				return pulledBatch{}, err
-			}
-			if s.afterChunkBatch != nil {
-				s.afterChunkBatch()
-			}
-			return pulledBatch{acks: acks, buf: held}, nil
-		}
-		if ctx.Err() != nil {
+		switch {
+		case !fallback && err != nil:
+			return pulledBatch{}, err
+		case !fallback:
+			b = nil // every chunk came on the connection
+		case ctx.Err() != nil:
 			return pulledBatch{}, context.Cause(ctx)
+		default:
+			bulk.Store(false)
+			s.snapBulkFallbacks.Add(1)
+			s.log.Debug("snapshot pull: over NATS from here", "ws", ws, "err", err)
+			b = b[n:]
 		}
-		bulk.Store(false)
-		s.snapBulkFallbacks.Add(1)
-		s.log.Debug("snapshot pull: over NATS from here", "ws", ws, "err", err)
-		b = b[n:]
 	}
 	for _, sub := range batches(b, s.batchBytes()) {
 		req := &wire.SnapReadRequest{Handle: handle, Sums: make([]byte, 0, len(sub)*wire.SumSize)}
@@ -985,8 +981,9 @@ func (s *Server) pullBatch(ctx context.Context, t target, ws, handle string, b [
 	if s.afterChunkBatch != nil {
 		s.afterChunkBatch()
 	}
-	// held, when the bulk connection broke part way, holds the chunks
-	// that came on it: their publishes are settled with the rest.
+	// held is the buffer the chunks that came on a bulk connection were
+	// read into (all of them, or those before it broke): their
+	// publishes are settled with the rest.
 	return pulledBatch{acks: acks, buf: held}, nil
 }
 
@@ -1088,10 +1085,7 @@ func (s *Server) pullBulk(ctx context.Context, t target, ws, handle string, b []
 		n++
 		off = end
 	}
-	if err := <-reply; err != nil {
-		return n, held, false, err
-	}
-	return n, held, false, nil
+	return n, held, false, <-reply
 }
 
 // restoreSnapshot makes directory req.Path on t match snapshot id: the

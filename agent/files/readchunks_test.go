@@ -8,29 +8,30 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
+
+// scanRandom writes size random bytes to each of names in a new
+// directory and scans it: the directory, the bytes and the scan.
+func scanRandom(t *testing.T, size int, names ...string) (string, []byte, *Scan) {
+	t.Helper()
+	dir := t.TempDir()
+	data := make([]byte, size)
+	rand.Read(data)
+	for _, n := range names {
+		must(t, os.WriteFile(filepath.Join(dir, n), data, 0o644))
+	}
+	s, err := newFS(t, dir).Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	return dir, data, s
+}
 
 // ReadChunks gives the chunks' bytes in the order asked; a file that
 // shrank or went away since the scan is ErrSourceChanged, and more bytes
 // than the limit is ErrTooManyEntries.
 func TestReadChunks(t *testing.T) {
-	dir := t.TempDir()
-	data := make([]byte, 3<<20)
-	rand.Read(data)
-	for _, n := range []string{"a.bin", "b.bin"} {
-		if err := os.WriteFile(filepath.Join(dir, n), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, err := New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Scan(context.Background(), ".", ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, data, s := scanRandom(t, 3<<20, "a.bin", "b.bin")
 	var sums []Sum
 	var want []byte
 	var parts [][]byte
@@ -79,20 +80,7 @@ func TestReadChunks(t *testing.T) {
 // (one read or sendfile), and a chunk that does not continue the run (a
 // gap, another order) as a run of its own.
 func TestSendChunksRuns(t *testing.T) {
-	dir := t.TempDir()
-	data := make([]byte, 2<<20)
-	rand.Read(data)
-	if err := os.WriteFile(filepath.Join(dir, "a.bin"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Scan(context.Background(), ".", ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, data, s := scanRandom(t, 2<<20, "a.bin")
 	var chunks []Chunk
 	for _, e := range s.Entries {
 		if e.Path == "a.bin" {
@@ -105,7 +93,7 @@ func TestSendChunksRuns(t *testing.T) {
 	type run struct{ off, n int64 }
 	runs := func(sums ...Sum) []run {
 		var out []run
-		if err := s.SendChunks(sums, func(_ *os.File, off, n int64) error {
+		if err := s.SendChunks(sums, func(_ string, _ *os.File, off, n int64) error {
 			out = append(out, run{off, n})
 			return nil
 		}); err != nil {
@@ -129,5 +117,28 @@ func TestSendChunksRuns(t *testing.T) {
 	want = []run{{c0, c1}, {0, c0}}
 	if got := runs(all[1], all[0]); !slices.Equal(got, want) {
 		t.Fatalf("chunks 1, 0: runs %v, want %v", got, want)
+	}
+}
+
+// A chunk whose file cannot be read since the scan (here a directory now
+// stands at its path) fails ReadChunks naming the file as the scan does,
+// by its path in the root: the agent's own directories are not in the
+// error the control plane is told.
+func TestReadChunksErrorNamesPathInRoot(t *testing.T) {
+	dir, _, s := scanRandom(t, 64<<10, "a.bin")
+	var sums []Sum
+	for _, e := range s.Entries {
+		for _, c := range e.Chunks {
+			sums = append(sums, c.Sum)
+		}
+	}
+	must(t, os.Remove(filepath.Join(dir, "a.bin")))
+	must(t, os.Mkdir(filepath.Join(dir, "a.bin"), 0o755))
+	_, err := s.ReadChunks(nil, sums, 1<<20)
+	if err == nil {
+		t.Fatal("ReadChunks of a file that became a directory: no error")
+	}
+	if strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "a.bin") {
+		t.Fatalf("error %q: want the path in the root (a.bin), not %s", err, dir)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -512,14 +511,14 @@ func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
 		return nil, errorf(ErrTooManyEntries, "snapshot: %d bytes of chunks asked for, at most %d", total, limit)
 	}
 	out := slices.Grow(dst[:0], int(total))
-	err = s.SendChunks(sums, func(f *os.File, off, n int64) error {
+	err = s.SendChunks(sums, func(path string, f *os.File, off, n int64) error {
 		m := len(out)
 		out = out[:m+int(n)]
 		if _, err := f.ReadAt(out[m:], off); err != nil {
 			if errors.Is(err, io.EOF) {
 				return err // the file shrank: ErrSourceChanged
 			}
-			return mapErr("snapshot", filepath.ToSlash(f.Name()), err)
+			return mapErr("snapshot", path, err)
 		}
 		return nil
 	})
@@ -531,17 +530,16 @@ func (s *Scan) ReadChunks(dst []byte, sums []Sum, limit int) ([]byte, error) {
 
 // SendChunks hands the content of chunks sums, in order, to send: as n
 // bytes at off of an open file of the scan (a run of chunks of one file
-// shares one open), chunks that follow each other in one file handed as
-// one run (a first snapshot asks for whole files: one read or sendfile per
+// shares one open), with the file's path in the root, which errors name
+// (f's name has the root's own directories in it); chunks that follow
+// each other in one file are handed as one run (a first snapshot asks for whole files: one read or sendfile per
 // run, not per chunk), which send must copy out before it returns. The
 // bytes are not hashed here, as with ReadChunks. send returns an error
 // wrapping io.ErrUnexpectedEOF (or io.EOF) when the file is shorter than
 // off+n: that is ErrSourceChanged.
-func (s *Scan) SendChunks(sums []Sum, send func(f *os.File, off, n int64) error) error {
-	for _, sum := range sums {
-		if _, ok := s.loc[sum]; !ok {
-			return errorf(iofs.ErrNotExist, "snapshot: no chunk %x in this scan", sum[:8])
-		}
+func (s *Scan) SendChunks(sums []Sum, send func(path string, f *os.File, off, n int64) error) error {
+	if _, err := s.ChunkBytes(sums); err != nil {
+		return err // a chunk not in the scan: nothing is sent
 	}
 	var file *os.File
 	var open string
@@ -556,7 +554,7 @@ func (s *Scan) SendChunks(sums []Sum, send func(f *os.File, off, n int64) error)
 		if n == 0 {
 			return nil
 		}
-		err := send(file, off, n)
+		err := send(open, file, off, n)
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return errorf(ErrSourceChanged, "snapshot %s: the file shrank since the scan", open)
 		}
