@@ -300,7 +300,7 @@ func checkCarryFlags() error {
 
 // storePlace says where the control plane's store is (-cp-state-dir).
 func storePlace() string {
-	if cpStateDir == "" || cpStateDir == "same" {
+	if !storeApart() {
 		return "the bench's directory (the agents' file system)"
 	}
 	if isTmpfs(cpStateDir) {
@@ -319,8 +319,9 @@ func isTmpfs(dir string) bool {
 // carryDiskNeed is about what the carry suite keeps on disk until it
 // ends with a tree of mb MiB and runs first runs: the tree, the carry's
 // and rsync's copy of each run (none is deleted before the suite ends),
-// and the store's copy (the control plane's JetStream, in the same
-// directory). A 64 MiB tree with 3 runs peaked at 528 MiB.
+// and the store's copy (the control plane's JetStream; counted here even
+// when -cp-state-dir puts it elsewhere, where benchCarry checks it
+// again). A 64 MiB tree with 3 runs peaked at 528 MiB.
 func carryDiskNeed(mb, runs int) int64 { return int64(2*runs+2) * int64(mb) << 20 }
 
 // checkCarryDisk refuses to start the suite when the file system of dir

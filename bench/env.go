@@ -39,6 +39,10 @@ type env struct {
 // to defaultStateDir; newEnv makes the directory.
 var cpStateDir string
 
+// storeApart says whether -cp-state-dir (after main's default) puts the
+// control plane's state outside the bench's directory.
+func storeApart() bool { return cpStateDir != "" && cpStateDir != "same" }
+
 // storeDirDefault is where the carry suite puts the control plane's state
 // unless -cp-state-dir says otherwise: a file system of its own, as the
 // control plane's machine has. On one file system with the target, the
@@ -69,7 +73,7 @@ func newEnv(ctx context.Context, n int, tlsOn bool) (*env, error) {
 		Listen: "127.0.0.1:0", NATSListen: "127.0.0.1:0",
 		StateDir: filepath.Join(dir, "state"), Logger: quiet,
 	}
-	if cpStateDir != "" && cpStateDir != "same" {
+	if storeApart() {
 		sd, err := os.MkdirTemp(cpStateDir, "outpost-bench-state")
 		if err != nil {
 			return nil, fmt.Errorf("-cp-state-dir: %w", err)

@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"crypto/sha256"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -78,29 +77,15 @@ func TestSettleRefusedBusy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	data := []byte("a chunk the store dropped, its queue full")
-	sum := sha256.Sum256(data)
 	// A refused publish leaves the chunk unstored, and its future holds
 	// the message, as a dropped one's does.
-	f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-f.Ok():
-		t.Fatal("a publish expecting sequence 5 on an empty subject was stored")
-	case <-f.Err():
-	case <-ctx.Done():
-		t.Fatal(ctx.Err())
-	}
+	f, sum := refusedPublish(ctx, t, s, data)
 	busy := &jetstream.APIError{Code: 429, ErrorCode: jsErrCodeStreamTooManyRequests, Description: "too many requests"}
 	n, err := s.settleRefused(ctx, chunkAck{f: f, size: uint32(len(data))}, busy)
 	if err != nil || n != int64(len(data)) {
 		t.Fatalf("settleRefused = %d, %v; want the chunk stored, %d bytes", n, err, len(data))
 	}
-	got, err := s.snaps.getChunk(ctx, "w1", sum[:])
-	if err != nil || string(got) != string(data) {
-		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
-	}
+	wantStoredChunk(ctx, t, s, sum, data)
 	if s.chunkDrops.Load() != 1 {
 		t.Errorf("%d drops counted, want 1", s.chunkDrops.Load())
 	}

@@ -111,9 +111,33 @@ func TestSettleRefusedInFlight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	data := []byte("a chunk whose other publish was in flight")
-	sum := sha256.Sum256(data)
 	// A publish refused by the stream leaves the chunk unstored; its
 	// future holds the message, as an in-flight refusal's does.
+	f, sum := refusedPublish(ctx, t, s, data)
+	inFlight := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}
+	a := chunkAck{f: f, size: uint32(len(data))}
+	n, err := s.settleRefused(ctx, a, inFlight)
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("settleRefused = %d, %v; want the chunk stored, %d bytes", n, err, len(data))
+	}
+	wantStoredChunk(ctx, t, s, sum, data)
+	// Stored now: a second in-flight refusal settles as stored, 0 bytes.
+	if n, err := s.settleRefused(ctx, a, inFlight); err != nil || n != 0 {
+		t.Fatalf("settleRefused of a stored chunk = %d, %v; want 0, nil", n, err)
+	}
+	// Any other refusal is the snapshot's error.
+	if _, err := s.settleRefused(ctx, a, &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 0"}); err == nil {
+		t.Fatal("a refusal naming no stored message settled")
+	}
+}
+
+// refusedPublish publishes data as a chunk of w1 expecting sequence 5 on
+// its empty subject, so that the stream refuses it, and waits for the
+// refusal: the chunk is not stored and the returned future holds the
+// message. It returns the future and the chunk's sum.
+func refusedPublish(ctx context.Context, t *testing.T, s *Server, data []byte) (jetstream.PubAckFuture, [sha256.Size]byte) {
+	t.Helper()
+	sum := sha256.Sum256(data)
 	f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(5))
 	if err != nil {
 		t.Fatal(err)
@@ -125,23 +149,15 @@ func TestSettleRefusedInFlight(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
 	}
-	inFlight := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}
-	a := chunkAck{f: f, size: uint32(len(data))}
-	n, err := s.settleRefused(ctx, a, inFlight)
-	if err != nil || n != int64(len(data)) {
-		t.Fatalf("settleRefused = %d, %v; want the chunk stored, %d bytes", n, err, len(data))
-	}
+	return f, sum
+}
+
+// wantStoredChunk fails t unless the store holds data as w1's chunk sum.
+func wantStoredChunk(ctx context.Context, t *testing.T, s *Server, sum [sha256.Size]byte, data []byte) {
+	t.Helper()
 	got, err := s.snaps.getChunk(ctx, "w1", sum[:])
 	if err != nil || string(got) != string(data) {
 		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
-	}
-	// Stored now: a second in-flight refusal settles as stored, 0 bytes.
-	if n, err := s.settleRefused(ctx, a, inFlight); err != nil || n != 0 {
-		t.Fatalf("settleRefused of a stored chunk = %d, %v; want 0, nil", n, err)
-	}
-	// Any other refusal is the snapshot's error.
-	if _, err := s.settleRefused(ctx, a, &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 0"}); err == nil {
-		t.Fatal("a refusal naming no stored message settled")
 	}
 }
 
@@ -209,8 +225,5 @@ func TestStoreConnWithNativeTLS(t *testing.T) {
 	if _, err := s.snapJS.Publish(ctx, chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(0)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.snaps.getChunk(ctx, "w1", sum[:])
-	if err != nil || string(got) != string(data) {
-		t.Fatalf("the store holds %q, %v; want the chunk", got, err)
-	}
+	wantStoredChunk(ctx, t, s, sum, data)
 }

@@ -77,18 +77,26 @@ func TestSnapBulkBodiesRoundTrip(t *testing.T) {
 		if err := body.Validate(); err != nil {
 			t.Fatalf("%s: %v", op, err)
 		}
-		r, err := NewRequest(op, body, time.Now().Add(time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := reflect.New(reflect.TypeOf(body).Elem()).Interface()
-		if err := r.DecodeBody(got); err != nil {
-			t.Fatal(err)
-		}
+		got := decodeRoundTrip(t, op, body)
 		if !reflect.DeepEqual(got, body) {
 			t.Fatalf("%s: got %+v, want %+v", op, got, body)
 		}
 	}
+}
+
+// decodeRoundTrip puts body in a request of op and decodes it back into a
+// new value of body's type, which it returns.
+func decodeRoundTrip(t *testing.T, op string, body validator) any {
+	t.Helper()
+	r, err := NewRequest(op, body, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := reflect.New(reflect.TypeOf(body).Elem()).Interface()
+	if err := r.DecodeBody(got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // TestFsGitBodiesRoundTrip checks that every body survives the wire,
@@ -99,14 +107,7 @@ func TestFsGitBodiesRoundTrip(t *testing.T) {
 			if err := body.Validate(); err != nil {
 				t.Fatalf("seed does not validate: %v", err)
 			}
-			r, err := NewRequest(op, body, time.Now().Add(time.Minute))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := reflect.New(reflect.TypeOf(body).Elem()).Interface()
-			if err := r.DecodeBody(got); err != nil {
-				t.Fatal(err)
-			}
+			got := decodeRoundTrip(t, op, body)
 			if !reflect.DeepEqual(got, body) {
 				t.Fatalf("got %+v, want %+v", got, body)
 			}
