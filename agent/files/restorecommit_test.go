@@ -2,8 +2,10 @@ package files
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -53,5 +55,73 @@ func TestRestoreDeleteKeepsDirectoryTimes(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dstDir, gone)); !os.IsNotExist(err) {
 			t.Errorf("%s still there after a restore with delete (%v)", gone, err)
 		}
+	}
+}
+
+// A restore with delete whose survey listed the target's tree removes
+// what the manifest lacks without reading any of those directories again
+// at its commit (the listings are the survey's, and the plan's for the
+// directories it made and wrote files in); a directory the restore made
+// in place of a file and listed nowhere before is read there. An extra the survey listed and someone else
+// removed before the commit is not counted as removed.
+func TestRestoreDeleteWalksTheSurvey(t *testing.T) {
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	for _, d := range []string{"a", "a/b", "c", "new/sub"} {
+		must(t, os.MkdirAll(filepath.Join(srcDir, d), 0o755))
+	}
+	for _, d := range []string{"a", "a/b", "c"} {
+		must(t, os.MkdirAll(filepath.Join(dstDir, d), 0o755))
+	}
+	for _, f := range []string{"a/one", "a/b/two", "c/three", "new/sub/four"} {
+		must(t, os.WriteFile(filepath.Join(srcDir, f), []byte(f), 0o644))
+	}
+	for _, f := range []string{"a/one", "a/b/two", "c/three"} {
+		must(t, os.WriteFile(filepath.Join(dstDir, f), []byte(f), 0o644))
+	}
+	// new is a directory of the manifest (holding only a directory)
+	// and a file on the target.
+	for _, f := range []string{"a/extra", "a/b/extra", "c/vanishes", "top-extra", "new"} {
+		must(t, os.WriteFile(filepath.Join(dstDir, f), []byte("x"), 0o644))
+	}
+	must(t, os.MkdirAll(filepath.Join(dstDir, "c/gone/deeper"), 0o755))
+	src, dst := newFS(t, srcDir), newFS(t, dstDir)
+	ctx := context.Background()
+	s, err := src.Scan(ctx, ".", ScanOptions{})
+	must(t, err)
+	sv := dst.StartSurvey(".")
+	<-sv.done
+	r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true, Survey: sv})
+	must(t, err)
+	for _, sum := range r.Lack() {
+		data, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		must(t, r.Put(sum, data))
+	}
+	// Removed by someone else after the survey listed it.
+	must(t, os.Remove(filepath.Join(dstDir, "c/vanishes")))
+	var mu sync.Mutex
+	var read []string
+	listHook = func(c string) {
+		mu.Lock()
+		read = append(read, c)
+		mu.Unlock()
+	}
+	t.Cleanup(func() { listHook = nil })
+	res, err := r.Commit(ctx)
+	listHook = nil
+	must(t, err)
+	if len(read) != 1 || read[0] != "new" {
+		t.Errorf("the commit read directories %q, want only new (a directory the restore made in place of a file; the survey and the plan listed the rest)", read)
+	}
+	if res.Removed != 4 || res.Written != 1 {
+		t.Errorf("restore: %+v; want 4 removed (a/extra, a/b/extra, c/gone, top-extra), 1 written", res)
+	}
+	for _, gone := range []string{"a/extra", "a/b/extra", "c/gone", "top-extra"} {
+		if _, err := os.Lstat(filepath.Join(dstDir, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s still there after a restore with delete (%v)", gone, err)
+		}
+	}
+	if got, want := digest(t, dstDir), digest(t, srcDir); !maps.Equal(got, want) {
+		t.Errorf("target after the restore:\n%v\nwant\n%v", got, want)
 	}
 }

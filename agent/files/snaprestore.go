@@ -52,8 +52,10 @@ type Restore struct {
 	want  map[Sum][]restorePlace // chunks still to come, and where they go
 	lack  []Sum
 	same  []*SnapEntry // files right but for their mode or time
-	// listed holds the directory listings planFile looks files up in
-	// (BeginRestore only).
+	// listed holds the directory listings planFile looks files up in,
+	// each directory's complete; with Delete they are kept for the
+	// commit's walk (removeExtra), which then reads no directory the
+	// survey or the plan listed.
 	listed map[string]map[string]iofs.FileInfo
 	// dirs are the directories files are written in, open.
 	dirs restoreDirs
@@ -148,7 +150,9 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 		}
 	}
 	r.planChunks(shared)
-	r.listed = nil
+	if !opts.Delete {
+		r.listed = nil
+	}
 	return r, nil
 }
 
@@ -621,14 +625,34 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d, err := r.fs.root.Open(native(c))
-	if err != nil {
-		return mapErr("restore", c, err)
+	var names []string
+	var d *os.File
+	if list, ok := r.listed[c]; ok {
+		// Listed by the survey or the plan: what is there now but
+		// was not then came while the restore ran, as a file written
+		// just after its commit would (rsync --delete too works from
+		// the listing it took first).
+		names = make([]string, 0, len(list))
+		for n := range list {
+			names = append(names, n)
+		}
+	} else {
+		if listHook != nil {
+			listHook(c)
+		}
+		var err error
+		if d, err = r.fs.root.Open(native(c)); err != nil {
+			return mapErr("restore", c, err)
+		}
+		if names, err = d.Readdirnames(-1); err != nil {
+			d.Close()
+			return mapErr("restore", c, err)
+		}
 	}
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		d.Close()
-		return mapErr("restore", c, err)
+	closeDir := func() {
+		if d != nil {
+			d.Close()
+		}
 	}
 	var subs []string
 	for _, n := range names {
@@ -642,27 +666,48 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		t, ok := keep[rel(r.base, p)]
 		switch {
 		case !ok:
-			if err := r.fs.root.RemoveAll(native(p)); err != nil {
-				d.Close()
-				return mapErr("restore", p, err)
+			gone, err := r.remove(p)
+			if err != nil {
+				closeDir()
+				return err
 			}
-			r.res.Removed++
+			if gone {
+				r.res.Removed++
+			}
 		case t == TypeDir:
 			subs = append(subs, p)
 		}
 	}
 	// c is done with (what goes into it went before the commit, and
 	// its subdirectories' removals do not touch it).
-	if fi, err := d.Stat(); err == nil && fi.IsDir() {
-		seen[c] = fi
+	if d != nil {
+		if fi, err := d.Stat(); err == nil && fi.IsDir() {
+			seen[c] = fi
+		}
+		d.Close()
 	}
-	d.Close()
 	for _, p := range subs {
 		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// remove removes p and what is under it; gone is false when nothing was
+// there (an entry listed earlier and removed since).
+func (r *Restore) remove(p string) (gone bool, err error) {
+	err = r.fs.root.Remove(native(p))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, iofs.ErrNotExist):
+		return false, nil
+	}
+	if err := r.fs.root.RemoveAll(native(p)); err != nil {
+		return false, mapErr("restore", p, err)
+	}
+	return true, nil
 }
 
 // index maps the manifest's paths to their types.
