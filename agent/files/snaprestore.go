@@ -65,7 +65,23 @@ type Restore struct {
 	// their temporary names recorded in the journal (see reserve).
 	resMu    sync.Mutex
 	reserved int
+	// oldMu guards old and oldBytes: the files the restore renamed
+	// over, held open (holdOld) so that they are freed when the
+	// restore has ended (releaseOld), not in each rename on the
+	// delivery's path; at most maxHeldOld of them, maxHeldOldBytes of
+	// their content (space not freed until then).
+	oldMu    sync.Mutex
+	old      []*os.File
+	oldBytes int64
 }
+
+// maxHeldOld and maxHeldOldBytes bound what a restore holds of the files
+// it replaced (see Restore.old): an incremental carry's few files, not a
+// whole tree's worth of descriptors or disk space. Variables for tests.
+var (
+	maxHeldOld            = 1024
+	maxHeldOldBytes int64 = 64 << 20
+)
 
 // reserveBytes is about how much of the journal one batch of a restore's
 // temporary names takes (one write, one sync): the names of a tree of
@@ -86,6 +102,9 @@ type restoreFile struct {
 	dir     *restoreDir // c's directory, held while up is open
 	pending int         // chunks still to come
 	written bool
+	// oldSize is the size of the regular file at c when planned, -1
+	// when there was none (nothing to hold at the rename).
+	oldSize int64
 }
 
 // restorePlace is where a chunk goes: a file and an offset.
@@ -205,7 +224,7 @@ func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 	r.res.Files++
 	r.res.Bytes += e.Size
 	c := join(r.base, e.Path)
-	rf := &restoreFile{e: e, c: c, idx: len(r.files)}
+	rf := &restoreFile{e: e, c: c, idx: len(r.files), oldSize: -1}
 	fi, err := r.lstat(c)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
@@ -231,6 +250,7 @@ func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 			}
 			return nil
 		}
+		rf.oldSize = fi.Size()
 		rf.local = map[Sum]chunkLoc{}
 		var off int64
 		for _, ch := range old {
@@ -378,7 +398,9 @@ func (r *Restore) place(rf *restoreFile, off int64, data []byte, chunks int) err
 		// Its writeback begins now, so Commit's sync of the whole
 		// file system has little left to wait for (all writes to rf
 		// are done under rf.mu, held here).
-		startWriteback(rf.up.file, 0, rf.e.Size)
+		if os.Getenv("NOWB") == "" {
+			startWriteback(rf.up.file, 0, rf.e.Size)
+		}
 		return r.commitFile(rf)
 	}
 	return nil
@@ -484,6 +506,7 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		r.dirs.release(d)
 		rf.dir = nil
 	}()
+	r.holdOld(rf, d)
 	if _, err := rf.up.CommitVerified(rf.e.Size, ""); err != nil {
 		return err
 	}
@@ -492,6 +515,41 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		r.fs.cache().store(rf.c, fi, rf.e.Chunks)
 	}
 	return nil
+}
+
+// holdOld holds the file rf replaces, in directory d, open until the
+// restore ends (see Restore.old), within the bounds.
+func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
+	if rf.oldSize < 0 {
+		return
+	}
+	r.oldMu.Lock()
+	defer r.oldMu.Unlock()
+	if len(r.old) >= maxHeldOld || r.oldBytes+rf.oldSize > maxHeldOldBytes {
+		return
+	}
+	if f := holdOld(d.root, path.Base(rf.c)); f != nil {
+		r.old = append(r.old, f)
+		r.oldBytes += rf.oldSize
+	}
+}
+
+// releaseOld closes the replaced files held open, which frees them, on a
+// goroutine of its own that ends when they are closed: the restore's
+// Commit answers without waiting for the file system to free them.
+func (r *Restore) releaseOld() {
+	r.oldMu.Lock()
+	old := r.old
+	r.old, r.oldBytes = nil, 0
+	r.oldMu.Unlock()
+	if len(old) == 0 {
+		return
+	}
+	go func() {
+		for _, f := range old {
+			f.Close()
+		}
+	}()
 }
 
 // Commit writes the files made only of local chunks and the symlinks,
@@ -744,4 +802,5 @@ func (r *Restore) abortLocked() {
 	}
 	r.unreserve()
 	r.dirs.closeAll()
+	r.releaseOld()
 }
