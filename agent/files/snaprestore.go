@@ -398,9 +398,7 @@ func (r *Restore) place(rf *restoreFile, off int64, data []byte, chunks int) err
 		// Its writeback begins now, so Commit's sync of the whole
 		// file system has little left to wait for (all writes to rf
 		// are done under rf.mu, held here).
-		if os.Getenv("NOWB") == "" {
-			startWriteback(rf.up.file, 0, rf.e.Size)
-		}
+		startWriteback(rf.up.file, 0, rf.e.Size)
 		return r.commitFile(rf)
 	}
 	return nil
