@@ -337,21 +337,44 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		delete(r.want, sum)
 	}
 	r.mu.Unlock()
+	// On an error, the places not written are wanted again (places[i]
+	// keeps those of chunk i not written yet): a chunk that never
+	// reached a file stays wanted, and Commit refuses a restore that
+	// lacks it, rather than commit the file with a hole.
+	var err error
+	defer func() {
+		if err == nil {
+			return
+		}
+		r.mu.Lock()
+		for i, pls := range places {
+			if len(pls) > 0 {
+				r.want[sums[i]] = append(r.want[sums[i]], pls...)
+			}
+		}
+		r.mu.Unlock()
+	}()
 	// run is the chunks taken so far to go to file f at off in one
-	// write, data[rd:rd+n]: chunks with one place each, each right
-	// after the one before it in data and in f. Any other chunk ends it
-	// (its data is then no longer right after the run's).
+	// write, data[rd:rd+n]: chunks from first on with one place each,
+	// each right after the one before it in data and in f. Any other
+	// chunk ends it (its data is then no longer right after the run's).
 	var run struct {
 		f      *restoreFile
 		off    int64
 		rd, n  int
+		first  int
 		chunks int
 	}
 	flush := func() error {
 		if run.chunks == 0 {
 			return nil
 		}
-		err := r.place(run.f, run.off, data[run.rd:run.rd+run.n], run.chunks)
+		wrote, err := r.place(run.f, run.off, data[run.rd:run.rd+run.n], run.chunks)
+		if wrote {
+			for j := run.first; j < run.first+run.chunks; j++ {
+				places[j] = nil
+			}
+		}
 		run.chunks = 0
 		return err
 	}
@@ -364,45 +387,62 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 			d += n
 			continue
 		}
-		if err := flush(); err != nil {
+		if err = flush(); err != nil {
 			return err
 		}
 		switch len(pls) {
 		case 0:
 		case 1:
-			run.f, run.off, run.rd, run.n, run.chunks = pls[0].f, pls[0].off, d, n, 1
+			run.f, run.off, run.rd, run.n, run.first, run.chunks = pls[0].f, pls[0].off, d, n, i, 1
 		default:
-			for _, pl := range pls {
-				if err := r.place(pl.f, pl.off, data[d:d+n], 1); err != nil {
+			for len(places[i]) > 0 {
+				pl := places[i][0]
+				wrote, perr := r.place(pl.f, pl.off, data[d:d+n], 1)
+				if wrote {
+					places[i] = places[i][1:]
+				}
+				if err = perr; err != nil {
 					return err
 				}
 			}
 		}
 		d += n
 	}
-	return flush()
+	err = flush()
+	return err
 }
 
 // place writes data, chunks of rf's, at off of rf, and commits rf when
-// they were its last.
-func (r *Restore) place(rf *restoreFile, off int64, data []byte, chunks int) error {
+// they were its last. wrote is whether data was written (an error after
+// that is the file's commit's).
+func (r *Restore) place(rf *restoreFile, off int64, data []byte, chunks int) (wrote bool, err error) {
 	rf.mu.Lock()
 	defer rf.mu.Unlock()
 	if err := r.open(rf); err != nil {
-		return err
+		return false, err
+	}
+	if placeHook != nil {
+		if err := placeHook(rf.c); err != nil {
+			return false, err
+		}
 	}
 	if _, err := rf.up.WriteAt(data, off); err != nil {
-		return err
+		return false, err
 	}
 	if rf.pending -= chunks; rf.pending == 0 {
 		// Its writeback begins now, so Commit's sync of the whole
 		// file system has little left to wait for (all writes to rf
 		// are done under rf.mu, held here).
 		startWriteback(rf.up.file, 0, rf.e.Size)
-		return r.commitFile(rf)
+		return true, r.commitFile(rf)
 	}
-	return nil
+	return true, nil
 }
+
+// placeHook, when set (tests only), is called before each write of a
+// restore's chunks to root-relative file c; an error it returns is the
+// write's.
+var placeHook func(c string) error
 
 // open begins rf's write and copies its local chunks in.
 func (r *Restore) open(rf *restoreFile) error {
