@@ -134,3 +134,61 @@ func TestRestoreBulkStopsWhenSuperseded(t *testing.T) {
 		t.Fatalf("%d files written, 1001 when the context ended: restoreBulk went on writing after it", len(ents))
 	}
 }
+
+// A restore's chunks sent in the request (not on a bulk connection) are
+// written in small PutAlls too, and none after the request's context has
+// ended: here one request holds 5,000 small files' chunks, and the
+// context ends when 1001 of them are in place.
+func TestRestoreChunksStopsWhenSuperseded(t *testing.T) {
+	const n = 5000
+	dst := t.TempDir()
+	var entries []files.SnapEntry
+	var sums []files.Sum
+	var sizes []uint32
+	var data []byte
+	entries = append(entries, files.SnapEntry{Path: "d", Type: files.TypeDir, Mode: 0o755})
+	for i := range n {
+		b := []byte(fmt.Sprintf("%0200d", i))
+		s := sha256.Sum256(b)
+		entries = append(entries, files.SnapEntry{Path: fmt.Sprintf("d/f%05d", i), Type: files.TypeFile, Mode: 0o644, Size: 200,
+			Chunks: []files.Chunk{{Sum: s, Size: 200}}})
+		sums = append(sums, s)
+		sizes = append(sizes, 200)
+		data = append(data, b...)
+	}
+	df, err := files.New(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Abort()
+	done := make(chan error, 1)
+	go func() { done <- putChunks(ctx, r, sums, sizes, data) }()
+	for {
+		if _, err := os.Stat(filepath.Join(dst, "d/f01000")); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the chunks' writes ended before their context did: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the chunks' writes after their context ended: %v, want context.Canceled", err)
+	}
+	ents, err := os.ReadDir(filepath.Join(dst, "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) > 1500 {
+		t.Fatalf("%d files written, 1001 when the context ended: the writes went on after it", len(ents))
+	}
+}

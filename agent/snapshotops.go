@@ -343,10 +343,34 @@ func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, e
 	if body.Ticket != "" {
 		return struct{}{}, fo.restoreBulk(ctx, r, body)
 	}
-	if err := r.PutAll(chunkSums(body.Sums), body.Sizes, body.Data); err != nil {
+	if err := putChunks(ctx, r, chunkSums(body.Sums), body.Sizes, body.Data); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
+}
+
+// putChunks writes chunks sums (sizes, one after the other in data, as
+// validated) into r in PutAlls of bulkPutMax chunks at most, as
+// restoreBulk does: none is written once ctx has ended (a PutAll under
+// way finishes), so a request at a newer epoch does not wait for a whole
+// batch of small files.
+func putChunks(ctx context.Context, r *files.Restore, sums []files.Sum, sizes []uint32, data []byte) error {
+	off := 0
+	for i := 0; i < len(sums); {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		j, end := i, off
+		for j < len(sums) && j-i < bulkPutMax {
+			end += int(sizes[j])
+			j++
+		}
+		if err := r.PutAll(sums[i:j], sizes[i:j], data[off:end]); err != nil {
+			return err
+		}
+		i, off = j, end
+	}
+	return nil
 }
 
 // chunkBuf is a buffer of readReplyBufs with room for wire.MaxChunk bytes
