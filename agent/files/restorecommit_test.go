@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -62,9 +63,24 @@ func TestRestoreDeleteKeepsDirectoryTimes(t *testing.T) {
 // what the manifest lacks without reading any of those directories again
 // at its commit (the listings are the survey's, and the plan's for the
 // directories it made and wrote files in); a directory the restore made
-// in place of a file and listed nowhere before is read there. An extra the survey listed and someone else
-// removed before the commit is not counted as removed.
+// in place of a file and listed nowhere before is read there. An extra
+// the survey listed and someone else removed before the commit is not
+// counted as removed; one made after the survey stays. Listings older
+// than maxListingAge at the commit are not used: every directory is read
+// again, and the late extra goes too.
 func TestRestoreDeleteWalksTheSurvey(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fresh", true: "stale"}[stale], func(t *testing.T) {
+			if stale {
+				defer func(d time.Duration) { maxListingAge = d }(maxListingAge)
+				maxListingAge = 0
+			}
+			testRestoreDeleteWalk(t, stale)
+		})
+	}
+}
+
+func testRestoreDeleteWalk(t *testing.T, stale bool) {
 	srcDir, dstDir := t.TempDir(), t.TempDir()
 	for _, d := range []string{"a", "a/b", "c", "new/sub"} {
 		must(t, os.MkdirAll(filepath.Join(srcDir, d), 0o755))
@@ -97,8 +113,9 @@ func TestRestoreDeleteWalksTheSurvey(t *testing.T) {
 		must(t, err)
 		must(t, r.Put(sum, data))
 	}
-	// Removed by someone else after the survey listed it.
+	// Removed by someone else after the survey listed it; made after.
 	must(t, os.Remove(filepath.Join(dstDir, "c/vanishes")))
+	must(t, os.WriteFile(filepath.Join(dstDir, "a/late"), []byte("x"), 0o644))
 	var mu sync.Mutex
 	var read []string
 	listHook = func(c string) {
@@ -110,16 +127,31 @@ func TestRestoreDeleteWalksTheSurvey(t *testing.T) {
 	res, err := r.Commit(ctx)
 	listHook = nil
 	must(t, err)
-	if len(read) != 1 || read[0] != "new" {
-		t.Errorf("the commit read directories %q, want only new (a directory the restore made in place of a file; the survey and the plan listed the rest)", read)
-	}
-	if res.Removed != 4 || res.Written != 1 {
-		t.Errorf("restore: %+v; want 4 removed (a/extra, a/b/extra, c/gone, top-extra), 1 written", res)
-	}
-	for _, gone := range []string{"a/extra", "a/b/extra", "c/gone", "top-extra"} {
-		if _, err := os.Lstat(filepath.Join(dstDir, gone)); !os.IsNotExist(err) {
-			t.Errorf("%s still there after a restore with delete (%v)", gone, err)
+	gone := []string{"a/extra", "a/b/extra", "c/gone", "top-extra"}
+	if stale {
+		gone = append(gone, "a/late")
+		slices.Sort(read)
+		if want := []string{".", "a", "a/b", "c", "new", "new/sub"}; !slices.Equal(read, want) {
+			t.Errorf("the commit read directories %q, want all of them, %q (the listings are too old)", read, want)
 		}
+	} else {
+		if len(read) != 1 || read[0] != "new" {
+			t.Errorf("the commit read directories %q, want only new (a directory the restore made in place of a file; the survey and the plan listed the rest)", read)
+		}
+		if _, err := os.Lstat(filepath.Join(dstDir, "a/late")); err != nil {
+			t.Errorf("a/late, made after the survey, is gone (%v): the commit went by a listing made after it", err)
+		}
+	}
+	if res.Removed != len(gone) || res.Written != 1 {
+		t.Errorf("restore: %+v; want %d removed (%q), 1 written", res, len(gone), gone)
+	}
+	for _, g := range gone {
+		if _, err := os.Lstat(filepath.Join(dstDir, g)); !os.IsNotExist(err) {
+			t.Errorf("%s still there after a restore with delete (%v)", g, err)
+		}
+	}
+	if !stale {
+		must(t, os.Remove(filepath.Join(dstDir, "a/late")))
 	}
 	if got, want := digest(t, dstDir), digest(t, srcDir); !maps.Equal(got, want) {
 		t.Errorf("target after the restore:\n%v\nwant\n%v", got, want)

@@ -53,10 +53,12 @@ type Restore struct {
 	lack  []Sum
 	same  []*SnapEntry // files right but for their mode or time
 	// listed holds the directory listings planFile looks files up in,
-	// each directory's complete; with Delete they are kept for the
-	// commit's walk (removeExtra), which then reads no directory the
-	// survey or the plan listed.
-	listed map[string]map[string]iofs.FileInfo
+	// each directory's complete, none taken before listedAt; with
+	// Delete they are kept for the commit's walk (removeExtra), which
+	// then reads no directory the survey or the plan listed, unless
+	// they are older than maxListingAge.
+	listed   map[string]map[string]iofs.FileInfo
+	listedAt time.Time
 	// dirs are the directories files are written in, open.
 	dirs restoreDirs
 	res  RestoreResult
@@ -74,6 +76,15 @@ type Restore struct {
 	old      []*os.File
 	oldBytes int64
 }
+
+// maxListingAge is how old the survey's and the plan's listings may be
+// at a restore's commit for its delete walk to go by them (a restore of
+// a change, as an incremental carry's, commits well within it): a file
+// made on the target after its directory was listed stays, as one made
+// just after the commit would. Past it (a long restore: a first carry)
+// the walk reads every directory again, and removes what a process made
+// meanwhile too. A variable for tests.
+var maxListingAge = time.Second
 
 // maxHeldOld and maxHeldOldBytes bound what a restore holds of the files
 // it replaced (see Restore.old): an incremental carry's few files, not a
@@ -142,9 +153,11 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 	if err := f.root.MkdirAll(native(base), dirMode); err != nil {
 		return nil, mapErr("restore", base, err)
 	}
-	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}, dirs: restoreDirs{fs: f, base: base}}
+	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}, dirs: restoreDirs{fs: f, base: base}, listedAt: time.Now()}
 	if opts.Survey != nil {
-		r.listed = opts.Survey.take(base)
+		if r.listed = opts.Survey.take(base); r.listed != nil {
+			r.listedAt = opts.Survey.at
+		}
 		r.opts.Survey = nil
 	}
 	for i := range entries {
@@ -632,6 +645,9 @@ func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	// What the manifest lacks goes before the directories get their
 	// modes and times: a removal sets its directory's time.
 	var seen map[string]iofs.FileInfo
+	if time.Since(r.listedAt) > maxListingAge {
+		r.listed = nil // the walk reads every directory again
+	}
 	if r.opts.Delete {
 		seen = map[string]iofs.FileInfo{}
 		if err := r.removeExtra(ctx, r.base, r.index(), seen); err != nil {
