@@ -124,6 +124,20 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 	}
 	rows = append(rows, row{Name: fmt.Sprintf("  the ratios' spread: 5th–95th percentile over %d resamples of the %d rounds", echoResamples, len(lat[0])),
 		Outpost: strings.Join(spread, "; "), Baseline: "—", Ratio: "—", Goal: "reported"})
+	if own, other := byTurn(lat); len(own[0]) > 0 && len(other[0]) > 0 {
+		// Which half a figure comes from: back to back, a keystroke right
+		// after the same client's finds its path warm; the other half,
+		// like every keystroke a person types, finds it idle.
+		half := func(l [2]latencies, i int, p float64) time.Duration { return l[i].pct(p) }
+		fig := func(i int) string {
+			return fmt.Sprintf("p50 %.3f | %.3f; p99 %.3f | %.3f ms", msf(half(own, i, 50)), msf(half(other, i, 50)), msf(half(own, i, 99)), msf(half(other, i, 99)))
+		}
+		rows = append(rows, row{Name: "  by the keystroke before: the same client's | the other's",
+			Outpost: fig(0), Baseline: fig(1),
+			Ratio: fmt.Sprintf("p50 %s | %s; p99 %s | %s", ratio(half(own, 0, 50), half(own, 1, 50)), ratio(half(other, 0, 50), half(other, 1, 50)),
+				ratio(half(own, 0, 99), half(own, 1, 99)), ratio(half(other, 0, 99), half(other, 1, 99))),
+			Goal: "reported"})
+	}
 	rows = append(rows, row{Name: "  GCs meanwhile: `outpost` CLI; this process (control plane, agent), its allocations a keystroke",
 		Outpost: fmt.Sprintf("%d; %d, %.1f (%.0f B); slowest 1%%: %d of %d (ssh's %d of %d) during a GC", cliGC, run.gcs,
 			float64(run.allocs)/float64(len(lat[0])), float64(run.allocBytes)/float64(len(lat[0])), withGC, slow, sshWithGC, sshSlow),

@@ -74,3 +74,33 @@ func writeEchoSamples(transport string, names []string, lat []latencies) error {
 	}
 	return f.Close()
 }
+
+// byTurn splits two clients' keystrokes of echoLatenciesRun by what came
+// just before each: own[i] holds client i's keystrokes that followed its
+// own last one (it went first in the round, after going last in the one
+// before), other[i] those that followed the other client's (it went
+// second). Round 0 follows the warm-up and is in neither. Back to back,
+// a keystroke after the same client's finds that client's path still
+// warm (its processes' threads just ran, their CPUs awake), one after the
+// other's finds it idle for a round of the other client, as every
+// keystroke typed by a person finds it; the two halves of one client's
+// figures can differ by tens of microseconds on a virtual machine whose
+// idle CPUs halt.
+func byTurn(lat []latencies) (own, other [2]latencies) {
+	if len(lat) != 2 {
+		return own, other
+	}
+	for i := range 2 {
+		for r := 1; r < len(lat[i]); r++ {
+			if r%2 == i { // first in round r: client r%2 (echoLatenciesRun's order)
+				own[i] = append(own[i], lat[i][r])
+			} else {
+				other[i] = append(other[i], lat[i][r])
+			}
+		}
+	}
+	return own, other
+}
+
+// msf is d in milliseconds.
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

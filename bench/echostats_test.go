@@ -42,3 +42,40 @@ func TestRatioSpread(t *testing.T) {
 		t.Errorf("no keystrokes: %v–%v, want 0–0", lo, hi)
 	}
 }
+
+// TestByTurn holds byTurn to echoLatenciesRun's order: in round r the
+// client r%2 goes first, right after its own keystroke that ended round
+// r-1; the other goes second, after it.
+func TestByTurn(t *testing.T) {
+	var order []int // the client of each keystroke, in the order typed
+	for r := range 6 {
+		for j := range 2 {
+			order = append(order, (r+j)%2)
+		}
+	}
+	var lat [2]latencies
+	prevSame := map[[2]int]bool{} // (client, round) → the keystroke before was the same client's
+	for k, c := range order {
+		r := len(lat[c])
+		lat[c] = append(lat[c], time.Duration(1000*c+r))
+		if k > 0 {
+			prevSame[[2]int{c, r}] = order[k-1] == c
+		}
+	}
+	own, other := byTurn(lat[:])
+	for c := range 2 {
+		for _, d := range own[c] {
+			if r := int(d) - 1000*c; !prevSame[[2]int{c, r}] {
+				t.Errorf("client %d round %d in own, but the keystroke before was the other's", c, r)
+			}
+		}
+		for _, d := range other[c] {
+			if r := int(d) - 1000*c; prevSame[[2]int{c, r}] {
+				t.Errorf("client %d round %d in other, but the keystroke before was its own", c, r)
+			}
+		}
+		if len(own[c])+len(other[c]) != 5 || len(own[c]) == 0 || len(other[c]) == 0 {
+			t.Errorf("client %d: %d own, %d other; want rounds 1–5 split between them", c, len(own[c]), len(other[c]))
+		}
+	}
+}
