@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,5 +133,153 @@ func TestRestoreBulkStopsWhenSuperseded(t *testing.T) {
 	// under way.
 	if len(ents) > 1500 {
 		t.Fatalf("%d files written, 1001 when the context ended: restoreBulk went on writing after it", len(ents))
+	}
+}
+
+// A restore's chunks sent in the request (not on a bulk connection) are
+// written in small PutAlls too, and none after the request's context has
+// ended: here one request holds 5,000 small files' chunks, and the
+// context ends when 1001 of them are in place.
+func TestRestoreChunksStopsWhenSuperseded(t *testing.T) {
+	const n = 5000
+	dst := t.TempDir()
+	var entries []files.SnapEntry
+	var sums []files.Sum
+	var sizes []uint32
+	var data []byte
+	entries = append(entries, files.SnapEntry{Path: "d", Type: files.TypeDir, Mode: 0o755})
+	for i := range n {
+		b := []byte(fmt.Sprintf("%0200d", i))
+		s := sha256.Sum256(b)
+		entries = append(entries, files.SnapEntry{Path: fmt.Sprintf("d/f%05d", i), Type: files.TypeFile, Mode: 0o644, Size: 200,
+			Chunks: []files.Chunk{{Sum: s, Size: 200}}})
+		sums = append(sums, s)
+		sizes = append(sizes, 200)
+		data = append(data, b...)
+	}
+	df, err := files.New(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Abort()
+	done := make(chan error, 1)
+	go func() { done <- putChunks(ctx, r.PutAll, sums, sizes, data) }()
+	for {
+		if _, err := os.Stat(filepath.Join(dst, "d/f01000")); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the chunks' writes ended before their context did: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the chunks' writes after their context ended: %v, want context.Canceled", err)
+	}
+	ents, err := os.ReadDir(filepath.Join(dst, "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) > 1500 {
+		t.Fatalf("%d files written, 1001 when the context ended: the writes went on after it", len(ents))
+	}
+}
+
+// A batch's chunks are written on two goroutines at once (files of a
+// change are many and small: on ext4 making each is most of its cost),
+// every chunk exactly once, and the restore is then complete; a failed
+// write stops both and is the error.
+func TestPutChunksTwoAtOnce(t *testing.T) {
+	defer func(n int) { putWorkers = n }(putWorkers)
+	putWorkers = 2
+	const n = 1000
+	dst := t.TempDir()
+	var entries []files.SnapEntry
+	var sums []files.Sum
+	var sizes []uint32
+	var data []byte
+	entries = append(entries, files.SnapEntry{Path: "d", Type: files.TypeDir, Mode: 0o755})
+	for i := range n {
+		b := []byte(fmt.Sprintf("%0200d", i))
+		s := sha256.Sum256(b)
+		entries = append(entries, files.SnapEntry{Path: fmt.Sprintf("d/f%05d", i), Type: files.TypeFile, Mode: 0o644, Size: 200,
+			Chunks: []files.Chunk{{Sum: s, Size: 200}}})
+		sums = append(sums, s)
+		sizes = append(sizes, 200)
+		data = append(data, b...)
+	}
+	df, err := files.New(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	ctx := context.Background()
+	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Abort()
+	var mu sync.Mutex
+	in, most, calls := 0, 0, 0
+	second := make(chan struct{})
+	put := func(s []files.Sum, z []uint32, d []byte) error {
+		mu.Lock()
+		in++
+		calls++
+		most = max(most, in)
+		if in == 2 && most == 2 && calls <= 2 {
+			close(second)
+		}
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			// The first call waits (a while at most) for a second
+			// to begin beside it.
+			select {
+			case <-second:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		err := r.PutAll(s, z, d)
+		mu.Lock()
+		in--
+		mu.Unlock()
+		return err
+	}
+	if err := putChunks(ctx, put, sums, sizes, data); err != nil {
+		t.Fatal(err)
+	}
+	if most != 2 {
+		t.Errorf("at most %d writes at once, want 2", most)
+	}
+	res, err := r.Commit(ctx)
+	if err != nil || res.Written != n {
+		t.Fatalf("commit after the batch: %+v, %v; want %d files written", res, err, n)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		if b, err := os.ReadFile(filepath.Join(dst, fmt.Sprintf("d/f%05d", i))); err != nil || string(b) != fmt.Sprintf("%0200d", i) {
+			t.Errorf("d/f%05d: %q, %v", i, b, err)
+		}
+	}
+	// A failed write stops both workers and is the error.
+	failed := errors.New("injected")
+	calls = 0
+	err = putChunks(ctx, func(s []files.Sum, z []uint32, d []byte) error {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		return failed
+	}, sums, sizes, data)
+	if !errors.Is(err, failed) || calls > 2 {
+		t.Errorf("putChunks with failing writes: %v after %d calls, want the failure after 2 at most", err, calls)
 	}
 }

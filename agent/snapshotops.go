@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -343,11 +344,81 @@ func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, e
 	if body.Ticket != "" {
 		return struct{}{}, fo.restoreBulk(ctx, r, body)
 	}
-	if err := r.PutAll(chunkSums(body.Sums), body.Sizes, body.Data); err != nil {
+	if err := putChunks(ctx, r.PutAll, chunkSums(body.Sums), body.Sizes, body.Data); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
 }
+
+// putChunks writes chunks sums (sizes, one after the other in data, as
+// validated) with put (a restore's PutAll) in calls of bulkPutMax chunks
+// at most, as
+// restoreBulk does, on up to putWorkers goroutines (the restore writes
+// different files at once: on ext4 making each file is most of a small
+// file's cost, and a change's files are many and small); none is
+// written once ctx has ended (PutAlls under way finish), so a request at
+// a newer epoch does not wait for a whole batch of small files. The
+// first error is returned once every worker has stopped.
+func putChunks(ctx context.Context, put func([]files.Sum, []uint32, []byte) error, sums []files.Sum, sizes []uint32, data []byte) error {
+	type group struct{ i, j, off, end int }
+	var groups []group
+	off := 0
+	for i := 0; i < len(sums); {
+		j, end := i, off
+		for j < len(sums) && j-i < bulkPutMax {
+			end += int(sizes[j])
+			j++
+		}
+		groups = append(groups, group{i, j, off, end})
+		i, off = j, end
+	}
+	var (
+		mu   sync.Mutex
+		next int
+		err  error
+	)
+	// take hands out the next group, none after an error or once ctx
+	// has ended.
+	take := func(failed error) (group, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed != nil && err == nil {
+			err = failed
+		}
+		if err == nil {
+			err = context.Cause(ctx)
+		}
+		if err != nil || next == len(groups) {
+			return group{}, false
+		}
+		next++
+		return groups[next-1], true
+	}
+	work := func() {
+		var failed error
+		for {
+			g, ok := take(failed)
+			if !ok {
+				return
+			}
+			failed = put(sums[g.i:g.j], sizes[g.i:g.j], data[g.off:g.end])
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(putWorkers, len(groups)) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	return err
+}
+
+// putWorkers is how many goroutines putChunks writes a batch's chunks on.
+var putWorkers = min(2, runtime.GOMAXPROCS(0))
 
 // chunkBuf is a buffer of readReplyBufs with room for wire.MaxChunk bytes
 // after wire.Headroom; it goes back with readReplyBufs.Put.

@@ -119,3 +119,67 @@ func TestRestorePutAllChunkSizes(t *testing.T) {
 		t.Fatalf("a chunk the manifest gives two sizes: Put %v, b.bin %q; want ErrChecksumMismatch", err, b)
 	}
 }
+
+// A write of a restore's chunks that fails leaves those chunks wanted:
+// the restore cannot be committed without them (never with a hole where
+// they go), and delivered again they complete it exactly.
+func TestRestorePutAllFailedWriteKeepsChunksWanted(t *testing.T) {
+	src := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	big := make([]byte, 1<<20)
+	for i := range big {
+		big[i] = byte(r.Uint32())
+	}
+	must(t, os.WriteFile(filepath.Join(src, "big.bin"), big, 0o644))
+	sf, err := New(src)
+	must(t, err)
+	s, err := sf.Scan(context.Background(), ".", ScanOptions{})
+	must(t, err)
+	putAll := func(rs *Restore, sums []Sum) error {
+		var data []byte
+		var sizes []uint32
+		for _, sum := range sums {
+			c, err := s.AppendChunk(nil, sum)
+			must(t, err)
+			data = append(data, c...)
+			sizes = append(sizes, uint32(len(c)))
+		}
+		return rs.PutAll(sums, sizes, data)
+	}
+	for _, retry := range []bool{false, true} {
+		dst := t.TempDir()
+		df, err := New(dst)
+		must(t, err)
+		ctx := context.Background()
+		rs, err := df.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
+		must(t, err)
+		lack := rs.Lack()
+		if len(lack) < 3 {
+			t.Fatalf("big.bin has %d chunks, want at least 3", len(lack))
+		}
+		// The first chunk's write fails once; the others go in.
+		failed := errors.New("injected write failure")
+		placeHook = func(string) error { placeHook = nil; return failed }
+		err = putAll(rs, lack[:1])
+		placeHook = nil
+		if !errors.Is(err, failed) {
+			t.Fatalf("PutAll with a failing write = %v, want the failure", err)
+		}
+		must(t, putAll(rs, lack[1:]))
+		if retry {
+			must(t, putAll(rs, lack[:1]))
+		}
+		_, err = rs.Commit(ctx)
+		got, rerr := os.ReadFile(filepath.Join(dst, "big.bin"))
+		switch {
+		case !retry && err == nil:
+			t.Errorf("Commit without the chunk whose write failed succeeded; big.bin equal to the source: %v", rerr == nil && sha256.Sum256(got) == sha256.Sum256(big))
+		case !retry && rerr == nil:
+			t.Errorf("big.bin written by a restore that failed (%v)", err)
+		case retry && err != nil:
+			t.Errorf("Commit after the chunk was delivered again: %v", err)
+		case retry && (rerr != nil || sha256.Sum256(got) != sha256.Sum256(big)):
+			t.Errorf("big.bin after the chunk was delivered again: %d bytes, %v; not the source's", len(got), rerr)
+		}
+	}
+}

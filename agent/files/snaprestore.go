@@ -52,9 +52,13 @@ type Restore struct {
 	want  map[Sum][]restorePlace // chunks still to come, and where they go
 	lack  []Sum
 	same  []*SnapEntry // files right but for their mode or time
-	// listed holds the directory listings planFile looks files up in
-	// (BeginRestore only).
-	listed map[string]map[string]iofs.FileInfo
+	// listed holds the directory listings planFile looks files up in,
+	// each directory's complete, none taken before listedAt; with
+	// Delete they are kept for the commit's walk (removeExtra), which
+	// then reads no directory the survey or the plan listed, unless
+	// they are older than maxListingAge.
+	listed   map[string]map[string]iofs.FileInfo
+	listedAt time.Time
 	// dirs are the directories files are written in, open.
 	dirs restoreDirs
 	res  RestoreResult
@@ -63,7 +67,32 @@ type Restore struct {
 	// their temporary names recorded in the journal (see reserve).
 	resMu    sync.Mutex
 	reserved int
+	// oldMu guards old and oldBytes: the files the restore renamed
+	// over, held open (holdOld) so that they are freed when the
+	// restore has ended (releaseOld), not in each rename on the
+	// delivery's path; at most maxHeldOld of them, maxHeldOldBytes of
+	// their content (space not freed until then).
+	oldMu    sync.Mutex
+	old      []*os.File
+	oldBytes int64
 }
+
+// maxListingAge is how old the survey's and the plan's listings may be
+// at a restore's commit for its delete walk to go by them (a restore of
+// a change, as an incremental carry's, commits well within it): a file
+// made on the target after its directory was listed stays, as one made
+// just after the commit would. Past it (a long restore: a first carry)
+// the walk reads every directory again, and removes what a process made
+// meanwhile too. A variable for tests.
+var maxListingAge = time.Second
+
+// maxHeldOld and maxHeldOldBytes bound what a restore holds of the files
+// it replaced (see Restore.old): an incremental carry's few files, not a
+// whole tree's worth of descriptors or disk space. Variables for tests.
+var (
+	maxHeldOld            = 1024
+	maxHeldOldBytes int64 = 64 << 20
+)
 
 // reserveBytes is about how much of the journal one batch of a restore's
 // temporary names takes (one write, one sync): the names of a tree of
@@ -84,6 +113,9 @@ type restoreFile struct {
 	dir     *restoreDir // c's directory, held while up is open
 	pending int         // chunks still to come
 	written bool
+	// oldSize is the size of the regular file at c when planned, -1
+	// when there was none (nothing to hold at the rename).
+	oldSize int64
 }
 
 // restorePlace is where a chunk goes: a file and an offset.
@@ -121,9 +153,11 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 	if err := f.root.MkdirAll(native(base), dirMode); err != nil {
 		return nil, mapErr("restore", base, err)
 	}
-	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}, dirs: restoreDirs{fs: f, base: base}}
+	r := &Restore{fs: f, base: base, opts: opts, entries: entries, want: map[Sum][]restorePlace{}, dirs: restoreDirs{fs: f, base: base}, listedAt: time.Now()}
 	if opts.Survey != nil {
-		r.listed = opts.Survey.take(base)
+		if r.listed = opts.Survey.take(base); r.listed != nil {
+			r.listedAt = opts.Survey.at
+		}
 		r.opts.Survey = nil
 	}
 	for i := range entries {
@@ -148,7 +182,9 @@ func (f *FS) BeginRestore(ctx context.Context, p string, entries []SnapEntry, op
 		}
 	}
 	r.planChunks(shared)
-	r.listed = nil
+	if !opts.Delete {
+		r.listed = nil
+	}
 	return r, nil
 }
 
@@ -201,7 +237,7 @@ func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 	r.res.Files++
 	r.res.Bytes += e.Size
 	c := join(r.base, e.Path)
-	rf := &restoreFile{e: e, c: c, idx: len(r.files)}
+	rf := &restoreFile{e: e, c: c, idx: len(r.files), oldSize: -1}
 	fi, err := r.lstat(c)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
@@ -227,6 +263,7 @@ func (r *Restore) planFile(e *SnapEntry, shared map[Sum]chunkLoc) error {
 			}
 			return nil
 		}
+		rf.oldSize = fi.Size()
 		rf.local = map[Sum]chunkLoc{}
 		var off int64
 		for _, ch := range old {
@@ -313,21 +350,44 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		delete(r.want, sum)
 	}
 	r.mu.Unlock()
+	// On an error, the places not written are wanted again (places[i]
+	// keeps those of chunk i not written yet): a chunk that never
+	// reached a file stays wanted, and Commit refuses a restore that
+	// lacks it, rather than commit the file with a hole.
+	var err error
+	defer func() {
+		if err == nil {
+			return
+		}
+		r.mu.Lock()
+		for i, pls := range places {
+			if len(pls) > 0 {
+				r.want[sums[i]] = append(r.want[sums[i]], pls...)
+			}
+		}
+		r.mu.Unlock()
+	}()
 	// run is the chunks taken so far to go to file f at off in one
-	// write, data[rd:rd+n]: chunks with one place each, each right
-	// after the one before it in data and in f. Any other chunk ends it
-	// (its data is then no longer right after the run's).
+	// write, data[rd:rd+n]: chunks from first on with one place each,
+	// each right after the one before it in data and in f. Any other
+	// chunk ends it (its data is then no longer right after the run's).
 	var run struct {
 		f      *restoreFile
 		off    int64
 		rd, n  int
+		first  int
 		chunks int
 	}
 	flush := func() error {
 		if run.chunks == 0 {
 			return nil
 		}
-		err := r.place(run.f, run.off, data[run.rd:run.rd+run.n], run.chunks)
+		wrote, err := r.place(run.f, run.off, data[run.rd:run.rd+run.n], run.chunks)
+		if wrote {
+			for j := run.first; j < run.first+run.chunks; j++ {
+				places[j] = nil
+			}
+		}
 		run.chunks = 0
 		return err
 	}
@@ -340,45 +400,62 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 			d += n
 			continue
 		}
-		if err := flush(); err != nil {
+		if err = flush(); err != nil {
 			return err
 		}
 		switch len(pls) {
 		case 0:
 		case 1:
-			run.f, run.off, run.rd, run.n, run.chunks = pls[0].f, pls[0].off, d, n, 1
+			run.f, run.off, run.rd, run.n, run.first, run.chunks = pls[0].f, pls[0].off, d, n, i, 1
 		default:
-			for _, pl := range pls {
-				if err := r.place(pl.f, pl.off, data[d:d+n], 1); err != nil {
+			for len(places[i]) > 0 {
+				pl := places[i][0]
+				wrote, perr := r.place(pl.f, pl.off, data[d:d+n], 1)
+				if wrote {
+					places[i] = places[i][1:]
+				}
+				if err = perr; err != nil {
 					return err
 				}
 			}
 		}
 		d += n
 	}
-	return flush()
+	err = flush()
+	return err
 }
 
 // place writes data, chunks of rf's, at off of rf, and commits rf when
-// they were its last.
-func (r *Restore) place(rf *restoreFile, off int64, data []byte, chunks int) error {
+// they were its last. wrote is whether data was written (an error after
+// that is the file's commit's).
+func (r *Restore) place(rf *restoreFile, off int64, data []byte, chunks int) (wrote bool, err error) {
 	rf.mu.Lock()
 	defer rf.mu.Unlock()
 	if err := r.open(rf); err != nil {
-		return err
+		return false, err
+	}
+	if placeHook != nil {
+		if err := placeHook(rf.c); err != nil {
+			return false, err
+		}
 	}
 	if _, err := rf.up.WriteAt(data, off); err != nil {
-		return err
+		return false, err
 	}
 	if rf.pending -= chunks; rf.pending == 0 {
 		// Its writeback begins now, so Commit's sync of the whole
 		// file system has little left to wait for (all writes to rf
 		// are done under rf.mu, held here).
 		startWriteback(rf.up.file, 0, rf.e.Size)
-		return r.commitFile(rf)
+		return true, r.commitFile(rf)
 	}
-	return nil
+	return true, nil
 }
+
+// placeHook, when set (tests only), is called before each write of a
+// restore's chunks to root-relative file c; an error it returns is the
+// write's.
+var placeHook func(c string) error
 
 // open begins rf's write and copies its local chunks in.
 func (r *Restore) open(rf *restoreFile) error {
@@ -480,6 +557,7 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		r.dirs.release(d)
 		rf.dir = nil
 	}()
+	r.holdOld(rf, d)
 	if _, err := rf.up.CommitVerified(rf.e.Size, ""); err != nil {
 		return err
 	}
@@ -488,6 +566,41 @@ func (r *Restore) commitFile(rf *restoreFile) error {
 		r.fs.cache().store(rf.c, fi, rf.e.Chunks)
 	}
 	return nil
+}
+
+// holdOld holds the file rf replaces, in directory d, open until the
+// restore ends (see Restore.old), within the bounds.
+func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
+	if rf.oldSize < 0 {
+		return
+	}
+	r.oldMu.Lock()
+	defer r.oldMu.Unlock()
+	if len(r.old) >= maxHeldOld || r.oldBytes+rf.oldSize > maxHeldOldBytes {
+		return
+	}
+	if f := holdOld(d.root, path.Base(rf.c)); f != nil {
+		r.old = append(r.old, f)
+		r.oldBytes += rf.oldSize
+	}
+}
+
+// releaseOld closes the replaced files held open, which frees them, on a
+// goroutine of its own that ends when they are closed: the restore's
+// Commit answers without waiting for the file system to free them.
+func (r *Restore) releaseOld() {
+	r.oldMu.Lock()
+	old := r.old
+	r.old, r.oldBytes = nil, 0
+	r.oldMu.Unlock()
+	if len(old) == 0 {
+		return
+	}
+	go func() {
+		for _, f := range old {
+			f.Close()
+		}
+	}()
 }
 
 // Commit writes the files made only of local chunks and the symlinks,
@@ -532,6 +645,9 @@ func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	// What the manifest lacks goes before the directories get their
 	// modes and times: a removal sets its directory's time.
 	var seen map[string]iofs.FileInfo
+	if time.Since(r.listedAt) > maxListingAge {
+		r.listed = nil // the walk reads every directory again
+	}
 	if r.opts.Delete {
 		seen = map[string]iofs.FileInfo{}
 		if err := r.removeExtra(ctx, r.base, r.index(), seen); err != nil {
@@ -621,14 +737,34 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d, err := r.fs.root.Open(native(c))
-	if err != nil {
-		return mapErr("restore", c, err)
+	var names []string
+	var d *os.File
+	if list, ok := r.listed[c]; ok {
+		// Listed by the survey or the plan: what is there now but
+		// was not then came while the restore ran, as a file written
+		// just after its commit would (rsync --delete too works from
+		// the listing it took first).
+		names = make([]string, 0, len(list))
+		for n := range list {
+			names = append(names, n)
+		}
+	} else {
+		if listHook != nil {
+			listHook(c)
+		}
+		var err error
+		if d, err = r.fs.root.Open(native(c)); err != nil {
+			return mapErr("restore", c, err)
+		}
+		if names, err = d.Readdirnames(-1); err != nil {
+			d.Close()
+			return mapErr("restore", c, err)
+		}
 	}
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		d.Close()
-		return mapErr("restore", c, err)
+	closeDir := func() {
+		if d != nil {
+			d.Close()
+		}
 	}
 	var subs []string
 	for _, n := range names {
@@ -642,27 +778,48 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		t, ok := keep[rel(r.base, p)]
 		switch {
 		case !ok:
-			if err := r.fs.root.RemoveAll(native(p)); err != nil {
-				d.Close()
-				return mapErr("restore", p, err)
+			gone, err := r.remove(p)
+			if err != nil {
+				closeDir()
+				return err
 			}
-			r.res.Removed++
+			if gone {
+				r.res.Removed++
+			}
 		case t == TypeDir:
 			subs = append(subs, p)
 		}
 	}
 	// c is done with (what goes into it went before the commit, and
 	// its subdirectories' removals do not touch it).
-	if fi, err := d.Stat(); err == nil && fi.IsDir() {
-		seen[c] = fi
+	if d != nil {
+		if fi, err := d.Stat(); err == nil && fi.IsDir() {
+			seen[c] = fi
+		}
+		d.Close()
 	}
-	d.Close()
 	for _, p := range subs {
 		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// remove removes p and what is under it; gone is false when nothing was
+// there (an entry listed earlier and removed since).
+func (r *Restore) remove(p string) (gone bool, err error) {
+	err = r.fs.root.Remove(native(p))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, iofs.ErrNotExist):
+		return false, nil
+	}
+	if err := r.fs.root.RemoveAll(native(p)); err != nil {
+		return false, mapErr("restore", p, err)
+	}
+	return true, nil
 }
 
 // index maps the manifest's paths to their types.
@@ -699,4 +856,5 @@ func (r *Restore) abortLocked() {
 	}
 	r.unreserve()
 	r.dirs.closeAll()
+	r.releaseOld()
 }

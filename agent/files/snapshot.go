@@ -379,8 +379,9 @@ func (l *dirLister) stop() { l.wg.Wait() }
 func (f *FS) readDir(c string) ([]iofs.FileInfo, error) { return f.readDirOf(c, nil) }
 
 // listHook, when set (tests only, before a scan starts), is called with
-// each directory readDirOf lists, before it is opened; it may be called
-// from several goroutines at once.
+// each directory readDirOf lists, before it is opened, and each one a
+// restore's delete walk reads (removeExtra); it may be called from
+// several goroutines at once.
 var listHook func(c string)
 
 // readDirOf is readDir of directory c, which was want when its parent

@@ -4,6 +4,7 @@ import (
 	"context"
 	iofs "io/fs"
 	"strings"
+	"time"
 )
 
 // Survey is a listing of a directory tree, every entry with its Lstat,
@@ -17,6 +18,7 @@ import (
 // after it was listed and before the restore's commit may keep that write,
 // as with any write racing a restore (or rsync).
 type Survey struct {
+	at     time.Time // when it began
 	base   string
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -35,7 +37,7 @@ var surveyMaxEntries = 200_000
 // clean directory gives an empty survey.
 func (f *FS) StartSurvey(p string) *Survey {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Survey{cancel: cancel, done: make(chan struct{}), listed: map[string]map[string]iofs.FileInfo{}}
+	s := &Survey{at: time.Now(), cancel: cancel, done: make(chan struct{}), listed: map[string]map[string]iofs.FileInfo{}}
 	base, err := Clean(p)
 	if err != nil {
 		close(s.done)
