@@ -731,14 +731,38 @@ func (r *Restore) setAttrs(c string, e *SnapEntry, fi iofs.FileInfo) error {
 
 // removeExtra removes what lies under directory c and is not in the
 // manifest; the agent's temporary files are left to their owners. Each
-// directory's stat once its entries are removed goes in seen (an fstat of
-// the directory it has open, not a second walk of its path).
+// directory is opened as the restore's writes open theirs (restoreDirs:
+// from its parent's by name, after an Lstat there shows a directory), and
+// its extras are removed by name in it: a directory of the manifest
+// replaced by a symlink since BeginRestore is refused (ErrUnsafeEntry),
+// never walked through, wherever the link points. Each directory's stat
+// once its entries are removed goes in seen (an fstat of the directory it
+// has open, not a second walk of its path).
 func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]string, seen map[string]iofs.FileInfo) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	d, err := r.dirs.acquire(c)
+	if err != nil {
+		return err
+	}
+	subs, err := r.removeExtraIn(c, d, keep, seen)
+	r.dirs.release(d)
+	if err != nil {
+		return err
+	}
+	for _, p := range subs {
+		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeExtraIn removes the extras of directory c, open as d, and returns
+// its subdirectories the manifest has.
+func (r *Restore) removeExtraIn(c string, d *restoreDir, keep map[string]string, seen map[string]iofs.FileInfo) ([]string, error) {
 	var names []string
-	var d *os.File
 	if list, ok := r.listed[c]; ok {
 		// Listed by the survey or the plan: what is there now but
 		// was not then came while the restore ran, as a file written
@@ -752,18 +776,14 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		if listHook != nil {
 			listHook(c)
 		}
-		var err error
-		if d, err = r.fs.root.Open(native(c)); err != nil {
-			return mapErr("restore", c, err)
+		f, err := d.root.Open(".")
+		if err != nil {
+			return nil, mapErr("restore", c, err)
 		}
-		if names, err = d.Readdirnames(-1); err != nil {
-			d.Close()
-			return mapErr("restore", c, err)
-		}
-	}
-	closeDir := func() {
-		if d != nil {
-			d.Close()
+		names, err = f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			return nil, mapErr("restore", c, err)
 		}
 	}
 	var subs []string
@@ -778,10 +798,9 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		t, ok := keep[rel(r.base, p)]
 		switch {
 		case !ok:
-			gone, err := r.remove(p)
+			gone, err := r.remove(d, p)
 			if err != nil {
-				closeDir()
-				return err
+				return nil, err
 			}
 			if gone {
 				r.res.Removed++
@@ -792,31 +811,28 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	}
 	// c is done with (what goes into it went before the commit, and
 	// its subdirectories' removals do not touch it).
-	if d != nil {
-		if fi, err := d.Stat(); err == nil && fi.IsDir() {
-			seen[c] = fi
-		}
-		d.Close()
+	if fi, err := d.root.Stat("."); err == nil && fi.IsDir() {
+		seen[c] = fi
 	}
-	for _, p := range subs {
-		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
-			return err
-		}
-	}
-	return nil
+	return subs, nil
 }
 
-// remove removes p and what is under it; gone is false when nothing was
-// there (an entry listed earlier and removed since).
-func (r *Restore) remove(p string) (gone bool, err error) {
-	err = r.fs.root.Remove(native(p))
+// remove removes p, an entry of directory d, and what is under it; gone
+// is false when nothing was there (an entry listed earlier and removed
+// since).
+func (r *Restore) remove(d *restoreDir, p string) (gone bool, err error) {
+	if err := r.dirs.verify(path.Dir(p), d); err != nil {
+		return false, err
+	}
+	n := path.Base(p)
+	err = d.root.Remove(n)
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, iofs.ErrNotExist):
 		return false, nil
 	}
-	if err := r.fs.root.RemoveAll(native(p)); err != nil {
+	if err := d.root.RemoveAll(n); err != nil {
 		return false, mapErr("restore", p, err)
 	}
 	return true, nil
