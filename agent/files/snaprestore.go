@@ -477,20 +477,29 @@ func (r *Restore) open(rf *restoreFile) error {
 	// directory wherever it is moved, out of the root too.
 	dc := path.Dir(rf.c)
 	up.dirCheck = func() error { return r.dirs.verify(dc, d) }
-	rf.up, rf.dir = up, d
 	var off int64
 	var buf []byte
 	for _, ch := range e.Chunks {
 		if loc, ok := rf.local[ch.Sum]; ok {
-			if buf, err = r.fs.appendChunk(buf[:0], loc, ch.Sum); err != nil {
-				return err
+			if buf, err = r.fs.appendChunk(buf[:0], loc, ch.Sum); err == nil {
+				_, err = up.WriteAt(buf, off)
 			}
-			if _, err := up.WriteAt(buf, off); err != nil {
+			if err != nil {
+				// Not begun: a later delivery begins it again
+				// (never writes the rest of a file whose local
+				// chunks are not all in, leaving holes there).
+				if r.dirs.verify(dc, d) != nil {
+					up.abandon() // as abortLocked: its directory moved
+				} else {
+					up.Abort()
+				}
+				r.dirs.release(d)
 				return err
 			}
 		}
 		off += int64(ch.Size)
 	}
+	rf.up, rf.dir = up, d
 	return nil
 }
 
