@@ -70,8 +70,7 @@ type Restore struct {
 	// oldMu guards old and oldBytes: the files the restore renamed
 	// over, held open (holdOld) so that they are freed when the
 	// restore has ended (releaseOld), not in each rename on the
-	// delivery's path; at most maxHeldOld of them, maxHeldOldBytes of
-	// their content (space not freed until then).
+	// delivery's path; within the agent's bounds (held).
 	oldMu    sync.Mutex
 	old      []*os.File
 	oldBytes int64
@@ -86,13 +85,24 @@ type Restore struct {
 // meanwhile too. A variable for tests.
 var maxListingAge = time.Second
 
-// maxHeldOld and maxHeldOldBytes bound what a restore holds of the files
-// it replaced (see Restore.old): an incremental carry's few files, not a
-// whole tree's worth of descriptors or disk space. Variables for tests.
+// maxHeldOld and maxHeldOldBytes bound what the restores running hold
+// of the files they replaced (see Restore.old), all of them together (a
+// pool agent runs several sessions' carries at once): an incremental
+// carry's few files, not a whole tree's worth of descriptors or disk
+// space, nor the agent's open files up to its limit. Variables for tests.
 var (
 	maxHeldOld            = 1024
 	maxHeldOldBytes int64 = 64 << 20
 )
+
+// held is what the restores running hold of the files they replaced,
+// within maxHeldOld and maxHeldOldBytes; a restore's are counted until it
+// ends (their closes, on a goroutine, follow at once).
+var held struct {
+	sync.Mutex
+	files int
+	bytes int64
+}
 
 // reserveBytes is about how much of the journal one batch of a restore's
 // temporary names takes (one write, one sync): the names of a tree of
@@ -585,12 +595,16 @@ func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
 	}
 	r.oldMu.Lock()
 	defer r.oldMu.Unlock()
-	if len(r.old) >= maxHeldOld || r.oldBytes+rf.oldSize > maxHeldOldBytes {
+	held.Lock()
+	defer held.Unlock()
+	if held.files >= maxHeldOld || held.bytes+rf.oldSize > maxHeldOldBytes {
 		return
 	}
 	if f := holdOld(d.root, path.Base(rf.c)); f != nil {
 		r.old = append(r.old, f)
 		r.oldBytes += rf.oldSize
+		held.files++
+		held.bytes += rf.oldSize
 	}
 }
 
@@ -599,12 +613,16 @@ func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
 // Commit answers without waiting for the file system to free them.
 func (r *Restore) releaseOld() {
 	r.oldMu.Lock()
-	old := r.old
+	old, bytes := r.old, r.oldBytes
 	r.old, r.oldBytes = nil, 0
 	r.oldMu.Unlock()
 	if len(old) == 0 {
 		return
 	}
+	held.Lock()
+	held.files -= len(old)
+	held.bytes -= bytes
+	held.Unlock()
 	go func() {
 		for _, f := range old {
 			f.Close()
