@@ -757,38 +757,25 @@ func (r *Restore) setAttrs(c string, e *SnapEntry, fi iofs.FileInfo) error {
 }
 
 // removeExtra removes what lies under directory c and is not in the
-// manifest; the agent's temporary files are left to their owners. Each
-// directory is opened as the restore's writes open theirs (restoreDirs:
-// from its parent's by name, after an Lstat there shows a directory), and
-// its extras are removed by name in it: a directory of the manifest
-// replaced by a symlink since BeginRestore is refused (ErrUnsafeEntry),
-// never walked through, wherever the link points. Each directory's stat
-// once its entries are removed goes in seen (an fstat of the directory it
-// has open, not a second walk of its path).
+// manifest; the agent's temporary files are left to their owners. A
+// directory is opened, when it must be read or has extras to remove, as
+// the restore's writes open theirs (restoreDirs: from its parent's by
+// name, after an Lstat there shows a directory), and its extras are
+// removed by name in it: a directory of the manifest replaced by a
+// symlink since BeginRestore is refused (ErrUnsafeEntry), never walked
+// through, wherever the link points. The stat of each directory opened,
+// once its entries are removed, goes in seen (an fstat of the directory
+// it has open, not a second walk of its path).
 func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]string, seen map[string]iofs.FileInfo) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d, err := r.dirs.acquire(c)
-	if err != nil {
-		return err
-	}
-	subs, err := r.removeExtraIn(c, d, keep, seen)
-	r.dirs.release(d)
-	if err != nil {
-		return err
-	}
-	for _, p := range subs {
-		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
-			return err
+	var d *restoreDir
+	defer func() {
+		if d != nil {
+			r.dirs.release(d)
 		}
-	}
-	return nil
-}
-
-// removeExtraIn removes the extras of directory c, open as d, and returns
-// its subdirectories the manifest has.
-func (r *Restore) removeExtraIn(c string, d *restoreDir, keep map[string]string, seen map[string]iofs.FileInfo) ([]string, error) {
+	}()
 	var names []string
 	if list, ok := r.listed[c]; ok {
 		// Listed by the survey or the plan: what is there now but
@@ -803,14 +790,18 @@ func (r *Restore) removeExtraIn(c string, d *restoreDir, keep map[string]string,
 		if listHook != nil {
 			listHook(c)
 		}
+		var err error
+		if d, err = r.dirs.acquire(c); err != nil {
+			return err
+		}
 		f, err := d.root.Open(".")
 		if err != nil {
-			return nil, mapErr("restore", c, err)
+			return mapErr("restore", c, err)
 		}
 		names, err = f.Readdirnames(-1)
 		f.Close()
 		if err != nil {
-			return nil, mapErr("restore", c, err)
+			return mapErr("restore", c, err)
 		}
 	}
 	var subs []string
@@ -825,9 +816,15 @@ func (r *Restore) removeExtraIn(c string, d *restoreDir, keep map[string]string,
 		t, ok := keep[rel(r.base, p)]
 		switch {
 		case !ok:
+			if d == nil {
+				var err error
+				if d, err = r.dirs.acquire(c); err != nil {
+					return err
+				}
+			}
 			gone, err := r.remove(d, p)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if gone {
 				r.res.Removed++
@@ -838,10 +835,19 @@ func (r *Restore) removeExtraIn(c string, d *restoreDir, keep map[string]string,
 	}
 	// c is done with (what goes into it went before the commit, and
 	// its subdirectories' removals do not touch it).
-	if fi, err := d.root.Stat("."); err == nil && fi.IsDir() {
-		seen[c] = fi
+	if d != nil {
+		if fi, err := d.root.Stat("."); err == nil && fi.IsDir() {
+			seen[c] = fi
+		}
+		r.dirs.release(d)
+		d = nil
 	}
-	return subs, nil
+	for _, p := range subs {
+		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // remove removes p, an entry of directory d, and what is under it; gone
