@@ -60,6 +60,9 @@ func TestRestoreLocalChunkChangedLeavesNoHole(t *testing.T) {
 	err = putAll() // delivered again, as a retried request does
 	res, cerr := rs.Commit(ctx)
 	t.Logf("second PutAll: %v; commit: %+v, %v", err, res, cerr)
+	if ents, err := os.ReadDir(dstDir); err != nil || len(ents) != 1 {
+		t.Errorf("the target after the restore ended holds %v (%v), want only f.bin (no temporary file left)", ents, err)
+	}
 	got, rerr := os.ReadFile(filepath.Join(dstDir, "f.bin"))
 	must(t, rerr)
 	switch {
