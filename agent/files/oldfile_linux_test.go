@@ -92,3 +92,57 @@ func TestRestoreHoldsReplacedFilesUntilItEnds(t *testing.T) {
 		})
 	}
 }
+
+// The bounds on the replaced files held are the agent's, not each
+// restore's: restores running at once (several sessions' carries) hold
+// no more than maxHeldOld descriptors together, so they cannot take the
+// agent's open files up to its limit; those a finished restore let go
+// are no longer counted.
+func TestRestoresHoldAtMostMaxHeldOldTogether(t *testing.T) {
+	defer func(n int) { maxHeldOld = n }(maxHeldOld)
+	maxHeldOld = 4
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	ctx := context.Background()
+	parent := t.TempDir()
+	parent, _ = filepath.EvalSymlinks(parent)
+	var rs []*Restore
+	for i := range 3 {
+		srcDir, dstDir := t.TempDir(), filepath.Join(parent, string(rune('p'+i)))
+		must(t, os.Mkdir(dstDir, 0o755))
+		for _, n := range []string{"a", "b", "c"} {
+			must(t, os.WriteFile(filepath.Join(srcDir, n), []byte("new "+n), 0o644))
+			must(t, os.WriteFile(filepath.Join(dstDir, n), []byte("old "+n), 0o644))
+		}
+		src, dst := newFS(t, srcDir), newFS(t, dstDir)
+		s, err := src.Scan(ctx, ".", ScanOptions{})
+		must(t, err)
+		r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
+		must(t, err)
+		for _, sum := range r.Lack() {
+			data, err := s.AppendChunk(nil, sum)
+			must(t, err)
+			must(t, r.Put(sum, data))
+		}
+		rs = append(rs, r)
+		if got := heldDeleted(t, parent); len(got) > maxHeldOld {
+			t.Fatalf("%d restores running hold %d replaced files, want at most %d", i+1, len(got), maxHeldOld)
+		}
+	}
+	for _, r := range rs {
+		_, err := r.Commit(ctx)
+		must(t, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(heldDeleted(t, parent)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := heldDeleted(t, parent); len(got) > 0 {
+		t.Errorf("replaced files still held after the restores ended: %q", got)
+	}
+	held.Lock()
+	files, bytes := held.files, held.bytes
+	held.Unlock()
+	if files != 0 || bytes != 0 {
+		t.Errorf("after the restores ended, %d replaced files (%d bytes) still counted as held", files, bytes)
+	}
+}

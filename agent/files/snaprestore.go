@@ -70,8 +70,7 @@ type Restore struct {
 	// oldMu guards old and oldBytes: the files the restore renamed
 	// over, held open (holdOld) so that they are freed when the
 	// restore has ended (releaseOld), not in each rename on the
-	// delivery's path; at most maxHeldOld of them, maxHeldOldBytes of
-	// their content (space not freed until then).
+	// delivery's path; within the agent's bounds (held).
 	oldMu    sync.Mutex
 	old      []*os.File
 	oldBytes int64
@@ -86,13 +85,24 @@ type Restore struct {
 // meanwhile too. A variable for tests.
 var maxListingAge = time.Second
 
-// maxHeldOld and maxHeldOldBytes bound what a restore holds of the files
-// it replaced (see Restore.old): an incremental carry's few files, not a
-// whole tree's worth of descriptors or disk space. Variables for tests.
+// maxHeldOld and maxHeldOldBytes bound what the restores running hold
+// of the files they replaced (see Restore.old), all of them together (a
+// pool agent runs several sessions' carries at once): an incremental
+// carry's few files, not a whole tree's worth of descriptors or disk
+// space, nor the agent's open files up to its limit. Variables for tests.
 var (
 	maxHeldOld            = 1024
 	maxHeldOldBytes int64 = 64 << 20
 )
+
+// held is what the restores running hold of the files they replaced,
+// within maxHeldOld and maxHeldOldBytes; a restore's are counted until it
+// ends (their closes, on a goroutine, follow at once).
+var held struct {
+	sync.Mutex
+	files int
+	bytes int64
+}
 
 // reserveBytes is about how much of the journal one batch of a restore's
 // temporary names takes (one write, one sync): the names of a tree of
@@ -477,20 +487,29 @@ func (r *Restore) open(rf *restoreFile) error {
 	// directory wherever it is moved, out of the root too.
 	dc := path.Dir(rf.c)
 	up.dirCheck = func() error { return r.dirs.verify(dc, d) }
-	rf.up, rf.dir = up, d
 	var off int64
 	var buf []byte
 	for _, ch := range e.Chunks {
 		if loc, ok := rf.local[ch.Sum]; ok {
-			if buf, err = r.fs.appendChunk(buf[:0], loc, ch.Sum); err != nil {
-				return err
+			if buf, err = r.fs.appendChunk(buf[:0], loc, ch.Sum); err == nil {
+				_, err = up.WriteAt(buf, off)
 			}
-			if _, err := up.WriteAt(buf, off); err != nil {
+			if err != nil {
+				// Not begun: a later delivery begins it again
+				// (never writes the rest of a file whose local
+				// chunks are not all in, leaving holes there).
+				if r.dirs.verify(dc, d) != nil {
+					up.abandon() // as abortLocked: its directory moved
+				} else {
+					up.Abort()
+				}
+				r.dirs.release(d)
 				return err
 			}
 		}
 		off += int64(ch.Size)
 	}
+	rf.up, rf.dir = up, d
 	return nil
 }
 
@@ -576,12 +595,16 @@ func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
 	}
 	r.oldMu.Lock()
 	defer r.oldMu.Unlock()
-	if len(r.old) >= maxHeldOld || r.oldBytes+rf.oldSize > maxHeldOldBytes {
+	held.Lock()
+	defer held.Unlock()
+	if held.files >= maxHeldOld || held.bytes+rf.oldSize > maxHeldOldBytes {
 		return
 	}
 	if f := holdOld(d.root, path.Base(rf.c)); f != nil {
 		r.old = append(r.old, f)
 		r.oldBytes += rf.oldSize
+		held.files++
+		held.bytes += rf.oldSize
 	}
 }
 
@@ -590,12 +613,16 @@ func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
 // Commit answers without waiting for the file system to free them.
 func (r *Restore) releaseOld() {
 	r.oldMu.Lock()
-	old := r.old
+	old, bytes := r.old, r.oldBytes
 	r.old, r.oldBytes = nil, 0
 	r.oldMu.Unlock()
 	if len(old) == 0 {
 		return
 	}
+	held.Lock()
+	held.files -= len(old)
+	held.bytes -= bytes
+	held.Unlock()
 	go func() {
 		for _, f := range old {
 			f.Close()
@@ -730,15 +757,26 @@ func (r *Restore) setAttrs(c string, e *SnapEntry, fi iofs.FileInfo) error {
 }
 
 // removeExtra removes what lies under directory c and is not in the
-// manifest; the agent's temporary files are left to their owners. Each
-// directory's stat once its entries are removed goes in seen (an fstat of
-// the directory it has open, not a second walk of its path).
+// manifest; the agent's temporary files are left to their owners. A
+// directory is opened, when it must be read or has extras to remove, as
+// the restore's writes open theirs (restoreDirs: from its parent's by
+// name, after an Lstat there shows a directory), and its extras are
+// removed by name in it: a directory of the manifest replaced by a
+// symlink since BeginRestore is refused (ErrUnsafeEntry), never walked
+// through, wherever the link points. The stat of each directory opened,
+// once its entries are removed, goes in seen (an fstat of the directory
+// it has open, not a second walk of its path).
 func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]string, seen map[string]iofs.FileInfo) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var d *restoreDir
+	defer func() {
+		if d != nil {
+			r.dirs.release(d)
+		}
+	}()
 	var names []string
-	var d *os.File
 	if list, ok := r.listed[c]; ok {
 		// Listed by the survey or the plan: what is there now but
 		// was not then came while the restore ran, as a file written
@@ -753,17 +791,17 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 			listHook(c)
 		}
 		var err error
-		if d, err = r.fs.root.Open(native(c)); err != nil {
+		if d, err = r.dirs.acquire(c); err != nil {
+			return err
+		}
+		f, err := d.root.Open(".")
+		if err != nil {
 			return mapErr("restore", c, err)
 		}
-		if names, err = d.Readdirnames(-1); err != nil {
-			d.Close()
+		names, err = f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
 			return mapErr("restore", c, err)
-		}
-	}
-	closeDir := func() {
-		if d != nil {
-			d.Close()
 		}
 	}
 	var subs []string
@@ -778,9 +816,14 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		t, ok := keep[rel(r.base, p)]
 		switch {
 		case !ok:
-			gone, err := r.remove(p)
+			if d == nil {
+				var err error
+				if d, err = r.dirs.acquire(c); err != nil {
+					return err
+				}
+			}
+			gone, err := r.remove(d, p)
 			if err != nil {
-				closeDir()
 				return err
 			}
 			if gone {
@@ -793,10 +836,11 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	// c is done with (what goes into it went before the commit, and
 	// its subdirectories' removals do not touch it).
 	if d != nil {
-		if fi, err := d.Stat(); err == nil && fi.IsDir() {
+		if fi, err := d.root.Stat("."); err == nil && fi.IsDir() {
 			seen[c] = fi
 		}
-		d.Close()
+		r.dirs.release(d)
+		d = nil
 	}
 	for _, p := range subs {
 		if err := r.removeExtra(ctx, p, keep, seen); err != nil {
@@ -806,17 +850,22 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	return nil
 }
 
-// remove removes p and what is under it; gone is false when nothing was
-// there (an entry listed earlier and removed since).
-func (r *Restore) remove(p string) (gone bool, err error) {
-	err = r.fs.root.Remove(native(p))
+// remove removes p, an entry of directory d, and what is under it; gone
+// is false when nothing was there (an entry listed earlier and removed
+// since).
+func (r *Restore) remove(d *restoreDir, p string) (gone bool, err error) {
+	if err := r.dirs.verify(path.Dir(p), d); err != nil {
+		return false, err
+	}
+	n := path.Base(p)
+	err = d.root.Remove(n)
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, iofs.ErrNotExist):
 		return false, nil
 	}
-	if err := r.fs.root.RemoveAll(native(p)); err != nil {
+	if err := d.root.RemoveAll(n); err != nil {
 		return false, mapErr("restore", p, err)
 	}
 	return true, nil
