@@ -328,7 +328,8 @@ func (r *Restore) Put(sum Sum, data []byte) error {
 // in data: it is Put of each in order, but chunks that follow each other
 // in data and in one file (a first restore gets a file's chunks in order)
 // are written to it with one write, not one per chunk. The sizes are all
-// checked against the manifest before anything is written.
+// checked against the manifest before anything is written. On an error,
+// the chunks not written are wanted again.
 func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 	var total int
 	for _, n := range sizes {
@@ -360,15 +361,10 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		delete(r.want, sum)
 	}
 	r.mu.Unlock()
-	// On an error, the places not written are wanted again (places[i]
-	// keeps those of chunk i not written yet): a chunk that never
-	// reached a file stays wanted, and Commit refuses a restore that
-	// lacks it, rather than commit the file with a hole.
-	var err error
-	defer func() {
-		if err == nil {
-			return
-		}
+	if err := r.writePlaces(places, sizes, data); err != nil {
+		// The places not written are wanted again: a chunk that never
+		// reached a file stays wanted, and Commit refuses a restore
+		// that lacks it, rather than commit the file with a hole.
 		r.mu.Lock()
 		for i, pls := range places {
 			if len(pls) > 0 {
@@ -376,7 +372,18 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 			}
 		}
 		r.mu.Unlock()
-	}()
+		return err
+	}
+	return nil
+}
+
+// writePlaces writes chunks of sizes, one after the other in data, at
+// their places (places[i] is chunk i's), and commits each file whose
+// last chunks they were; chunks that follow each other in data and in
+// one file are written with one write. As it goes it empties places[i]
+// of the places chunk i was written at: on an error, places holds those
+// not written.
+func (r *Restore) writePlaces(places [][]restorePlace, sizes []uint32, data []byte) error {
 	// run is the chunks taken so far to go to file f at off in one
 	// write, data[rd:rd+n]: chunks from first on with one place each,
 	// each right after the one before it in data and in f. Any other
@@ -410,7 +417,7 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 			d += n
 			continue
 		}
-		if err = flush(); err != nil {
+		if err := flush(); err != nil {
 			return err
 		}
 		switch len(pls) {
@@ -420,19 +427,18 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		default:
 			for len(places[i]) > 0 {
 				pl := places[i][0]
-				wrote, perr := r.place(pl.f, pl.off, data[d:d+n], 1)
+				wrote, err := r.place(pl.f, pl.off, data[d:d+n], 1)
 				if wrote {
 					places[i] = places[i][1:]
 				}
-				if err = perr; err != nil {
+				if err != nil {
 					return err
 				}
 			}
 		}
 		d += n
 	}
-	err = flush()
-	return err
+	return flush()
 }
 
 // place writes data, chunks of rf's, at off of rf, and commits rf when
