@@ -504,11 +504,7 @@ func (r *Restore) open(rf *restoreFile) error {
 				// Not begun: a later delivery begins it again
 				// (never writes the rest of a file whose local
 				// chunks are not all in, leaving holes there).
-				if r.dirs.verify(dc, d) != nil {
-					up.abandon() // as abortLocked: its directory moved
-				} else {
-					up.Abort()
-				}
+				r.discard(up, rf.c, d)
 				r.dirs.release(d)
 				return err
 			}
@@ -886,6 +882,19 @@ func (r *Restore) index() map[string]string {
 	return m
 }
 
+// discard ends up, the write of file c begun in directory d (nil when
+// no longer held), without renaming it: its temporary file is removed,
+// unless c's directory moved away (perhaps out of the root) since d was
+// opened, where nothing is removed by name (the file is closed and
+// forgotten by the journal).
+func (r *Restore) discard(up *Upload, c string, d *restoreDir) {
+	if d != nil && r.dirs.verify(path.Dir(c), d) != nil {
+		up.abandon()
+		return
+	}
+	up.Abort()
+}
+
 // Abort discards the files being written; those already renamed stay.
 func (r *Restore) Abort() {
 	r.ops.Lock()
@@ -896,18 +905,15 @@ func (r *Restore) Abort() {
 	r.abortLocked()
 }
 
+// abortLocked ends the restore, at Commit's end as at Abort (r.ops and
+// r.mu held): the files not renamed into place are discarded, the names
+// reserved and unused forgotten, its directories closed, and the files
+// it replaced let go (releaseOld).
 func (r *Restore) abortLocked() {
 	for _, rf := range r.files {
-		if rf.up == nil || rf.written {
-			continue
+		if rf.up != nil && !rf.written {
+			r.discard(rf.up, rf.c, rf.dir)
 		}
-		if rf.dir != nil && r.dirs.verify(path.Dir(rf.c), rf.dir) != nil {
-			// Its directory moved away (perhaps out of the root):
-			// nothing is removed by name there.
-			rf.up.abandon()
-			continue
-		}
-		rf.up.Abort()
 	}
 	r.unreserve()
 	r.dirs.closeAll()
