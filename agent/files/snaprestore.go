@@ -772,40 +772,15 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var d *restoreDir
+	names, d, err := r.namesIn(c)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if d != nil {
 			r.dirs.release(d)
 		}
 	}()
-	var names []string
-	if list, ok := r.listed[c]; ok {
-		// Listed by the survey or the plan: what is there now but
-		// was not then came while the restore ran, as a file written
-		// just after its commit would (rsync --delete too works from
-		// the listing it took first).
-		names = make([]string, 0, len(list))
-		for n := range list {
-			names = append(names, n)
-		}
-	} else {
-		if listHook != nil {
-			listHook(c)
-		}
-		var err error
-		if d, err = r.dirs.acquire(c); err != nil {
-			return err
-		}
-		f, err := d.root.Open(".")
-		if err != nil {
-			return mapErr("restore", c, err)
-		}
-		names, err = f.Readdirnames(-1)
-		f.Close()
-		if err != nil {
-			return mapErr("restore", c, err)
-		}
-	}
 	var subs []string
 	for _, n := range names {
 		if strings.HasPrefix(n, TempPrefix) {
@@ -819,7 +794,6 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		switch {
 		case !ok:
 			if d == nil {
-				var err error
 				if d, err = r.dirs.acquire(c); err != nil {
 					return err
 				}
@@ -850,6 +824,38 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		}
 	}
 	return nil
+}
+
+// namesIn is the names in directory c for the delete walk: its listing
+// when the survey or the plan took one (what is there now but was not
+// then came while the restore ran, as a file written just after its
+// commit would: rsync --delete too works from the listing it took
+// first), with d nil; else what c holds now, read from c opened as the
+// writes open theirs, with d that directory, held.
+func (r *Restore) namesIn(c string) (names []string, d *restoreDir, err error) {
+	if list, ok := r.listed[c]; ok {
+		names = make([]string, 0, len(list))
+		for n := range list {
+			names = append(names, n)
+		}
+		return names, nil, nil
+	}
+	if listHook != nil {
+		listHook(c)
+	}
+	if d, err = r.dirs.acquire(c); err != nil {
+		return nil, nil, err
+	}
+	f, err := d.root.Open(".")
+	if err == nil {
+		names, err = f.Readdirnames(-1)
+		f.Close()
+	}
+	if err != nil {
+		r.dirs.release(d)
+		return nil, nil, mapErr("restore", c, err)
+	}
+	return names, d, nil
 }
 
 // remove removes p, an entry of directory d, and what is under it; gone
