@@ -634,8 +634,10 @@ func (r *Restore) releaseOld() {
 
 // Commit writes the files made only of local chunks and the symlinks,
 // sets the modes and times of files, removes what the manifest lacks
-// (Delete), then sets the directories' modes and times, and syncs. A
-// chunk never delivered is an error.
+// (Delete: by the survey's and the plan's listings while they are
+// younger than maxListingAge, else by reading every directory again),
+// then sets the directories' modes and times, and syncs. A chunk never
+// delivered is an error.
 func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	r.ops.Lock()
 	defer r.ops.Unlock()
@@ -674,10 +676,10 @@ func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	// What the manifest lacks goes before the directories get their
 	// modes and times: a removal sets its directory's time.
 	var seen map[string]iofs.FileInfo
-	if time.Since(r.listedAt) > maxListingAge {
-		r.listed = nil // the walk reads every directory again
-	}
 	if r.opts.Delete {
+		if time.Since(r.listedAt) > maxListingAge {
+			r.listed = nil // the walk reads every directory again
+		}
 		seen = map[string]iofs.FileInfo{}
 		if err := r.removeExtra(ctx, r.base, r.index(), seen); err != nil {
 			return r.res, err
