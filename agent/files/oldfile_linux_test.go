@@ -55,22 +55,14 @@ func TestRestoreHoldsReplacedFilesUntilItEnds(t *testing.T) {
 			r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true})
 			must(t, err)
 			// Two files delivered: renamed into place, the old ones held.
-			for _, sum := range r.Lack()[:2] {
-				data, err := s.AppendChunk(nil, sum)
-				must(t, err)
-				must(t, r.Put(sum, data))
-			}
+			putEach(t, r, s, r.Lack()[:2])
 			if got := heldDeleted(t, dstDir); len(got) != 2 {
 				t.Fatalf("after two files were replaced, %d replaced files held (%q), want 2", len(got), got)
 			}
 			if tc.abort {
 				r.Abort()
 			} else {
-				for _, sum := range r.Lack()[2:] {
-					data, err := s.AppendChunk(nil, sum)
-					must(t, err)
-					must(t, r.Put(sum, data))
-				}
+				putEach(t, r, s, r.Lack()[2:])
 				if got := heldDeleted(t, dstDir); len(got) != min(4, tc.limit) {
 					t.Fatalf("after four files were replaced, %d replaced files held (%q), want %d", len(got), got, min(4, tc.limit))
 				}
@@ -118,11 +110,7 @@ func TestRestoresHoldAtMostMaxHeldOldTogether(t *testing.T) {
 		must(t, err)
 		r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
 		must(t, err)
-		for _, sum := range r.Lack() {
-			data, err := s.AppendChunk(nil, sum)
-			must(t, err)
-			must(t, r.Put(sum, data))
-		}
+		putEach(t, r, s, r.Lack())
 		rs = append(rs, r)
 		if got := heldDeleted(t, parent); len(got) > maxHeldOld {
 			t.Fatalf("%d restores running hold %d replaced files, want at most %d", i+1, len(got), maxHeldOld)

@@ -185,3 +185,13 @@ func putAllOf(t *testing.T, r *Restore, s *Scan, sums []Sum) error {
 	sizes, data := batchOf(t, s, sums)
 	return r.PutAll(sums, sizes, data)
 }
+
+// putEach delivers chunks sums of s to r, one Put each.
+func putEach(t *testing.T, r *Restore, s *Scan, sums []Sum) {
+	t.Helper()
+	for _, sum := range sums {
+		data, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		must(t, r.Put(sum, data))
+	}
+}

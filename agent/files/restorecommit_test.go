@@ -108,11 +108,7 @@ func testRestoreDeleteWalk(t *testing.T, stale bool) {
 	<-sv.done
 	r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true, Survey: sv})
 	must(t, err)
-	for _, sum := range r.Lack() {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
+	putEach(t, r, s, r.Lack())
 	// Removed by someone else after the survey listed it; made after.
 	must(t, os.Remove(filepath.Join(dstDir, "c/vanishes")))
 	must(t, os.WriteFile(filepath.Join(dstDir, "a/late"), []byte("x"), 0o644))

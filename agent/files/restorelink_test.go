@@ -51,11 +51,7 @@ func testRestoreDeleteLinkedDir(t *testing.T, inside bool) {
 	<-sv.done
 	r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true, Survey: sv})
 	must(t, err)
-	for _, sum := range r.Lack() {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
+	putEach(t, r, s, r.Lack())
 	// A process on the target moves directory a out of the root and
 	// puts a link in its place.
 	target := "b"

@@ -233,11 +233,7 @@ func TestRestoreCrashSweptByJournal(t *testing.T) {
 			}
 		}
 	}
-	for _, sum := range append(ys, xs[:len(xs)/2]...) {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
+	putEach(t, r, s, append(ys, xs[:len(xs)/2]...))
 	if n := len(tempFiles(t, dstDir)); n != 1 {
 		t.Fatalf("%d temporary files while x is half written, want 1", n)
 	}
