@@ -26,6 +26,20 @@ func heldDeleted(t *testing.T, dir string) []string {
 	return out
 }
 
+// noneHeld checks that the replaced files under dir are let go once the
+// restores that held them ended (closed on a goroutine: waited for, 5 s
+// at most).
+func noneHeld(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(heldDeleted(t, dir)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := heldDeleted(t, dir); len(got) > 0 {
+		t.Errorf("replaced files still held after the restores ended: %q", got)
+	}
+}
+
 // A restore holds the files it renames over until it ends, so that they
 // are freed after its commit rather than in each rename; then it lets
 // them go (no descriptor left), after a Commit and after an Abort alike,
@@ -74,13 +88,7 @@ func TestRestoreHoldsReplacedFilesUntilItEnds(t *testing.T) {
 					}
 				}
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for len(heldDeleted(t, dstDir)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if got := heldDeleted(t, dstDir); len(got) > 0 {
-				t.Errorf("replaced files still held after the restore ended: %q", got)
-			}
+			noneHeld(t, dstDir)
 		})
 	}
 }
@@ -120,13 +128,7 @@ func TestRestoresHoldAtMostMaxHeldOldTogether(t *testing.T) {
 		_, err := r.Commit(ctx)
 		must(t, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(heldDeleted(t, parent)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := heldDeleted(t, parent); len(got) > 0 {
-		t.Errorf("replaced files still held after the restores ended: %q", got)
-	}
+	noneHeld(t, parent)
 	held.Lock()
 	files, bytes := held.files, held.bytes
 	held.Unlock()
