@@ -161,12 +161,7 @@ func TestRestoreKilledSweeps(t *testing.T) {
 		must(t, r.Put(sum, data))
 	}
 	// The kill: the restore is dropped, its files' handles closed.
-	for _, rf := range r.files {
-		if rf.up != nil && !rf.written {
-			crash(rf.up)
-		}
-	}
-	r.dirs.closeAll()
+	crashRestore(r)
 	must(t, dst.Close())
 
 	left := tempFiles(t, dir)

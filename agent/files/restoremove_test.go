@@ -239,14 +239,7 @@ func TestRestoreCrashSweptByJournal(t *testing.T) {
 	}
 	// The crash: nothing of the restore ends (its descriptors are closed
 	// as a dying process's are, without a removal).
-	r.mu.Lock()
-	for _, rf := range r.files {
-		if rf.up != nil && !rf.written {
-			crash(rf.up)
-		}
-	}
-	r.mu.Unlock()
-	r.dirs.closeAll()
+	crashRestore(r)
 	dst.Close()
 
 	if got := readFile(t, filepath.Join(dstDir, "a/y")); got != "new y" {
