@@ -187,7 +187,7 @@ func putAllOf(t *testing.T, r *Restore, s *Scan, sums []Sum) error {
 }
 
 // putEach delivers chunks sums of s to r, one Put each.
-func putEach(t *testing.T, r *Restore, s *Scan, sums []Sum) {
+func putEach(t testing.TB, r *Restore, s *Scan, sums []Sum) {
 	t.Helper()
 	for _, sum := range sums {
 		data, err := s.AppendChunk(nil, sum)

@@ -30,7 +30,7 @@ func writeTree(t *testing.T, dir string) {
 	must(t, os.Symlink("src/a.txt", filepath.Join(dir, "link")))
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
