@@ -85,18 +85,7 @@ func TestRestoreBulkStopsWhenSuperseded(t *testing.T) {
 		c.Write(data)
 		io.Copy(io.Discard, c)
 	}))
-	df, err := files.New(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer df.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Abort()
+	ctx, cancel, r := beginRestore(t, dst, entries)
 	done := make(chan error, 1)
 	go func() {
 		done <- fo.restoreBulk(ctx, r, &wire.SnapRestoreChunksRequest{Handle: "h", Sums: sums, Sizes: sizes, Ticket: "bR1"})
@@ -119,6 +108,26 @@ func smallFiles(n int) (entries []files.SnapEntry, sums []files.Sum, sizes []uin
 		data = append(data, b...)
 	}
 	return entries, sums, sizes, data
+}
+
+// beginRestore begins a restore of entries into dst, under a context
+// cancel ends; the restore is aborted, the context ended and dst's FS
+// closed when t ends.
+func beginRestore(t *testing.T, dst string, entries []files.SnapEntry) (context.Context, context.CancelFunc, *files.Restore) {
+	t.Helper()
+	df, err := files.New(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { df.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Abort)
+	return ctx, cancel, r
 }
 
 // stopsAtFile1001 waits until smallFiles' d/f01000 is in place under dst
@@ -159,18 +168,7 @@ func stopsAtFile1001(t *testing.T, dst, what string, done <-chan error, cancel c
 func TestRestoreChunksStopsWhenSuperseded(t *testing.T) {
 	dst := t.TempDir()
 	entries, sums, sizes, data := smallFiles(5000)
-	df, err := files.New(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer df.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Abort()
+	ctx, cancel, r := beginRestore(t, dst, entries)
 	done := make(chan error, 1)
 	go func() { done <- putChunks(ctx, r.PutAll, sums, sizes, data) }()
 	stopsAtFile1001(t, dst, "putChunks", done, cancel)
