@@ -74,79 +74,29 @@ func TestSnapSendSlowPeer(t *testing.T) {
 // context ends when 1001 files are in place, and few more may be written
 // after that.
 func TestRestoreBulkStopsWhenSuperseded(t *testing.T) {
-	const n = 20000
 	src, dst := t.TempDir(), t.TempDir()
-	var entries []files.SnapEntry
-	var sums []byte
-	var sizes []uint32
-	var data []byte
-	entries = append(entries, files.SnapEntry{Path: "d", Type: files.TypeDir, Mode: 0o755})
-	for i := range n {
-		b := []byte(fmt.Sprintf("%0200d", i))
-		s := sha256.Sum256(b)
-		entries = append(entries, files.SnapEntry{Path: fmt.Sprintf("d/f%05d", i), Type: files.TypeFile, Mode: 0o644, Size: 200,
-			Chunks: []files.Chunk{{Sum: s, Size: 200}}})
+	entries, names, sizes, data := smallFiles(20000)
+	var sums []byte // as the request carries them
+	for _, s := range names {
 		sums = append(sums, s[:]...)
-		sizes = append(sizes, 200)
-		data = append(data, b...)
 	}
 	fo, pub := bulkOps(t, src, "http://127.0.0.1:1")
 	fo.bulk.base.Host = hostOf(fakeBulkEnd(t, pub, "bR1", func(c net.Conn) {
 		c.Write(data)
 		io.Copy(io.Discard, c)
 	}))
-	df, err := files.New(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer df.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Abort()
+	ctx, cancel, r := beginRestore(t, dst, entries)
 	done := make(chan error, 1)
 	go func() {
 		done <- fo.restoreBulk(ctx, r, &wire.SnapRestoreChunksRequest{Handle: "h", Sums: sums, Sizes: sizes, Ticket: "bR1"})
 	}()
-	for {
-		if _, err := os.Stat(filepath.Join(dst, "d/f01000")); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("restoreBulk ended before its context did: %v", err)
-		case <-time.After(time.Millisecond):
-		}
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("restoreBulk after its context ended: %v, want context.Canceled", err)
-	}
-	ents, err := os.ReadDir(filepath.Join(dst, "d"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A thousand and one were in place when it ended; a few more may be
-	// under way.
-	if len(ents) > 1500 {
-		t.Fatalf("%d files written, 1001 when the context ended: restoreBulk went on writing after it", len(ents))
-	}
+	stopsAtFile1001(t, dst, "restoreBulk", done, cancel)
 }
 
-// A restore's chunks sent in the request (not on a bulk connection) are
-// written in small PutAlls too, and none after the request's context has
-// ended: here one request holds 5,000 small files' chunks, and the
-// context ends when 1001 of them are in place.
-func TestRestoreChunksStopsWhenSuperseded(t *testing.T) {
-	const n = 5000
-	dst := t.TempDir()
-	var entries []files.SnapEntry
-	var sums []files.Sum
-	var sizes []uint32
-	var data []byte
+// smallFiles is a manifest of directory d and n files in it, d/f00000
+// on, of 200 bytes, one chunk each; and their chunks in that order, as a
+// restore's chunks request carries them.
+func smallFiles(n int) (entries []files.SnapEntry, sums []files.Sum, sizes []uint32, data []byte) {
 	entries = append(entries, files.SnapEntry{Path: "d", Type: files.TypeDir, Mode: 0o755})
 	for i := range n {
 		b := []byte(fmt.Sprintf("%0200d", i))
@@ -157,41 +107,71 @@ func TestRestoreChunksStopsWhenSuperseded(t *testing.T) {
 		sizes = append(sizes, 200)
 		data = append(data, b...)
 	}
+	return entries, sums, sizes, data
+}
+
+// beginRestore begins a restore of entries into dst, under a context
+// cancel ends; the restore is aborted, the context ended and dst's FS
+// closed when t ends.
+func beginRestore(t *testing.T, dst string, entries []files.SnapEntry) (context.Context, context.CancelFunc, *files.Restore) {
+	t.Helper()
 	df, err := files.New(dst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer df.Close()
+	t.Cleanup(func() { df.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Abort()
-	done := make(chan error, 1)
-	go func() { done <- putChunks(ctx, r.PutAll, sums, sizes, data) }()
+	t.Cleanup(r.Abort)
+	return ctx, cancel, r
+}
+
+// stopsAtFile1001 waits until smallFiles' d/f01000 is in place under dst
+// (what, which answers on done, must not have ended before), ends its
+// context with cancel, and checks that it stops with context.Canceled
+// and few files more written.
+func stopsAtFile1001(t *testing.T, dst, what string, done <-chan error, cancel context.CancelFunc) {
+	t.Helper()
 	for {
 		if _, err := os.Stat(filepath.Join(dst, "d/f01000")); err == nil {
 			break
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("the chunks' writes ended before their context did: %v", err)
+			t.Fatalf("%s ended before its context did: %v", what, err)
 		case <-time.After(time.Millisecond):
 		}
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the chunks' writes after their context ended: %v, want context.Canceled", err)
+		t.Fatalf("%s after its context ended: %v, want context.Canceled", what, err)
 	}
 	ents, err := os.ReadDir(filepath.Join(dst, "d"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A thousand and one were in place when it ended; a few more may be
+	// under way.
 	if len(ents) > 1500 {
-		t.Fatalf("%d files written, 1001 when the context ended: the writes went on after it", len(ents))
+		t.Fatalf("%d files written, 1001 when the context ended: %s went on writing after it", len(ents), what)
 	}
+}
+
+// A restore's chunks sent in the request (not on a bulk connection) are
+// written in small PutAlls too, and none after the request's context has
+// ended: here one request holds 5,000 small files' chunks, and the
+// context ends when 1001 of them are in place.
+func TestRestoreChunksStopsWhenSuperseded(t *testing.T) {
+	dst := t.TempDir()
+	entries, sums, sizes, data := smallFiles(5000)
+	ctx, cancel, r := beginRestore(t, dst, entries)
+	done := make(chan error, 1)
+	go func() { done <- putChunks(ctx, r.PutAll, sums, sizes, data) }()
+	stopsAtFile1001(t, dst, "putChunks", done, cancel)
 }
 
 // A batch's chunks are written on two goroutines at once (files of a
@@ -203,20 +183,7 @@ func TestPutChunksTwoAtOnce(t *testing.T) {
 	putWorkers = 2
 	const n = 1000
 	dst := t.TempDir()
-	var entries []files.SnapEntry
-	var sums []files.Sum
-	var sizes []uint32
-	var data []byte
-	entries = append(entries, files.SnapEntry{Path: "d", Type: files.TypeDir, Mode: 0o755})
-	for i := range n {
-		b := []byte(fmt.Sprintf("%0200d", i))
-		s := sha256.Sum256(b)
-		entries = append(entries, files.SnapEntry{Path: fmt.Sprintf("d/f%05d", i), Type: files.TypeFile, Mode: 0o644, Size: 200,
-			Chunks: []files.Chunk{{Sum: s, Size: 200}}})
-		sums = append(sums, s)
-		sizes = append(sizes, 200)
-		data = append(data, b...)
-	}
+	entries, sums, sizes, data := smallFiles(n)
 	df, err := files.New(dst)
 	if err != nil {
 		t.Fatal(err)

@@ -352,13 +352,12 @@ func (fo *fileOps) restoreChunks(ctx context.Context, req *wire.Request) (any, e
 
 // putChunks writes chunks sums (sizes, one after the other in data, as
 // validated) with put (a restore's PutAll) in calls of bulkPutMax chunks
-// at most, as
-// restoreBulk does, on up to putWorkers goroutines (the restore writes
-// different files at once: on ext4 making each file is most of a small
-// file's cost, and a change's files are many and small); none is
-// written once ctx has ended (PutAlls under way finish), so a request at
-// a newer epoch does not wait for a whole batch of small files. The
-// first error is returned once every worker has stopped.
+// at most, as restoreBulk does, on up to putWorkers goroutines (the
+// restore writes different files at once: on ext4 making each file is
+// most of a small file's cost, and a change's files are many and small);
+// none is written once ctx has ended (PutAlls under way finish), so a
+// request at a newer epoch does not wait for a whole batch of small
+// files. The first error is returned once every worker has stopped.
 func putChunks(ctx context.Context, put func([]files.Sum, []uint32, []byte) error, sums []files.Sum, sizes []uint32, data []byte) error {
 	type group struct{ i, j, off, end int }
 	var groups []group
@@ -444,12 +443,11 @@ func chunkSums(b []byte) []files.Sum {
 // connection made with its ticket and writes them into the restore as
 // they are whole: after each read, every chunk it completed, in PutAlls
 // of bulkPutMax chunks at most (chunks that continue each other in a file
-// are one write). It
-// runs in the request's handler, under the request's admission: a request
-// at a newer epoch of the session ends ctx, which closes the connection;
-// no chunk is written once ctx has ended (a PutAll under way, of
-// bulkPutMax chunks at most, finishes), and that request runs only after
-// this one returned (delivery.AdmitHeld).
+// are one write). It runs in the request's handler, under the request's
+// admission: a request at a newer epoch of the session ends ctx, which
+// closes the connection; no chunk is written once ctx has ended (a PutAll
+// under way, of bulkPutMax chunks at most, finishes), and that request
+// runs only after this one returned (delivery.AdmitHeld).
 func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire.SnapRestoreChunksRequest) error {
 	conn, rd, err := fo.bulk.dial(ctx, body.Ticket)
 	if err != nil {
@@ -504,10 +502,10 @@ func (fo *fileOps) restoreBulk(ctx context.Context, r *files.Restore, body *wire
 // is left of a chunk moves to the front of its buffer first.
 const bulkReadMin = 1 << 20
 
-// bulkPutMax is the most chunks restoreBulk writes with one PutAll, which
-// does not stop when ctx ends: a read brings megabytes, thousands of
-// small files (seconds of writes), and a request at a newer epoch waits
-// for them within its start-by time.
+// bulkPutMax is the most chunks restoreBulk and putChunks write with one
+// PutAll, which does not stop when ctx ends: a read (or a request) brings
+// megabytes, thousands of small files (seconds of writes), and a request
+// at a newer epoch waits for them within its start-by time.
 const bulkPutMax = 64
 
 func (fo *fileOps) restoreCommit(ctx context.Context, req *wire.Request) (any, error) {

@@ -128,14 +128,13 @@ func benchEcho(ctx context.Context, e *env) ([]row, error) {
 		// Which half a figure comes from: back to back, a keystroke right
 		// after the same client's finds its path warm; the other half,
 		// like every keystroke a person types, finds it idle.
-		half := func(l [2]latencies, i int, p float64) time.Duration { return l[i].pct(p) }
 		fig := func(i int) string {
-			return fmt.Sprintf("p50 %.3f | %.3f; p99 %.3f | %.3f ms", msf(half(own, i, 50)), msf(half(other, i, 50)), msf(half(own, i, 99)), msf(half(other, i, 99)))
+			return fmt.Sprintf("p50 %.3f | %.3f; p99 %.3f | %.3f ms", msf(own[i].pct(50)), msf(other[i].pct(50)), msf(own[i].pct(99)), msf(other[i].pct(99)))
 		}
 		rows = append(rows, row{Name: "  by the keystroke before: the same client's | the other's",
 			Outpost: fig(0), Baseline: fig(1),
-			Ratio: fmt.Sprintf("p50 %s | %s; p99 %s | %s", ratio(half(own, 0, 50), half(own, 1, 50)), ratio(half(other, 0, 50), half(other, 1, 50)),
-				ratio(half(own, 0, 99), half(own, 1, 99)), ratio(half(other, 0, 99), half(other, 1, 99))),
+			Ratio: fmt.Sprintf("p50 %s | %s; p99 %s | %s", ratio(own[0].pct(50), own[1].pct(50)), ratio(other[0].pct(50), other[1].pct(50)),
+				ratio(own[0].pct(99), own[1].pct(99)), ratio(other[0].pct(99), other[1].pct(99))),
 			Goal: "reported"})
 	}
 	rows = append(rows, row{Name: "  GCs meanwhile: `outpost` CLI; this process (control plane, agent), its allocations a keystroke",

@@ -64,15 +64,7 @@ func BenchmarkIncPhases(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, sum := range rs.Lack() {
-		data, err := s.AppendChunk(nil, sum)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := rs.Put(sum, data); err != nil {
-			b.Fatal(err)
-		}
-	}
+	putEach(b, rs, s, rs.Lack())
 	if _, err := rs.Commit(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -101,15 +93,7 @@ func BenchmarkIncPhases(b *testing.B) {
 			b.Fatal(err)
 		}
 		t3 := time.Now()
-		for _, sum := range rs.Lack() {
-			data, err := s.AppendChunk(nil, sum)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := rs.Put(sum, data); err != nil {
-				b.Fatal(err)
-			}
-		}
+		putEach(b, rs, s, rs.Lack())
 		t4 := time.Now()
 		if _, err := rs.Commit(ctx); err != nil {
 			b.Fatal(err)

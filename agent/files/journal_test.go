@@ -17,6 +17,22 @@ func crash(u *Upload) {
 	u.file.Close()
 }
 
+// crashRestore ends r as a killed daemon would: its files' descriptors
+// are closed without a removal, and so are those of its directories and
+// of the files it replaced (held: a dead process's count of them goes
+// with it, so the restores a test runs next are not bounded by it).
+func crashRestore(r *Restore) {
+	r.mu.Lock()
+	for _, rf := range r.files {
+		if rf.up != nil && !rf.written {
+			crash(rf.up)
+		}
+	}
+	r.mu.Unlock()
+	r.dirs.closeAll()
+	r.releaseOld()
+}
+
 // TestJournalSweepsAfterCrash: uploads a crash interrupted leave temporary
 // files that the next OpenJournal removes; finished writes leave nothing to
 // remove, and a temporary-looking file the agent did not make is not

@@ -161,12 +161,7 @@ func TestRestoreKilledSweeps(t *testing.T) {
 		must(t, r.Put(sum, data))
 	}
 	// The kill: the restore is dropped, its files' handles closed.
-	for _, rf := range r.files {
-		if rf.up != nil && !rf.written {
-			crash(rf.up)
-		}
-	}
-	r.dirs.closeAll()
+	crashRestore(r)
 	must(t, dst.Close())
 
 	left := tempFiles(t, dir)
@@ -223,11 +218,7 @@ func TestRestoreReservedNameTaken(t *testing.T) {
 		mustWrite(t, p, "someone else's")
 		planted = append(planted, p)
 	}
-	for _, sum := range r.Lack() {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
+	putEach(t, r, s, r.Lack())
 	res, err := r.Commit(ctx)
 	must(t, err)
 	if res.Written != len(r.files) {
@@ -315,11 +306,7 @@ func TestRestoreReserveBounded(t *testing.T) {
 	if n := journalSize(t, jp); n > int64(reserveBytes)+2<<10 {
 		t.Errorf("journal after the first chunk: %d bytes, want about one batch (%d)", n, reserveBytes)
 	}
-	for _, sum := range r.Lack()[1:] {
-		chunk, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, chunk))
-	}
+	putEach(t, r, s, r.Lack()[1:])
 	_, err = r.Commit(ctx)
 	must(t, err)
 	if got, want := digest(t, dir), digest(t, src); !mapsEqual(got, want) {

@@ -26,6 +26,20 @@ func heldDeleted(t *testing.T, dir string) []string {
 	return out
 }
 
+// noneHeld checks that the replaced files under dir are let go once the
+// restores that held them ended (closed on a goroutine: waited for, 5 s
+// at most).
+func noneHeld(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(heldDeleted(t, dir)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := heldDeleted(t, dir); len(got) > 0 {
+		t.Errorf("replaced files still held after the restores ended: %q", got)
+	}
+}
+
 // A restore holds the files it renames over until it ends, so that they
 // are freed after its commit rather than in each rename; then it lets
 // them go (no descriptor left), after a Commit and after an Abort alike,
@@ -55,22 +69,14 @@ func TestRestoreHoldsReplacedFilesUntilItEnds(t *testing.T) {
 			r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true})
 			must(t, err)
 			// Two files delivered: renamed into place, the old ones held.
-			for _, sum := range r.Lack()[:2] {
-				data, err := s.AppendChunk(nil, sum)
-				must(t, err)
-				must(t, r.Put(sum, data))
-			}
+			putEach(t, r, s, r.Lack()[:2])
 			if got := heldDeleted(t, dstDir); len(got) != 2 {
 				t.Fatalf("after two files were replaced, %d replaced files held (%q), want 2", len(got), got)
 			}
 			if tc.abort {
 				r.Abort()
 			} else {
-				for _, sum := range r.Lack()[2:] {
-					data, err := s.AppendChunk(nil, sum)
-					must(t, err)
-					must(t, r.Put(sum, data))
-				}
+				putEach(t, r, s, r.Lack()[2:])
 				if got := heldDeleted(t, dstDir); len(got) != min(4, tc.limit) {
 					t.Fatalf("after four files were replaced, %d replaced files held (%q), want %d", len(got), got, min(4, tc.limit))
 				}
@@ -82,13 +88,7 @@ func TestRestoreHoldsReplacedFilesUntilItEnds(t *testing.T) {
 					}
 				}
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for len(heldDeleted(t, dstDir)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if got := heldDeleted(t, dstDir); len(got) > 0 {
-				t.Errorf("replaced files still held after the restore ended: %q", got)
-			}
+			noneHeld(t, dstDir)
 		})
 	}
 }
@@ -118,11 +118,7 @@ func TestRestoresHoldAtMostMaxHeldOldTogether(t *testing.T) {
 		must(t, err)
 		r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
 		must(t, err)
-		for _, sum := range r.Lack() {
-			data, err := s.AppendChunk(nil, sum)
-			must(t, err)
-			must(t, r.Put(sum, data))
-		}
+		putEach(t, r, s, r.Lack())
 		rs = append(rs, r)
 		if got := heldDeleted(t, parent); len(got) > maxHeldOld {
 			t.Fatalf("%d restores running hold %d replaced files, want at most %d", i+1, len(got), maxHeldOld)
@@ -132,13 +128,7 @@ func TestRestoresHoldAtMostMaxHeldOldTogether(t *testing.T) {
 		_, err := r.Commit(ctx)
 		must(t, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(heldDeleted(t, parent)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := heldDeleted(t, parent); len(got) > 0 {
-		t.Errorf("replaced files still held after the restores ended: %q", got)
-	}
+	noneHeld(t, parent)
 	held.Lock()
 	files, bytes := held.files, held.bytes
 	held.Unlock()

@@ -52,15 +52,8 @@ func TestRestorePutAll(t *testing.T) {
 				}
 			}
 			for bi, b := range batches {
-				var data []byte
-				var sizes []uint32
 				sums := append([]Sum{}, b...)
-				for _, sum := range b {
-					c, err := s.AppendChunk(nil, sum)
-					must(t, err)
-					data = append(data, c...)
-					sizes = append(sizes, uint32(len(c)))
-				}
+				sizes, data := batchOf(t, s, b)
 				if bi == 0 {
 					bad := append([]uint32{}, sizes...)
 					bad[0]++
@@ -135,17 +128,6 @@ func TestRestorePutAllFailedWriteKeepsChunksWanted(t *testing.T) {
 	must(t, err)
 	s, err := sf.Scan(context.Background(), ".", ScanOptions{})
 	must(t, err)
-	putAll := func(rs *Restore, sums []Sum) error {
-		var data []byte
-		var sizes []uint32
-		for _, sum := range sums {
-			c, err := s.AppendChunk(nil, sum)
-			must(t, err)
-			data = append(data, c...)
-			sizes = append(sizes, uint32(len(c)))
-		}
-		return rs.PutAll(sums, sizes, data)
-	}
 	for _, retry := range []bool{false, true} {
 		dst := t.TempDir()
 		df, err := New(dst)
@@ -160,14 +142,14 @@ func TestRestorePutAllFailedWriteKeepsChunksWanted(t *testing.T) {
 		// The first chunk's write fails once; the others go in.
 		failed := errors.New("injected write failure")
 		placeHook = func(string) error { placeHook = nil; return failed }
-		err = putAll(rs, lack[:1])
+		err = putAllOf(t, rs, s, lack[:1])
 		placeHook = nil
 		if !errors.Is(err, failed) {
 			t.Fatalf("PutAll with a failing write = %v, want the failure", err)
 		}
-		must(t, putAll(rs, lack[1:]))
+		must(t, putAllOf(t, rs, s, lack[1:]))
 		if retry {
-			must(t, putAll(rs, lack[:1]))
+			must(t, putAllOf(t, rs, s, lack[:1]))
 		}
 		_, err = rs.Commit(ctx)
 		got, rerr := os.ReadFile(filepath.Join(dst, "big.bin"))
@@ -181,5 +163,35 @@ func TestRestorePutAllFailedWriteKeepsChunksWanted(t *testing.T) {
 		case retry && (rerr != nil || sha256.Sum256(got) != sha256.Sum256(big)):
 			t.Errorf("big.bin after the chunk was delivered again: %d bytes, %v; not the source's", len(got), rerr)
 		}
+	}
+}
+
+// batchOf is the sizes and data of chunks sums of s, one after the
+// other, as PutAll takes them.
+func batchOf(t *testing.T, s *Scan, sums []Sum) (sizes []uint32, data []byte) {
+	t.Helper()
+	for _, sum := range sums {
+		c, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		data = append(data, c...)
+		sizes = append(sizes, uint32(len(c)))
+	}
+	return sizes, data
+}
+
+// putAllOf delivers chunks sums of s to r with one PutAll.
+func putAllOf(t *testing.T, r *Restore, s *Scan, sums []Sum) error {
+	t.Helper()
+	sizes, data := batchOf(t, s, sums)
+	return r.PutAll(sums, sizes, data)
+}
+
+// putEach delivers chunks sums of s to r, one Put each.
+func putEach(t testing.TB, r *Restore, s *Scan, sums []Sum) {
+	t.Helper()
+	for _, sum := range sums {
+		data, err := s.AppendChunk(nil, sum)
+		must(t, err)
+		must(t, r.Put(sum, data))
 	}
 }

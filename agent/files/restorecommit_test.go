@@ -72,8 +72,7 @@ func TestRestoreDeleteWalksTheSurvey(t *testing.T) {
 	for _, stale := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "stale"}[stale], func(t *testing.T) {
 			if stale {
-				defer func(d time.Duration) { maxListingAge = d }(maxListingAge)
-				maxListingAge = 0
+				staleListings(t)
 			}
 			testRestoreDeleteWalk(t, stale)
 		})
@@ -100,19 +99,8 @@ func testRestoreDeleteWalk(t *testing.T, stale bool) {
 		must(t, os.WriteFile(filepath.Join(dstDir, f), []byte("x"), 0o644))
 	}
 	must(t, os.MkdirAll(filepath.Join(dstDir, "c/gone/deeper"), 0o755))
-	src, dst := newFS(t, srcDir), newFS(t, dstDir)
+	r := surveyedRestore(t, srcDir, dstDir)
 	ctx := context.Background()
-	s, err := src.Scan(ctx, ".", ScanOptions{})
-	must(t, err)
-	sv := dst.StartSurvey(".")
-	<-sv.done
-	r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true, Survey: sv})
-	must(t, err)
-	for _, sum := range r.Lack() {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
 	// Removed by someone else after the survey listed it; made after.
 	must(t, os.Remove(filepath.Join(dstDir, "c/vanishes")))
 	must(t, os.WriteFile(filepath.Join(dstDir, "a/late"), []byte("x"), 0o644))
@@ -156,4 +144,29 @@ func testRestoreDeleteWalk(t *testing.T, stale bool) {
 	if got, want := digest(t, dstDir), digest(t, srcDir); !maps.Equal(got, want) {
 		t.Errorf("target after the restore:\n%v\nwant\n%v", got, want)
 	}
+}
+
+// surveyedRestore begins a restore with delete of srcDir's tree into
+// dstDir, as a carry's: its survey of dstDir is done before the plan.
+// Every chunk the restore lacks is delivered; it is left to commit.
+func surveyedRestore(t *testing.T, srcDir, dstDir string) *Restore {
+	t.Helper()
+	src, dst := newFS(t, srcDir), newFS(t, dstDir)
+	ctx := context.Background()
+	s, err := src.Scan(ctx, ".", ScanOptions{})
+	must(t, err)
+	sv := dst.StartSurvey(".")
+	<-sv.done
+	r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true, Survey: sv})
+	must(t, err)
+	putEach(t, r, s, r.Lack())
+	return r
+}
+
+// staleListings makes every listing too old for a commit's delete walk
+// (maxListingAge 0) until t ends.
+func staleListings(t *testing.T) {
+	old := maxListingAge
+	maxListingAge = 0
+	t.Cleanup(func() { maxListingAge = old })
 }

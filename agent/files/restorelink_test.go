@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // A directory of the manifest that a process on the target replaces with
@@ -21,8 +20,7 @@ func TestRestoreDeleteRefusesDirectoryReplacedBySymlink(t *testing.T) {
 			name := map[bool]string{false: "fresh", true: "stale"}[stale] + "/" + map[bool]string{false: "outside", true: "inside"}[inside]
 			t.Run(name, func(t *testing.T) {
 				if stale {
-					defer func(d time.Duration) { maxListingAge = d }(maxListingAge)
-					maxListingAge = 0
+					staleListings(t)
 				}
 				testRestoreDeleteLinkedDir(t, inside)
 			})
@@ -43,19 +41,8 @@ func testRestoreDeleteLinkedDir(t *testing.T, inside bool) {
 	// a/x is an extra on the target: the manifest has b/x, not a/x.
 	must(t, os.WriteFile(filepath.Join(dstDir, "a/x"), []byte("extra"), 0o644))
 	must(t, os.WriteFile(filepath.Join(outDir, "x"), []byte("outside"), 0o644))
-	src, dst := newFS(t, srcDir), newFS(t, dstDir)
+	r := surveyedRestore(t, srcDir, dstDir)
 	ctx := context.Background()
-	s, err := src.Scan(ctx, ".", ScanOptions{})
-	must(t, err)
-	sv := dst.StartSurvey(".")
-	<-sv.done
-	r, err := dst.BeginRestore(ctx, ".", s.Entries, RestoreOptions{Delete: true, Survey: sv})
-	must(t, err)
-	for _, sum := range r.Lack() {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
 	// A process on the target moves directory a out of the root and
 	// puts a link in its place.
 	target := "b"

@@ -43,21 +43,10 @@ func TestRestoreLocalChunkChangedLeavesNoHole(t *testing.T) {
 	// A process on the target rewrites the head of the old file.
 	changed := append(block(1<<20), oldTail...)
 	must(t, os.WriteFile(filepath.Join(dstDir, "f.bin"), changed, 0o644))
-	putAll := func() error {
-		var data []byte
-		var sizes []uint32
-		for _, sum := range lack {
-			c, err := s.AppendChunk(nil, sum)
-			must(t, err)
-			data = append(data, c...)
-			sizes = append(sizes, uint32(len(c)))
-		}
-		return rs.PutAll(lack, sizes, data)
-	}
-	if err := putAll(); err == nil {
+	if err := putAllOf(t, rs, s, lack); err == nil {
 		t.Fatalf("PutAll with the local chunks changed succeeded")
 	}
-	err = putAll() // delivered again, as a retried request does
+	err = putAllOf(t, rs, s, lack) // delivered again, as a retried request does
 	res, cerr := rs.Commit(ctx)
 	t.Logf("second PutAll: %v; commit: %+v, %v", err, res, cerr)
 	if ents, err := os.ReadDir(dstDir); err != nil || len(ents) != 1 {

@@ -233,24 +233,13 @@ func TestRestoreCrashSweptByJournal(t *testing.T) {
 			}
 		}
 	}
-	for _, sum := range append(ys, xs[:len(xs)/2]...) {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
+	putEach(t, r, s, append(ys, xs[:len(xs)/2]...))
 	if n := len(tempFiles(t, dstDir)); n != 1 {
 		t.Fatalf("%d temporary files while x is half written, want 1", n)
 	}
 	// The crash: nothing of the restore ends (its descriptors are closed
 	// as a dying process's are, without a removal).
-	r.mu.Lock()
-	for _, rf := range r.files {
-		if rf.up != nil && !rf.written {
-			crash(rf.up)
-		}
-	}
-	r.mu.Unlock()
-	r.dirs.closeAll()
+	crashRestore(r)
 	dst.Close()
 
 	if got := readFile(t, filepath.Join(dstDir, "a/y")); got != "new y" {

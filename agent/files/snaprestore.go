@@ -328,7 +328,8 @@ func (r *Restore) Put(sum Sum, data []byte) error {
 // in data: it is Put of each in order, but chunks that follow each other
 // in data and in one file (a first restore gets a file's chunks in order)
 // are written to it with one write, not one per chunk. The sizes are all
-// checked against the manifest before anything is written.
+// checked against the manifest before anything is written. On an error,
+// the chunks not written are wanted again.
 func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 	var total int
 	for _, n := range sizes {
@@ -360,15 +361,10 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		delete(r.want, sum)
 	}
 	r.mu.Unlock()
-	// On an error, the places not written are wanted again (places[i]
-	// keeps those of chunk i not written yet): a chunk that never
-	// reached a file stays wanted, and Commit refuses a restore that
-	// lacks it, rather than commit the file with a hole.
-	var err error
-	defer func() {
-		if err == nil {
-			return
-		}
+	if err := r.writePlaces(places, sizes, data); err != nil {
+		// The places not written are wanted again: a chunk that never
+		// reached a file stays wanted, and Commit refuses a restore
+		// that lacks it, rather than commit the file with a hole.
 		r.mu.Lock()
 		for i, pls := range places {
 			if len(pls) > 0 {
@@ -376,7 +372,18 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 			}
 		}
 		r.mu.Unlock()
-	}()
+		return err
+	}
+	return nil
+}
+
+// writePlaces writes chunks of sizes, one after the other in data, at
+// their places (places[i] is chunk i's), and commits each file whose
+// last chunks they were; chunks that follow each other in data and in
+// one file are written with one write. As it goes it empties places[i]
+// of the places chunk i was written at: on an error, places holds those
+// not written.
+func (r *Restore) writePlaces(places [][]restorePlace, sizes []uint32, data []byte) error {
 	// run is the chunks taken so far to go to file f at off in one
 	// write, data[rd:rd+n]: chunks from first on with one place each,
 	// each right after the one before it in data and in f. Any other
@@ -410,7 +417,7 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 			d += n
 			continue
 		}
-		if err = flush(); err != nil {
+		if err := flush(); err != nil {
 			return err
 		}
 		switch len(pls) {
@@ -420,19 +427,18 @@ func (r *Restore) PutAll(sums []Sum, sizes []uint32, data []byte) error {
 		default:
 			for len(places[i]) > 0 {
 				pl := places[i][0]
-				wrote, perr := r.place(pl.f, pl.off, data[d:d+n], 1)
+				wrote, err := r.place(pl.f, pl.off, data[d:d+n], 1)
 				if wrote {
 					places[i] = places[i][1:]
 				}
-				if err = perr; err != nil {
+				if err != nil {
 					return err
 				}
 			}
 		}
 		d += n
 	}
-	err = flush()
-	return err
+	return flush()
 }
 
 // place writes data, chunks of rf's, at off of rf, and commits rf when
@@ -498,11 +504,7 @@ func (r *Restore) open(rf *restoreFile) error {
 				// Not begun: a later delivery begins it again
 				// (never writes the rest of a file whose local
 				// chunks are not all in, leaving holes there).
-				if r.dirs.verify(dc, d) != nil {
-					up.abandon() // as abortLocked: its directory moved
-				} else {
-					up.Abort()
-				}
+				r.discard(up, rf.c, d)
 				r.dirs.release(d)
 				return err
 			}
@@ -632,8 +634,10 @@ func (r *Restore) releaseOld() {
 
 // Commit writes the files made only of local chunks and the symlinks,
 // sets the modes and times of files, removes what the manifest lacks
-// (Delete), then sets the directories' modes and times, and syncs. A
-// chunk never delivered is an error.
+// (Delete: by the survey's and the plan's listings while they are
+// younger than maxListingAge, else by reading every directory again),
+// then sets the directories' modes and times, and syncs. A chunk never
+// delivered is an error.
 func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	r.ops.Lock()
 	defer r.ops.Unlock()
@@ -672,10 +676,10 @@ func (r *Restore) Commit(ctx context.Context) (RestoreResult, error) {
 	// What the manifest lacks goes before the directories get their
 	// modes and times: a removal sets its directory's time.
 	var seen map[string]iofs.FileInfo
-	if time.Since(r.listedAt) > maxListingAge {
-		r.listed = nil // the walk reads every directory again
-	}
 	if r.opts.Delete {
+		if time.Since(r.listedAt) > maxListingAge {
+			r.listed = nil // the walk reads every directory again
+		}
 		seen = map[string]iofs.FileInfo{}
 		if err := r.removeExtra(ctx, r.base, r.index(), seen); err != nil {
 			return r.res, err
@@ -770,40 +774,15 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var d *restoreDir
+	names, d, err := r.namesIn(c)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if d != nil {
 			r.dirs.release(d)
 		}
 	}()
-	var names []string
-	if list, ok := r.listed[c]; ok {
-		// Listed by the survey or the plan: what is there now but
-		// was not then came while the restore ran, as a file written
-		// just after its commit would (rsync --delete too works from
-		// the listing it took first).
-		names = make([]string, 0, len(list))
-		for n := range list {
-			names = append(names, n)
-		}
-	} else {
-		if listHook != nil {
-			listHook(c)
-		}
-		var err error
-		if d, err = r.dirs.acquire(c); err != nil {
-			return err
-		}
-		f, err := d.root.Open(".")
-		if err != nil {
-			return mapErr("restore", c, err)
-		}
-		names, err = f.Readdirnames(-1)
-		f.Close()
-		if err != nil {
-			return mapErr("restore", c, err)
-		}
-	}
 	var subs []string
 	for _, n := range names {
 		if strings.HasPrefix(n, TempPrefix) {
@@ -817,7 +796,6 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 		switch {
 		case !ok:
 			if d == nil {
-				var err error
 				if d, err = r.dirs.acquire(c); err != nil {
 					return err
 				}
@@ -850,6 +828,38 @@ func (r *Restore) removeExtra(ctx context.Context, c string, keep map[string]str
 	return nil
 }
 
+// namesIn is the names in directory c for the delete walk: its listing
+// when the survey or the plan took one (what is there now but was not
+// then came while the restore ran, as a file written just after its
+// commit would: rsync --delete too works from the listing it took
+// first), with d nil; else what c holds now, read from c opened as the
+// writes open theirs, with d that directory, held.
+func (r *Restore) namesIn(c string) (names []string, d *restoreDir, err error) {
+	if list, ok := r.listed[c]; ok {
+		names = make([]string, 0, len(list))
+		for n := range list {
+			names = append(names, n)
+		}
+		return names, nil, nil
+	}
+	if listHook != nil {
+		listHook(c)
+	}
+	if d, err = r.dirs.acquire(c); err != nil {
+		return nil, nil, err
+	}
+	f, err := d.root.Open(".")
+	if err == nil {
+		names, err = f.Readdirnames(-1)
+		f.Close()
+	}
+	if err != nil {
+		r.dirs.release(d)
+		return nil, nil, mapErr("restore", c, err)
+	}
+	return names, d, nil
+}
+
 // remove removes p, an entry of directory d, and what is under it; gone
 // is false when nothing was there (an entry listed earlier and removed
 // since).
@@ -880,6 +890,19 @@ func (r *Restore) index() map[string]string {
 	return m
 }
 
+// discard ends up, the write of file c begun in directory d (nil when
+// no longer held), without renaming it: its temporary file is removed,
+// unless c's directory moved away (perhaps out of the root) since d was
+// opened, where nothing is removed by name (the file is closed and
+// forgotten by the journal).
+func (r *Restore) discard(up *Upload, c string, d *restoreDir) {
+	if d != nil && r.dirs.verify(path.Dir(c), d) != nil {
+		up.abandon()
+		return
+	}
+	up.Abort()
+}
+
 // Abort discards the files being written; those already renamed stay.
 func (r *Restore) Abort() {
 	r.ops.Lock()
@@ -890,18 +913,15 @@ func (r *Restore) Abort() {
 	r.abortLocked()
 }
 
+// abortLocked ends the restore, at Commit's end as at Abort (r.ops and
+// r.mu held): the files not renamed into place are discarded, the names
+// reserved and unused forgotten, its directories closed, and the files
+// it replaced let go (releaseOld).
 func (r *Restore) abortLocked() {
 	for _, rf := range r.files {
-		if rf.up == nil || rf.written {
-			continue
+		if rf.up != nil && !rf.written {
+			r.discard(rf.up, rf.c, rf.dir)
 		}
-		if rf.dir != nil && r.dirs.verify(path.Dir(rf.c), rf.dir) != nil {
-			// Its directory moved away (perhaps out of the root):
-			// nothing is removed by name there.
-			rf.up.abandon()
-			continue
-		}
-		rf.up.Abort()
 	}
 	r.unreserve()
 	r.dirs.closeAll()

@@ -30,7 +30,7 @@ func writeTree(t *testing.T, dir string) {
 	must(t, os.Symlink("src/a.txt", filepath.Join(dir, "link")))
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -376,11 +376,7 @@ func TestRestoreIntoLinkedDirectory(t *testing.T) {
 	ctx := context.Background()
 	r, err := dst.BeginRestore(ctx, "work", s.Entries, RestoreOptions{})
 	must(t, err)
-	for _, sum := range r.Lack() {
-		data, err := s.AppendChunk(nil, sum)
-		must(t, err)
-		must(t, r.Put(sum, data))
-	}
+	putEach(t, r, s, r.Lack())
 	if _, err := r.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

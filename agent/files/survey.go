@@ -16,7 +16,9 @@ import (
 //
 // A listing is as old as the survey: a file written on the receiving side
 // after it was listed and before the restore's commit may keep that write,
-// as with any write racing a restore (or rsync).
+// as with any write racing a restore (or rsync); and with Delete, a file
+// made after its directory was listed stays, when the commit's walk goes
+// by the listings (see maxListingAge).
 type Survey struct {
 	at     time.Time // when it began
 	base   string
