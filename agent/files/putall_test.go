@@ -117,23 +117,11 @@ func TestRestorePutAllChunkSizes(t *testing.T) {
 // the restore cannot be committed without them (never with a hole where
 // they go), and delivered again they complete it exactly.
 func TestRestorePutAllFailedWriteKeepsChunksWanted(t *testing.T) {
-	src := t.TempDir()
-	r := rand.New(rand.NewPCG(5, 6))
-	big := make([]byte, 1<<20)
-	for i := range big {
-		big[i] = byte(r.Uint32())
-	}
-	must(t, os.WriteFile(filepath.Join(src, "big.bin"), big, 0o644))
-	sf, err := New(src)
-	must(t, err)
-	s, err := sf.Scan(context.Background(), ".", ScanOptions{})
-	must(t, err)
+	_, big, s := scanRandom(t, 1<<20, "big.bin")
 	for _, retry := range []bool{false, true} {
 		dst := t.TempDir()
-		df, err := New(dst)
-		must(t, err)
 		ctx := context.Background()
-		rs, err := df.BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
+		rs, err := newFS(t, dst).BeginRestore(ctx, ".", s.Entries, RestoreOptions{})
 		must(t, err)
 		lack := rs.Lack()
 		if len(lack) < 3 {
