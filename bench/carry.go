@@ -99,11 +99,11 @@ func benchCarry(ctx context.Context, e *env) ([]row, error) {
 	// one by one for minutes (find_inode_bit → recently_deleted); the
 	// copies go when the suite ends. Before each run of either side:
 	// sync(1); before each pair, the page cache of the pair before's
-	// copies is dropped (evictCopies). Each carry is a first carry: a new laptop agent (an empty
-	// chunk cache) on the same tree, a new empty cloud agent, a new
-	// session, and a store holding none of the tree's chunks (the run
-	// before's snapshot is deleted, and each carry's snapshot must add
-	// the whole tree to the store, or the suite fails).
+	// copies is dropped (evictCopies). Each carry is a first carry: a new
+	// laptop agent (an empty chunk cache) on the same tree, a new empty
+	// cloud agent, a new session, and a store holding none of the tree's
+	// chunks (the run before's snapshot is deleted, and each carry's
+	// snapshot must add the whole tree to the store, or the suite fails).
 	var stopLaptop, stopCloud func()
 	stopAgents := func() {
 		for _, stop := range []*func(){&stopLaptop, &stopCloud} {
