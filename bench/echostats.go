@@ -101,6 +101,3 @@ func byTurn(lat []latencies) (own, other [2]latencies) {
 	}
 	return own, other
 }
-
-// msf is d in milliseconds.
-func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -19,7 +19,11 @@ func (l latencies) pct(p float64) time.Duration {
 	return s[i]
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
+// ms is d in milliseconds to the microsecond, with its unit; msf the
+// number alone.
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", msf(d)) }
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // measure runs f n times (after a short warm-up) and returns the durations.
 func measure(n int, f func() error) (latencies, error) {
