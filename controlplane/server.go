@@ -201,6 +201,9 @@ type Server struct {
 	// afterChunkBatch, set by tests before any call, runs when a
 	// snapshot has stored (and a carry forwarded) a batch of chunks.
 	afterChunkBatch func()
+	// beforeForward, set by tests before any call, runs as a carry's
+	// forwarder is about to send a batch.
+	beforeForward func()
 	// beforeSnapRecord, set by tests before any call, runs as a snapshot
 	// is about to be recorded; its error fails the record.
 	beforeSnapRecord func() error

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
@@ -200,5 +201,23 @@ func TestSnapshotBulkRefusesWrongContent(t *testing.T) {
 	}
 	if snaps, _ := cl.ListSnapshots(ctx, "w1"); len(snaps) != 0 {
 		t.Fatalf("recorded %+v", snaps)
+	}
+}
+
+// A first carry of more than the pull's bulk buffers hold at once
+// (snapWindow batches of snapBulkBatch) reads into them again while the
+// forwarder, slow here, still sends chunks from them: every file the new
+// backend gets is the old one's, byte for byte (the restore does not
+// check the control plane's chunks against their names).
+func TestCarryForwardsFromReusedPullBuffers(t *testing.T) {
+	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) { writeBigFiles(t, laptopDir, 64, 2000) })
+	e.s.beforeForward = func() { time.Sleep(20 * time.Millisecond) }
+	lc := carrySwap(t, e)("cloud")
+	sameTree(t, e.laptopDir, e.cloudDir)
+	if sn := lastSnapshot(t, e); lc.TransferredBytes != sn.Bytes || sn.Bytes < snapWindow*snapBulkBatch {
+		t.Errorf("sent %d bytes of a %d-byte tree, want all of more than %d", lc.TransferredBytes, sn.Bytes, snapWindow*snapBulkBatch)
+	}
+	if n := e.s.snapBulkFallbacks.Load(); n != 0 {
+		t.Errorf("%d pulls fell back to NATS", n)
 	}
 }
