@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +220,52 @@ func TestCarryForwardsFromReusedPullBuffers(t *testing.T) {
 	}
 	if n := e.s.snapBulkFallbacks.Load(); n != 0 {
 		t.Errorf("%d pulls fell back to NATS", n)
+	}
+}
+
+// Over TLS (the bulk connections too), a first carry's forward batches
+// of chunks in the pull's buffers reach the new backend whole: each
+// chunk is written from where it is, its records gathered.
+func TestCarryForwardsOverTLS(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s := startServer(t, cfg)
+	if !strings.HasPrefix(s.URL(), "https://") {
+		t.Fatalf("the control plane is at %s, not on TLS", s.URL())
+	}
+	cl := adminClient(s)
+	cl.HTTP = trusting(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	e := &carryEnv{s: s, cl: cl, laptopDir: t.TempDir(), cloudDir: t.TempDir()}
+	writeMixedTree(t, e.laptopDir)
+	writeBigFiles(t, e.laptopDir, 20, 3000)
+	for id, root := range map[string]string{"laptop": e.laptopDir, "cloud": e.cloudDir} {
+		tok, err := cl.CreateEnrollmentToken(ctx, "w1", client.EnrollmentTokenRequest{Agent: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ident, err := enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runAgent(t, s, ident, root)
+	}
+	_, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop",
+		Backends: map[string]client.SessionBackend{"laptop": {Kind: "agent", Agent: "laptop"}, "cloud": {Kind: "agent", Agent: "cloud"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := s.bulk.claimed.Load()
+	carrySwap(t, e)("cloud")
+	sameTree(t, e.laptopDir, e.cloudDir)
+	if n := s.bulk.claimed.Load() - claimed; n < 6 {
+		t.Errorf("%d bulk connections for the carry, want 6 or more", n)
+	}
+	if n := s.snapBulkFallbacks.Load(); n != 0 {
+		t.Errorf("%d batches fell back to NATS", n)
 	}
 }
