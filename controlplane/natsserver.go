@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -262,6 +263,11 @@ func (s *Server) connectNATS() error {
 	}
 	if store != nil {
 		dials = append(dials, natsDial{"for the snapshot store", inProcURL, store, &s.storeNC})
+		s.storeMore = make([]*nats.Conn, storeConns-1)
+		for i := range s.storeMore {
+			// Options of its own: connectBusy appends to them.
+			dials = append(dials, natsDial{"for the snapshot store", inProcURL, slices.Clone(store), &s.storeMore[i]})
+		}
 	}
 	// All at once, right after the port opened: ahead of a fleet that
 	// reconnects at once.

@@ -163,13 +163,18 @@ type Server struct {
 	pipeNC   *nats.Conn // the agents' account: pipe frames (pipes.go)
 	// storeNC is the app account's connection, in process, that chunk
 	// publishes go on with the embedded server (nil with an external
-	// one: they go on nc).
-	storeNC  *nats.Conn
-	sysNC    *nats.Conn
-	st       *store
-	snaps    *snapStore
-	snapJS   jetstream.JetStream // chunk publishes, async
-	periodic *periodic           // background snapshots
+	// one: they go on nc); storeMore are the others (storeConns in all).
+	storeNC   *nats.Conn
+	storeMore []*nats.Conn
+	sysNC     *nats.Conn
+	st        *store
+	snaps     *snapStore
+	snapJS    jetstream.JetStream // chunk publishes, async
+	// snapPubs publish chunks, each on a store connection of its own
+	// (snapJS first); snapNext picks the next pull batch's.
+	snapPubs []jetstream.JetStream
+	snapNext atomic.Uint32
+	periodic *periodic // background snapshots
 	presence *presence.Tracker
 	rpc      *rpc.Client
 	sessions *routing.Router
@@ -196,6 +201,9 @@ type Server struct {
 	// afterChunkBatch, set by tests before any call, runs when a
 	// snapshot has stored (and a carry forwarded) a batch of chunks.
 	afterChunkBatch func()
+	// beforeForward, set by tests before any call, runs as a carry's
+	// forwarder is about to send a batch.
+	beforeForward func()
 	// beforeSnapRecord, set by tests before any call, runs as a snapshot
 	// is about to be recorded; its error fails the record.
 	beforeSnapRecord func() error
@@ -321,11 +329,18 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.snapJS = js
+	s.snapPubs = []jetstream.JetStream{js}
 	if s.storeNC != nil {
-		s.snapJS, err = jetstream.New(s.storeNC, jetstream.WithPublishAsyncMaxPending(chunksInFlight(s.storeQueue)))
-		if err != nil {
-			return fmt.Errorf("jetstream for the snapshot store: %w", err)
+		conns := append([]*nats.Conn{s.storeNC}, s.storeMore...)
+		s.snapPubs = s.snapPubs[:0]
+		for _, nc := range conns {
+			pub, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(chunksInFlight(s.storeQueue, len(conns))))
+			if err != nil {
+				return fmt.Errorf("jetstream for the snapshot store: %w", err)
+			}
+			s.snapPubs = append(s.snapPubs, pub)
 		}
+		s.snapJS = s.snapPubs[0]
 	}
 	// Tried again while a busy server lets it time out: after a restart a
 	// fleet reconnecting at once keeps the embedded server's read loops
@@ -526,7 +541,7 @@ func (s *Server) stop() {
 	if s.rpc != nil {
 		_ = s.rpc.Close()
 	}
-	for _, nc := range []*nats.Conn{s.pipeNC, s.agentNC, s.storeNC, s.nc} {
+	for _, nc := range append([]*nats.Conn{s.pipeNC, s.agentNC, s.storeNC, s.nc}, s.storeMore...) {
 		if nc != nil {
 			drainAndWait(nc, closeTimeout)
 		}

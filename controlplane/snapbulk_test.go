@@ -6,8 +6,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 	"github.com/outposthq/outpost/controlplane/client"
 	"github.com/outposthq/outpost/enroll"
@@ -36,7 +39,15 @@ func writeBigFiles(t *testing.T, dir string, n int, seed uint64) {
 func TestCarryPullsOnBulkConnections(t *testing.T) {
 	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) { writeBigFiles(t, laptopDir, 20, 1000) })
 	claimed := e.s.bulk.claimed.Load()
-	storeOut, svcOut := e.s.storeNC.Stats().OutBytes, e.s.nc.Stats().OutBytes
+	stores := append([]*nats.Conn{e.s.storeNC}, e.s.storeMore...)
+	if len(stores) != storeConns {
+		t.Fatalf("%d store connections, want %d", len(stores), storeConns)
+	}
+	storeOut := make([]uint64, len(stores))
+	for i, nc := range stores {
+		storeOut[i] = nc.Stats().OutBytes
+	}
+	svcOut := e.s.nc.Stats().OutBytes
 	lc := carrySwap(t, e)("cloud")
 	sameTree(t, e.laptopDir, e.cloudDir)
 	sn := lastSnapshot(t, e)
@@ -45,9 +56,18 @@ func TestCarryPullsOnBulkConnections(t *testing.T) {
 		t.Errorf("stored %d and sent %d bytes of a %d-byte tree", sn.NewBytes, lc.TransferredBytes, size)
 	}
 	// With the embedded server the chunks go into the store on its
-	// in-process connection, not on the service connection's socket.
-	if n := e.s.storeNC.Stats().OutBytes - storeOut; n < uint64(size) {
-		t.Errorf("the store's connection sent %d bytes of a %d-byte first carry", n, size)
+	// in-process connections, not on the service connection's socket,
+	// and the pull's batches (three at least) take turns on them.
+	var sent uint64
+	for i, nc := range stores {
+		n := nc.Stats().OutBytes - storeOut[i]
+		if n < 1<<20 {
+			t.Errorf("store connection %d sent %d bytes of a %d-byte first carry, want a batch's (1 MiB and more)", i, n, size)
+		}
+		sent += n
+	}
+	if sent < uint64(size) {
+		t.Errorf("the store's connections sent %d bytes of a %d-byte first carry", sent, size)
 	}
 	if n := e.s.nc.Stats().OutBytes - svcOut; n >= uint64(size) {
 		t.Errorf("the service connection sent %d bytes of a %d-byte first carry", n, size)
@@ -182,5 +202,70 @@ func TestSnapshotBulkRefusesWrongContent(t *testing.T) {
 	}
 	if snaps, _ := cl.ListSnapshots(ctx, "w1"); len(snaps) != 0 {
 		t.Fatalf("recorded %+v", snaps)
+	}
+}
+
+// A first carry of more than the pull's bulk buffers hold at once
+// (snapWindow batches of snapBulkBatch) reads into them again while the
+// forwarder, slow here, still sends chunks from them: every file the new
+// backend gets is the old one's, byte for byte (the restore does not
+// check the control plane's chunks against their names).
+func TestCarryForwardsFromReusedPullBuffers(t *testing.T) {
+	e := newCarryEnvConfig(t, 0, func(_ *Config, laptopDir string) { writeBigFiles(t, laptopDir, 64, 2000) })
+	e.s.beforeForward = func() { time.Sleep(20 * time.Millisecond) }
+	lc := carrySwap(t, e)("cloud")
+	sameTree(t, e.laptopDir, e.cloudDir)
+	if sn := lastSnapshot(t, e); lc.TransferredBytes != sn.Bytes || sn.Bytes < snapWindow*snapBulkBatch {
+		t.Errorf("sent %d bytes of a %d-byte tree, want all of more than %d", lc.TransferredBytes, sn.Bytes, snapWindow*snapBulkBatch)
+	}
+	if n := e.s.snapBulkFallbacks.Load(); n != 0 {
+		t.Errorf("%d pulls fell back to NATS", n)
+	}
+}
+
+// Over TLS (the bulk connections too), a first carry's forward batches
+// of chunks in the pull's buffers reach the new backend whole: each
+// chunk is written from where it is, its records gathered.
+func TestCarryForwardsOverTLS(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.TLSSelfSigned = []string{"127.0.0.1"}
+	s := startServer(t, cfg)
+	if !strings.HasPrefix(s.URL(), "https://") {
+		t.Fatalf("the control plane is at %s, not on TLS", s.URL())
+	}
+	cl := adminClient(s)
+	cl.HTTP = trusting(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := cl.CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	e := &carryEnv{s: s, cl: cl, laptopDir: t.TempDir(), cloudDir: t.TempDir()}
+	writeMixedTree(t, e.laptopDir)
+	writeBigFiles(t, e.laptopDir, 20, 3000)
+	for id, root := range map[string]string{"laptop": e.laptopDir, "cloud": e.cloudDir} {
+		tok, err := cl.CreateEnrollmentToken(ctx, "w1", client.EnrollmentTokenRequest{Agent: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ident, err := enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runAgent(t, s, ident, root)
+	}
+	_, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop",
+		Backends: map[string]client.SessionBackend{"laptop": {Kind: "agent", Agent: "laptop"}, "cloud": {Kind: "agent", Agent: "cloud"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := s.bulk.claimed.Load()
+	carrySwap(t, e)("cloud")
+	sameTree(t, e.laptopDir, e.cloudDir)
+	if n := s.bulk.claimed.Load() - claimed; n < 6 {
+		t.Errorf("%d bulk connections for the carry, want 6 or more", n)
+	}
+	if n := s.snapBulkFallbacks.Load(); n != 0 {
+		t.Errorf("%d batches fell back to NATS", n)
 	}
 }

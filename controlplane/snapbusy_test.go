@@ -92,13 +92,16 @@ func TestSettleRefusedBusy(t *testing.T) {
 }
 
 func TestChunksInFlight(t *testing.T) {
-	if n := chunksInFlight(0); n != 448 {
-		t.Errorf("chunksInFlight(default) = %d, want 448", n)
-	}
-	if n := chunksInFlight(1 << 20); n != 3 {
-		t.Errorf("chunksInFlight(1 MiB) = %d, want 3", n)
-	}
-	if n := chunksInFlight(1 << 10); n != 1 {
-		t.Errorf("chunksInFlight(1 KiB) = %d, want 1", n)
+	for _, c := range []struct {
+		queue      int64
+		conns, max int
+	}{
+		{0, 1, 448}, {0, 2, 224}, {0, 3, 149},
+		{1 << 20, 1, 3}, {1 << 20, 2, 1},
+		{1 << 10, 1, 1}, {1 << 10, 2, 1},
+	} {
+		if n := chunksInFlight(c.queue, c.conns); n != c.max {
+			t.Errorf("chunksInFlight(%d, %d) = %d, want %d", c.queue, c.conns, n, c.max)
+		}
 	}
 }

@@ -15,11 +15,14 @@ import (
 
 // forwarder sends chunks on their way into the store straight on to a
 // restore that lacks them (a carry): batches of up to batchBytes,
-// snapWindow in flight. Each batch is gathered in the buffer it is sent
-// from (encoded in place, wire.InPlace, with forwardRoom before the data
-// for the envelope and the chunks' names and sizes): a chunk is copied
-// once in the control plane on its way to the restore. Its methods are
-// safe for concurrent use.
+// snapWindow in flight. On bulk connections, a batch is the chunks
+// where the pull read them (its bulk buffers, held by their pullLease
+// until the batch is sent): a chunk is not copied in the control plane
+// on its way to the restore. Otherwise each batch is gathered in the
+// buffer it is sent from (encoded in place, wire.InPlace, with
+// forwardRoom before the data for the envelope and the chunks' names and
+// sizes): a chunk is copied once. Its methods are safe for concurrent
+// use.
 type forwarder struct {
 	s  *Server
 	t  target
@@ -58,12 +61,38 @@ const forwardRoom = 32 << 10
 func forwardHead(chunks int) int { return wire.Headroom + chunks*(wire.SumSize+5) }
 
 // forwardBatch is a batch being gathered: the chunks' names and sizes,
-// and their data in buf[forwardRoom:forwardRoom+n].
+// and their data (n bytes) in buf[forwardRoom:forwardRoom+n], or, when
+// parts is set, in parts, held by leases until the batch is sent.
 type forwardBatch struct {
-	sums  []byte
-	sizes []uint32
-	buf   *[]byte
-	n     int
+	sums   []byte
+	sizes  []uint32
+	buf    *[]byte
+	n      int
+	parts  bool
+	data   [][]byte
+	leases []*pullLease
+}
+
+// done lets go of what b holds: its buffer, or its chunks' leases.
+func (b *forwardBatch) done(bufs *freeBufs) {
+	if b.buf != nil {
+		bufs.put(b.buf)
+	}
+	for _, l := range b.leases {
+		l.release(true)
+	}
+}
+
+// contiguous is b's data in one slice (a copy when it is in parts).
+func (b *forwardBatch) contiguous() []byte {
+	if !b.parts {
+		return (*b.buf)[forwardRoom : forwardRoom+b.n]
+	}
+	out := make([]byte, 0, b.n)
+	for _, p := range b.data {
+		out = append(out, p...)
+	}
+	return out
 }
 
 // newForwarder forwards to restore h on t (in workspace ws) the chunks
@@ -84,8 +113,10 @@ func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs 
 	return f
 }
 
-// take forwards data (chunk r, which it copies) when the restore lacks it.
-func (f *forwarder) take(r chunkRef, data []byte) error {
+// take forwards data (chunk r) when the restore lacks it. With lease
+// (data is in a pull's bulk buffer) and on bulk connections, the batch
+// holds the lease and sends data from where it is; else it copies data.
+func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := context.Cause(f.ctx); err != nil {
@@ -99,16 +130,29 @@ func (f *forwarder) take(r chunkRef, data []byte) error {
 	// filled to the limit (not to the limit less the largest chunk the
 	// wire allows, which halved them), and hold at most MaxSnapSums, and
 	// as many names and sizes as forwardRoom has room for.
-	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom) {
+	parts := lease != nil && f.bulk.Load()
+	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom || b.parts != parts) {
 		f.sendLocked()
 	}
 	if f.buf == nil {
-		f.buf = &forwardBatch{buf: f.bufs.get(forwardRoom + f.limit)}
+		f.buf = &forwardBatch{parts: parts}
+		if !parts {
+			f.buf.buf = f.bufs.get(forwardRoom + f.limit)
+		}
 	}
 	b := f.buf
 	b.sums = append(b.sums, r.sum...)
 	b.sizes = append(b.sizes, r.size)
-	b.n += copy((*b.buf)[forwardRoom+b.n:], data)
+	if parts {
+		if k := len(b.leases); k == 0 || b.leases[k-1] != lease {
+			lease.hold()
+			b.leases = append(b.leases, lease)
+		}
+		b.data = append(b.data, data)
+		b.n += len(data)
+	} else {
+		b.n += copy((*b.buf)[forwardRoom+b.n:], data)
+	}
 	if len(f.want) == 0 {
 		// The last chunk the restore lacks: its batch goes now, not
 		// when the pull has every store's acknowledgement (deliver).
@@ -126,15 +170,17 @@ func (f *forwarder) sendLocked() {
 	select {
 	case f.sem <- struct{}{}:
 	case <-f.ctx.Done():
-		f.bufs.put(b.buf)
+		b.done(f.bufs)
 		return
 	}
 	f.sent += int64(b.n)
-	req := &wire.InPlace{Body: &wire.SnapRestoreChunksRequest{Handle: f.h, Sums: b.sums, Sizes: b.sizes}, Buf: *b.buf, N: b.n, Room: forwardRoom}
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		defer func() { <-f.sem }()
+		if f.s != nil && f.s.beforeForward != nil {
+			f.s.beforeForward()
+		}
 		var err error
 		switch {
 		case f.bulk.Load():
@@ -145,15 +191,17 @@ func (f *forwarder) sendLocked() {
 				f.s.log.Debug("carry forward: over NATS from here", "ws", f.ws, "err", err)
 				err = f.sendNATS(b, key)
 			}
-		case b.n > f.nats:
+		case b.n > f.nats || b.parts:
 			// A batch gathered for a bulk connection, after one failed.
 			err = f.sendNATS(b, key)
 		default:
+			req := &wire.InPlace{Body: &wire.SnapRestoreChunksRequest{Handle: f.h, Sums: b.sums, Sizes: b.sizes}, Buf: *b.buf, N: b.n, Room: forwardRoom}
 			err = f.t.Concurrent().Call(f.ctx, wire.OpSnapRestoreChunks, req, nil, snapCall(fileCallTimeout, key))
 		}
 		// The request was sent (copied into the connection's buffer)
-		// before the call returned: its batch buffer is free.
-		f.bufs.put(b.buf)
+		// before the call returned: its batch buffer, or the pull
+		// buffers its chunks are in, are free (of it).
+		b.done(f.bufs)
 		if err != nil {
 			f.cancel(err)
 		}
@@ -196,7 +244,13 @@ func (f *forwarder) sendBulk(b *forwardBatch, key string) (fallback bool, err er
 	stop := context.AfterFunc(f.ctx, func() { conn.Close() })
 	defer stop()
 	_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
-	if werr := writeGathered(conn, (*b.buf)[forwardRoom:forwardRoom+b.n], gatherOf(conn)); werr != nil {
+	var werr error
+	if b.parts {
+		werr = writeParts(conn, b.data, gatherOf(conn))
+	} else {
+		werr = writeGathered(conn, (*b.buf)[forwardRoom:forwardRoom+b.n], gatherOf(conn))
+	}
+	if werr != nil {
 		conn.Close()
 		err := <-reply
 		if bulkOwn(err) {
@@ -211,7 +265,7 @@ func (f *forwarder) sendBulk(b *forwardBatch, key string) (fallback bool, err er
 // sendNATS sends batch b over NATS in requests of at most batchBytes of
 // data (a batch gathered for a bulk connection is larger).
 func (f *forwarder) sendNATS(b *forwardBatch, key string) error {
-	data := (*b.buf)[forwardRoom : forwardRoom+b.n]
+	data := b.contiguous()
 	var refs []chunkRef
 	for i, n := range b.sizes {
 		refs = append(refs, chunkRef{sum: b.sums[i*wire.SumSize : (i+1)*wire.SumSize], size: n})
@@ -277,4 +331,29 @@ func (f *forwarder) commit(ctx context.Context) (*client.RestoreResult, error) {
 	res, err := f.s.commitRestore(ctx, f.t, f.h, sent)
 	f.committed = err == nil
 	return res, err
+}
+
+// writeParts writes parts on dst one after the other, TLS records
+// gathered on g as writeGathered's; on a plain TCP connection, with
+// writev (net.Buffers). parts is left as it is.
+func writeParts(dst net.Conn, parts [][]byte, g *gatherConn) error {
+	if p, ok := dst.(*prefixedConn); ok {
+		dst = p.Conn // it reads ahead; its writes are its connection's
+	}
+	if g != nil {
+		done := g.Gather()
+		var err error
+		for _, p := range parts {
+			if _, err = dst.Write(p); err != nil {
+				break
+			}
+		}
+		if ferr := done(); err == nil {
+			err = ferr
+		}
+		return err
+	}
+	bufs := append(net.Buffers(nil), parts...) // WriteTo consumes its slice
+	_, err := bufs.WriteTo(dst)
+	return err
 }

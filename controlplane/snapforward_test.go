@@ -87,7 +87,7 @@ func forwardAll(t *testing.T, limit int, sizes []int) []wire.SnapRestoreChunksRe
 		f.want[string(sum[:])] = true
 	}
 	for i, r := range refs {
-		if err := f.take(r, datas[i]); err != nil {
+		if err := f.take(r, datas[i], nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -179,7 +179,7 @@ func TestForwarderSendsLastBatchAtOnce(t *testing.T) {
 		f.want[string(sum[:])] = true
 	}
 	for i, r := range refs {
-		if err := f.take(r, []byte{byte(i)}); err != nil {
+		if err := f.take(r, []byte{byte(i)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,7 +238,7 @@ func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
 	}
 	var takeErr error
 	for i, r := range refs {
-		if takeErr = f.take(r, datas[i]); takeErr != nil {
+		if takeErr = f.take(r, datas[i], nil); takeErr != nil {
 			break
 		}
 	}
@@ -249,7 +249,7 @@ func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
 	if takeErr != nil && wire.AsError(takeErr).Code != wire.CodeInsufficientStorage {
 		t.Fatalf("take after the target failed: %v, want its error", takeErr)
 	}
-	if err := f.take(refs[len(refs)-1], datas[len(refs)-1]); err == nil {
+	if err := f.take(refs[len(refs)-1], datas[len(refs)-1], nil); err == nil {
 		t.Fatal("the forwarder took a chunk after its target failed")
 	}
 	dst.mu.Lock()
@@ -271,4 +271,100 @@ func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
 		sizes[i] = 100<<10 + i*977
 	}
 	forwardAll(t, limit, sizes)
+}
+
+// gateTarget takes fs.snap.restore.chunks requests sent over NATS
+// (sendNATS) once gate is closed, keeping a copy of their data.
+type gateTarget struct {
+	batchTarget
+	gate chan struct{}
+}
+
+func (g *gateTarget) Concurrent() target { return g }
+func (g *gateTarget) Call(ctx context.Context, op string, body, _ any, _ rpc.CallOptions) error {
+	req, ok := body.(*wire.SnapRestoreChunksRequest)
+	if op != wire.OpSnapRestoreChunks || !ok {
+		panic(op)
+	}
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.batches = append(g.batches, wire.SnapRestoreChunksRequest{Sums: append([]byte(nil), req.Sums...),
+		Sizes: append([]uint32(nil), req.Sizes...), Data: append([]byte(nil), req.Data...)})
+	return nil
+}
+
+// TestForwarderHoldsPullBuffers: on bulk connections a forward batch
+// is the chunks where the pull read them, not a copy; the pull's buffer
+// is read into again only when the pull settled it and every batch with
+// a chunk in it was sent (else the restore, which trusts the control
+// plane's chunks, would be sent bytes read in since), and never when a
+// publish from it failed.
+func TestForwarderHoldsPullBuffers(t *testing.T) {
+	dst := &gateTarget{gate: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f.bulk.Store(true)
+	bufs := &freeBufs{size: 1 << 20}
+	bp := bufs.get(1 << 20)
+	lease := newPullLease(bufs, bp)
+	var refs []chunkRef
+	off := 0
+	for i := range 4 {
+		data := (*bp)[off : off+1000+i]
+		for j := range data {
+			data[j] = byte(i + j)
+		}
+		sum := sha256.Sum256(data)
+		refs = append(refs, chunkRef{sum: sum[:], size: uint32(len(data))})
+		f.want[string(sum[:])] = true
+		off += len(data)
+	}
+	want := append([]byte(nil), (*bp)[:off]...)
+	// Three of the four: the batch is not sent yet.
+	off = 0
+	for _, r := range refs[:3] {
+		if err := f.take(r, (*bp)[off:off+int(r.size)], lease); err != nil {
+			t.Fatal(err)
+		}
+		off += int(r.size)
+	}
+	f.mu.Lock()
+	if f.buf == nil || !f.buf.parts || f.buf.buf != nil {
+		f.mu.Unlock()
+		t.Fatal("a bulk forward batch of chunks in a pull buffer is not made of them")
+	}
+	// Sent over NATS (the bulk path needs a server): the same batch.
+	f.bulk.Store(false)
+	f.sendLocked()
+	f.mu.Unlock()
+	lease.release(true) // the pull settled the batch
+	if len(bufs.free) != 0 {
+		t.Fatal("a pull buffer is free again while a forward batch of its chunks is unsent")
+	}
+	close(dst.gate)
+	f.wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(bufs.free) != 1 || bufs.free[0] != bp {
+		t.Fatalf("the pull buffer is not free after its batch was sent and settled (%d free)", len(bufs.free))
+	}
+	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want[:off]) || len(dst.batches[0].Sizes) != 3 {
+		t.Fatalf("%d batches sent; want one of the three chunks' bytes", len(dst.batches))
+	}
+	// A lease let go of as dirty (a publish failed) never frees its buffer.
+	bp2 := bufs.get(1 << 20)
+	l2 := newPullLease(bufs, bp2)
+	l2.hold()
+	l2.release(false)
+	l2.release(true)
+	if len(bufs.free) != 0 {
+		t.Fatal("a pull buffer with a failed publish is free again")
+	}
 }

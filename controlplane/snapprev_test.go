@@ -179,7 +179,7 @@ func TestSettleBatchReusesOnlyStored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return pulledBatch{acks: []chunkAck{{f: f, size: uint32(n)}}, buf: buf}
+		return pulledBatch{acks: []chunkAck{{f: f, size: uint32(n)}}, lease: newPullLease(bufs, buf)}
 	}
 	data := []byte("a chunk pulled into a buffer of the pull's")
 	first := bufs.get(len(data))
