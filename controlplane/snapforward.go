@@ -1,9 +1,11 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,6 +57,14 @@ type forwarder struct {
 // not fit (forwardHead), so this bounds a batch to 857 chunks: 2 MiB of
 // the smallest files of a tree (2 KB and up) take about 1,000.
 const forwardRoom = 32 << 10
+
+// forwardLeases bounds the pull buffers a forward batch holds (their
+// pullLeases); its chunks from others are copied. The pulls in flight
+// (snapWindow) fill a batch together when the restore lacks what they
+// pull; when it lacks few of their chunks (a target with most of the
+// tree), a batch fills from many pull buffers, and held they would keep
+// the tree's pulled bytes in memory until it is full.
+const forwardLeases = snapWindow
 
 // forwardHead is what a batch's chunks take of forwardRoom: the envelope
 // is counted at wire.Headroom.
@@ -115,7 +125,8 @@ func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs 
 
 // take forwards data (chunk r) when the restore lacks it. With lease
 // (data is in a pull's bulk buffer) and on bulk connections, the batch
-// holds the lease and sends data from where it is; else it copies data.
+// holds the lease and sends data from where it is (but past
+// forwardLeases leases, a copy); else it copies data.
 func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -144,9 +155,13 @@ func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	b.sums = append(b.sums, r.sum...)
 	b.sizes = append(b.sizes, r.size)
 	if parts {
-		if k := len(b.leases); k == 0 || b.leases[k-1] != lease {
+		switch {
+		case slices.Contains(b.leases, lease):
+		case len(b.leases) < forwardLeases:
 			lease.hold()
 			b.leases = append(b.leases, lease)
+		default:
+			data = bytes.Clone(data)
 		}
 		b.data = append(b.data, data)
 		b.n += len(data)

@@ -368,3 +368,64 @@ func TestForwarderHoldsPullBuffers(t *testing.T) {
 		t.Fatal("a pull buffer with a failed publish is free again")
 	}
 }
+
+// TestForwarderSparseChunksHoldFewPullBuffers: when the restore lacks
+// few of the chunks pulled (a target that has most of the tree), a
+// forward batch gathers its chunks from many pull buffers; it holds at
+// most forwardLeases of them (it copies the rest of its chunks), not
+// every one until it is full: else a carry to such a target kept the
+// tree's pulled bytes in memory, 8 MiB a pull buffer, a forward batch
+// filling from a hundred of them.
+func TestForwarderSparseChunksHoldFewPullBuffers(t *testing.T) {
+	dst := &gateTarget{gate: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f.bulk.Store(true)
+	const pulls = 40
+	bufs := &freeBufs{size: 64 << 10}
+	var want []byte
+	for i := range pulls {
+		// A pull buffer of which the restore lacks one chunk.
+		b := make([]byte, 64<<10)
+		lease := newPullLease(bufs, &b)
+		data := b[100 : 1100+i]
+		for j := range data {
+			data[j] = byte(i * j)
+		}
+		sum := sha256.Sum256(data)
+		f.want[string(sum[:])] = true
+		f.want["another"] = true // the batch stays open
+		if err := f.take(chunkRef{sum: sum[:], size: uint32(len(data))}, data, lease); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, data...)
+		lease.release(true) // the pull settled its batch
+	}
+	bufs.mu.Lock()
+	free := len(bufs.free)
+	bufs.mu.Unlock()
+	if held := pulls - free; held > forwardLeases {
+		t.Fatalf("an unsent forward batch of %d chunks holds %d pull buffers, want at most %d", pulls, held, forwardLeases)
+	}
+	// The buffers it let go of are read into again: the batch still
+	// sends the chunks as they were.
+	for _, b := range bufs.free {
+		clear(*b)
+	}
+	f.mu.Lock()
+	f.bulk.Store(false) // sent over NATS (the bulk path needs a server)
+	f.sendLocked()
+	f.mu.Unlock()
+	close(dst.gate)
+	f.wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want) {
+		t.Fatalf("%d batches sent; want one of the %d chunks' bytes", len(dst.batches), pulls)
+	}
+	if len(bufs.free) != pulls {
+		t.Fatalf("%d of %d pull buffers free after the batch was sent", len(bufs.free), pulls)
+	}
+}
