@@ -62,7 +62,7 @@ const forwardRoom = 32 << 10
 // pullLeases); its chunks from others are copied. The pulls in flight
 // (snapWindow, and those starting as others end) fill a batch together
 // when the restore lacks what they pull: a first carry's batches held 6
-// (a 500 MiB tree). When it lacks few of their chunks (a target with
+// (of 64 MiB, TestCarryForwardsFromReusedPullBuffers' tree). When it lacks few of their chunks (a target with
 // most of the tree), a batch fills from many pull buffers, and held
 // they would keep the tree's pulled bytes in memory until it is full.
 const forwardLeases = snapWindow + 2
