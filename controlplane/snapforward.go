@@ -127,7 +127,8 @@ func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs 
 // take forwards data (chunk r) when the restore lacks it. With lease
 // (data is in a pull's bulk buffer) and on bulk connections, the batch
 // holds the lease and sends data from where it is (but past
-// forwardLeases leases, a copy); else it copies data.
+// forwardLeases leases, or in a batch begun with a copy, it copies
+// data); else it copies data.
 func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -142,23 +143,26 @@ func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	// filled to the limit (not to the limit less the largest chunk the
 	// wire allows, which halved them), and hold at most MaxSnapSums, and
 	// as many names and sizes as forwardRoom has room for.
-	parts := lease != nil && f.bulk.Load()
-	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom || b.parts != parts) {
+	// A batch's kind is its first chunk's: a chunk of the other kind
+	// (of a pull that fell back to NATS while others still came on bulk
+	// connections) is copied into it, not sent in a batch of its own.
+	bulk := f.bulk.Load()
+	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom || b.parts && !bulk) {
 		f.sendLocked()
 	}
 	if f.buf == nil {
-		f.buf = &forwardBatch{parts: parts}
-		if !parts {
+		f.buf = &forwardBatch{parts: lease != nil && bulk}
+		if !f.buf.parts {
 			f.buf.buf = f.bufs.get(forwardRoom + f.limit)
 		}
 	}
 	b := f.buf
 	b.sums = append(b.sums, r.sum...)
 	b.sizes = append(b.sizes, r.size)
-	if parts {
+	if b.parts {
 		switch {
-		case slices.Contains(b.leases, lease):
-		case len(b.leases) < forwardLeases:
+		case lease != nil && slices.Contains(b.leases, lease):
+		case lease != nil && len(b.leases) < forwardLeases:
 			lease.hold()
 			b.leases = append(b.leases, lease)
 		default:

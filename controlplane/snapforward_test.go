@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -274,7 +275,8 @@ func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
 }
 
 // gateTarget takes fs.snap.restore.chunks requests sent over NATS
-// (sendNATS) once gate is closed, keeping a copy of their data.
+// (sendNATS, or a batch encoded in place) once gate is closed, keeping a
+// copy of their data.
 type gateTarget struct {
 	batchTarget
 	gate chan struct{}
@@ -282,6 +284,11 @@ type gateTarget struct {
 
 func (g *gateTarget) Concurrent() target { return g }
 func (g *gateTarget) Call(ctx context.Context, op string, body, _ any, _ rpc.CallOptions) error {
+	if p, ok := body.(*wire.InPlace); ok {
+		req := *p.Body.(*wire.SnapRestoreChunksRequest)
+		req.Data = p.Buf[p.Room : p.Room+p.N]
+		body = &req
+	}
 	req, ok := body.(*wire.SnapRestoreChunksRequest)
 	if op != wire.OpSnapRestoreChunks || !ok {
 		panic(op)
@@ -427,5 +434,56 @@ func TestForwarderSparseChunksHoldFewPullBuffers(t *testing.T) {
 	}
 	if len(bufs.free) != pulls {
 		t.Fatalf("%d of %d pull buffers free after the batch was sent", len(bufs.free), pulls)
+	}
+}
+
+// TestForwarderMixedChunksOneBatch: while one pull has fallen back to
+// NATS and others still come on bulk connections, the chunks of both
+// kinds, taken in turns, go in one forward batch (one bulk connection),
+// not in a batch each time the kind changes.
+func TestForwarderMixedChunksOneBatch(t *testing.T) {
+	dst := &gateTarget{gate: make(chan struct{})}
+	close(dst.gate)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	release := make(chan struct{})
+	f := &forwarder{s: &Server{beforeForward: func() { <-release }}, t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel,
+		sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f.bulk.Store(true)
+	f.bufs = &freeBufs{size: forwardRoom + f.limit}
+	bufs := &freeBufs{size: 64 << 10}
+	b := make([]byte, 64<<10)
+	lease := newPullLease(bufs, &b)
+	var want []byte
+	for i := range snapWindow {
+		data := b[i*1000 : i*1000+999]
+		var l *pullLease
+		if i%2 == 1 {
+			data, l = []byte(strings.Repeat(string(rune('a'+i)), 999)), nil // a NATS reply's
+		} else {
+			for j := range data {
+				data[j] = byte(i + j)
+			}
+			l = lease
+		}
+		sum := sha256.Sum256(data)
+		f.want[string(sum[:])] = true
+		f.want["another"] = true // the batch stays open
+		if err := f.take(chunkRef{sum: sum[:], size: uint32(len(data))}, data, l); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, data...)
+	}
+	f.mu.Lock()
+	f.bulk.Store(false) // sent over NATS (the bulk path needs a server)
+	f.sendLocked()
+	f.mu.Unlock()
+	close(release)
+	f.wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want) {
+		t.Fatalf("%d batches sent for %d chunks taken in turns from a pull buffer and NATS replies, want one", len(dst.batches), snapWindow)
 	}
 }
