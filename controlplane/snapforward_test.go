@@ -400,12 +400,7 @@ func TestForwarderSparseChunksHoldFewPullBuffers(t *testing.T) {
 		for j := range data {
 			data[j] = byte(i * j)
 		}
-		sum := sha256.Sum256(data)
-		f.want[string(sum[:])] = true
-		f.want["another"] = true // the batch stays open
-		if err := f.take(chunkRef{sum: sum[:], size: uint32(len(data))}, data, lease); err != nil {
-			t.Fatal(err)
-		}
+		takeOpen(t, f, data, lease)
 		want = append(want, data...)
 		lease.release(true) // the pull settled its batch
 	}
@@ -466,12 +461,7 @@ func TestForwarderMixedChunksOneBatch(t *testing.T) {
 			}
 			l = lease
 		}
-		sum := sha256.Sum256(data)
-		f.want[string(sum[:])] = true
-		f.want["another"] = true // the batch stays open
-		if err := f.take(chunkRef{sum: sum[:], size: uint32(len(data))}, data, l); err != nil {
-			t.Fatal(err)
-		}
+		takeOpen(t, f, data, l)
 		want = append(want, data...)
 	}
 	f.mu.Lock()
@@ -485,5 +475,18 @@ func TestForwarderMixedChunksOneBatch(t *testing.T) {
 	}
 	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want) {
 		t.Fatalf("%d batches sent for %d chunks taken in turns from a pull buffer and NATS replies, want one", len(dst.batches), snapWindow)
+	}
+}
+
+// takeOpen has f take data (from lease's buffer, nil: a NATS reply's), a
+// chunk the restore lacks, while the restore lacks another: the batch
+// stays open.
+func takeOpen(t *testing.T, f *forwarder, data []byte, lease *pullLease) {
+	t.Helper()
+	sum := sha256.Sum256(data)
+	f.want[string(sum[:])] = true
+	f.want["another"] = true
+	if err := f.take(chunkRef{sum: sum[:], size: uint32(len(data))}, data, lease); err != nil {
+		t.Fatal(err)
 	}
 }
