@@ -1,9 +1,11 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,6 +57,15 @@ type forwarder struct {
 // not fit (forwardHead), so this bounds a batch to 857 chunks: 2 MiB of
 // the smallest files of a tree (2 KB and up) take about 1,000.
 const forwardRoom = 32 << 10
+
+// forwardLeases bounds the pull buffers a forward batch holds (their
+// pullLeases); its chunks from others are copied. The pulls in flight
+// (snapWindow, and those starting as others end) fill a batch together
+// when the restore lacks what they pull: a first carry's batches held 6
+// (of 64 MiB, TestCarryForwardsFromReusedPullBuffers' tree). When it lacks few of their chunks (a target with
+// most of the tree), a batch fills from many pull buffers, and held
+// they would keep the tree's pulled bytes in memory until it is full.
+const forwardLeases = snapWindow + 2
 
 // forwardHead is what a batch's chunks take of forwardRoom: the envelope
 // is counted at wire.Headroom.
@@ -115,7 +126,9 @@ func (s *Server) newForwarder(ctx context.Context, t target, ws, h string, refs 
 
 // take forwards data (chunk r) when the restore lacks it. With lease
 // (data is in a pull's bulk buffer) and on bulk connections, the batch
-// holds the lease and sends data from where it is; else it copies data.
+// holds the lease and sends data from where it is (but past
+// forwardLeases leases, or in a batch begun with a copy, it copies
+// data); else it copies data.
 func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -130,23 +143,30 @@ func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	// filled to the limit (not to the limit less the largest chunk the
 	// wire allows, which halved them), and hold at most MaxSnapSums, and
 	// as many names and sizes as forwardRoom has room for.
-	parts := lease != nil && f.bulk.Load()
-	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom || b.parts != parts) {
+	// A batch's kind is its first chunk's: a chunk of the other kind
+	// (of a pull that fell back to NATS while others still came on bulk
+	// connections) is copied into it, not sent in a batch of its own.
+	bulk := f.bulk.Load()
+	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom || b.parts && !bulk) {
 		f.sendLocked()
 	}
 	if f.buf == nil {
-		f.buf = &forwardBatch{parts: parts}
-		if !parts {
+		f.buf = &forwardBatch{parts: lease != nil && bulk}
+		if !f.buf.parts {
 			f.buf.buf = f.bufs.get(forwardRoom + f.limit)
 		}
 	}
 	b := f.buf
 	b.sums = append(b.sums, r.sum...)
 	b.sizes = append(b.sizes, r.size)
-	if parts {
-		if k := len(b.leases); k == 0 || b.leases[k-1] != lease {
+	if b.parts {
+		switch {
+		case lease != nil && slices.Contains(b.leases, lease):
+		case lease != nil && len(b.leases) < forwardLeases:
 			lease.hold()
 			b.leases = append(b.leases, lease)
+		default:
+			data = bytes.Clone(data)
 		}
 		b.data = append(b.data, data)
 		b.n += len(data)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -274,7 +275,8 @@ func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
 }
 
 // gateTarget takes fs.snap.restore.chunks requests sent over NATS
-// (sendNATS) once gate is closed, keeping a copy of their data.
+// (sendNATS, or a batch encoded in place) once gate is closed, keeping a
+// copy of their data.
 type gateTarget struct {
 	batchTarget
 	gate chan struct{}
@@ -282,6 +284,11 @@ type gateTarget struct {
 
 func (g *gateTarget) Concurrent() target { return g }
 func (g *gateTarget) Call(ctx context.Context, op string, body, _ any, _ rpc.CallOptions) error {
+	if p, ok := body.(*wire.InPlace); ok {
+		req := *p.Body.(*wire.SnapRestoreChunksRequest)
+		req.Data = p.Buf[p.Room : p.Room+p.N]
+		body = &req
+	}
 	req, ok := body.(*wire.SnapRestoreChunksRequest)
 	if op != wire.OpSnapRestoreChunks || !ok {
 		panic(op)
@@ -366,5 +373,120 @@ func TestForwarderHoldsPullBuffers(t *testing.T) {
 	l2.release(true)
 	if len(bufs.free) != 0 {
 		t.Fatal("a pull buffer with a failed publish is free again")
+	}
+}
+
+// TestForwarderSparseChunksHoldFewPullBuffers: when the restore lacks
+// few of the chunks pulled (a target that has most of the tree), a
+// forward batch gathers its chunks from many pull buffers; it holds at
+// most forwardLeases of them (it copies the rest of its chunks), not
+// every one until it is full: else a carry to such a target kept the
+// tree's pulled bytes in memory, 8 MiB a pull buffer, a forward batch
+// filling from a hundred of them.
+func TestForwarderSparseChunksHoldFewPullBuffers(t *testing.T) {
+	dst := &gateTarget{gate: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f.bulk.Store(true)
+	const pulls = 40
+	bufs := &freeBufs{size: 64 << 10}
+	var want []byte
+	for i := range pulls {
+		// A pull buffer of which the restore lacks one chunk.
+		b := make([]byte, 64<<10)
+		lease := newPullLease(bufs, &b)
+		data := b[100 : 1100+i]
+		for j := range data {
+			data[j] = byte(i * j)
+		}
+		takeOpen(t, f, data, lease)
+		want = append(want, data...)
+		lease.release(true) // the pull settled its batch
+	}
+	bufs.mu.Lock()
+	free := len(bufs.free)
+	bufs.mu.Unlock()
+	if held := pulls - free; held > forwardLeases {
+		t.Fatalf("an unsent forward batch of %d chunks holds %d pull buffers, want at most %d", pulls, held, forwardLeases)
+	}
+	// The buffers it let go of are read into again: the batch still
+	// sends the chunks as they were.
+	for _, b := range bufs.free {
+		clear(*b)
+	}
+	f.mu.Lock()
+	f.bulk.Store(false) // sent over NATS (the bulk path needs a server)
+	f.sendLocked()
+	f.mu.Unlock()
+	close(dst.gate)
+	f.wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want) {
+		t.Fatalf("%d batches sent; want one of the %d chunks' bytes", len(dst.batches), pulls)
+	}
+	if len(bufs.free) != pulls {
+		t.Fatalf("%d of %d pull buffers free after the batch was sent", len(bufs.free), pulls)
+	}
+}
+
+// TestForwarderMixedChunksOneBatch: while one pull has fallen back to
+// NATS and others still come on bulk connections, the chunks of both
+// kinds, taken in turns, go in one forward batch (one bulk connection),
+// not in a batch each time the kind changes.
+func TestForwarderMixedChunksOneBatch(t *testing.T) {
+	dst := &gateTarget{gate: make(chan struct{})}
+	close(dst.gate)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	release := make(chan struct{})
+	f := &forwarder{s: &Server{beforeForward: func() { <-release }}, t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel,
+		sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f.bulk.Store(true)
+	f.bufs = &freeBufs{size: forwardRoom + f.limit}
+	bufs := &freeBufs{size: 64 << 10}
+	b := make([]byte, 64<<10)
+	lease := newPullLease(bufs, &b)
+	var want []byte
+	for i := range snapWindow {
+		data := b[i*1000 : i*1000+999]
+		var l *pullLease
+		if i%2 == 1 {
+			data, l = []byte(strings.Repeat(string(rune('a'+i)), 999)), nil // a NATS reply's
+		} else {
+			for j := range data {
+				data[j] = byte(i + j)
+			}
+			l = lease
+		}
+		takeOpen(t, f, data, l)
+		want = append(want, data...)
+	}
+	f.mu.Lock()
+	f.bulk.Store(false) // sent over NATS (the bulk path needs a server)
+	f.sendLocked()
+	f.mu.Unlock()
+	close(release)
+	f.wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want) {
+		t.Fatalf("%d batches sent for %d chunks taken in turns from a pull buffer and NATS replies, want one", len(dst.batches), snapWindow)
+	}
+}
+
+// takeOpen has f take data (from lease's buffer, nil: a NATS reply's), a
+// chunk the restore lacks, while the restore lacks another: the batch
+// stays open.
+func takeOpen(t *testing.T, f *forwarder, data []byte, lease *pullLease) {
+	t.Helper()
+	sum := sha256.Sum256(data)
+	f.want[string(sum[:])] = true
+	f.want["another"] = true
+	if err := f.take(chunkRef{sum: sum[:], size: uint32(len(data))}, data, lease); err != nil {
+		t.Fatal(err)
 	}
 }
