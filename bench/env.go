@@ -28,6 +28,9 @@ type env struct {
 	// stateDir is the control plane's state directory when it is not
 	// under dir (-cp-state-dir); Close removes it.
 	stateDir string
+	// storeDir is the control plane's JetStream store (under its state
+	// directory, wherever that is).
+	storeDir string
 	cancel   context.CancelFunc
 	agentCh  chan error
 }
@@ -80,6 +83,7 @@ func newEnv(ctx context.Context, n int, tlsOn bool) (*env, error) {
 		}
 		e.stateDir, cfg.StateDir = sd, sd
 	}
+	e.storeDir = filepath.Join(cfg.StateDir, "jetstream")
 	if tlsOn {
 		cfg.TLSSelfSigned = []string{"127.0.0.1"}
 	}

@@ -77,4 +77,8 @@ func TestEvictCopies(t *testing.T) {
 	if n := resident(t, files[2]); n == 0 {
 		t.Errorf("%s (not under the directories given): its pages were dropped too", files[2])
 	}
+	// A directory gone (the store's, removed as it walked) is no error.
+	if err := evictCopies([]string{filepath.Join(dir, "gone")}); err != nil {
+		t.Errorf("evictCopies of a directory that is gone: %v", err)
+	}
 }
