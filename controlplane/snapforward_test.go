@@ -342,7 +342,7 @@ func TestForwarderHoldsPullBuffers(t *testing.T) {
 		off += int(r.size)
 	}
 	f.mu.Lock()
-	if f.buf == nil || !f.buf.parts || f.buf.buf != nil {
+	if f.buf == nil || !f.buf.inParts() || f.buf.buf != nil {
 		f.mu.Unlock()
 		t.Fatal("a bulk forward batch of chunks in a pull buffer is not made of them")
 	}
