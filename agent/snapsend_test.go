@@ -184,17 +184,7 @@ func TestPutChunksTwoAtOnce(t *testing.T) {
 	const n = 1000
 	dst := t.TempDir()
 	entries, sums, sizes, data := smallFiles(n)
-	df, err := files.New(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer df.Close()
-	ctx := context.Background()
-	r, err := df.BeginRestore(ctx, ".", entries, files.RestoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Abort()
+	ctx, _, r := beginRestore(t, dst, entries)
 	var mu sync.Mutex
 	in, most, calls := 0, 0, 0
 	second := make(chan struct{})

@@ -67,11 +67,10 @@ type Restore struct {
 	// their temporary names recorded in the journal (see reserve).
 	resMu    sync.Mutex
 	reserved int
-	// oldMu guards old and oldBytes: the files the restore renamed
-	// over, held open (holdOld) so that they are freed when the
-	// restore has ended (releaseOld), not in each rename on the
-	// delivery's path; within the agent's bounds (held).
-	oldMu    sync.Mutex
+	// old and oldBytes, guarded by held's lock, are the files the
+	// restore renamed over, held open (holdOld) so that they are freed
+	// when the restore has ended (releaseOld), not in each rename on
+	// the delivery's path; within the agent's bounds (held).
 	old      []*os.File
 	oldBytes int64
 }
@@ -97,7 +96,9 @@ var (
 
 // held is what the restores running hold of the files they replaced,
 // within maxHeldOld and maxHeldOldBytes; a restore's are counted until it
-// ends (their closes, on a goroutine, follow at once).
+// ends (their closes, on a goroutine, follow at once). Its lock guards
+// each restore's old and oldBytes too, so that the count is always
+// theirs summed.
 var held struct {
 	sync.Mutex
 	files int
@@ -595,8 +596,6 @@ func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
 	if rf.oldSize < 0 {
 		return
 	}
-	r.oldMu.Lock()
-	defer r.oldMu.Unlock()
 	held.Lock()
 	defer held.Unlock()
 	if held.files >= maxHeldOld || held.bytes+rf.oldSize > maxHeldOldBytes {
@@ -614,17 +613,15 @@ func (r *Restore) holdOld(rf *restoreFile, d *restoreDir) {
 // goroutine of its own that ends when they are closed: the restore's
 // Commit answers without waiting for the file system to free them.
 func (r *Restore) releaseOld() {
-	r.oldMu.Lock()
-	old, bytes := r.old, r.oldBytes
+	held.Lock()
+	old := r.old
+	held.files -= len(old)
+	held.bytes -= r.oldBytes
 	r.old, r.oldBytes = nil, 0
-	r.oldMu.Unlock()
+	held.Unlock()
 	if len(old) == 0 {
 		return
 	}
-	held.Lock()
-	held.files -= len(old)
-	held.bytes -= bytes
-	held.Unlock()
 	go func() {
 		for _, f := range old {
 			f.Close()
