@@ -169,9 +169,9 @@ type Server struct {
 	sysNC     *nats.Conn
 	st        *store
 	snaps     *snapStore
-	snapJS    jetstream.JetStream // chunk publishes, async
-	// snapPubs publish chunks, each on a store connection of its own
-	// (snapJS first); snapNext picks the next pull batch's.
+	// snapPubs publish chunks, async, each on a store connection of its
+	// own (nc's JetStream alone with an external server); snapNext
+	// picks the next pull batch's.
 	snapPubs []jetstream.JetStream
 	snapNext atomic.Uint32
 	periodic *periodic // background snapshots
@@ -328,7 +328,6 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.snaps, err = openSnapStore(ctx, js, s.kvReplicas(), s.cfg.SnapshotQuota, s.log.Warn); err != nil {
 		return err
 	}
-	s.snapJS = js
 	s.snapPubs = []jetstream.JetStream{js}
 	if s.storeNC != nil {
 		conns := append([]*nats.Conn{s.storeNC}, s.storeMore...)
@@ -340,7 +339,6 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			}
 			s.snapPubs = append(s.snapPubs, pub)
 		}
-		s.snapJS = s.snapPubs[0]
 	}
 	// Tried again while a busy server lets it time out: after a restart a
 	// fleet reconnecting at once keeps the embedded server's read loops

@@ -73,16 +73,18 @@ func forwardHead(chunks int) int { return wire.Headroom + chunks*(wire.SumSize+5
 
 // forwardBatch is a batch being gathered: the chunks' names and sizes,
 // and their data (n bytes) in buf[forwardRoom:forwardRoom+n], or, when
-// parts is set, in parts, held by leases until the batch is sent.
+// buf is nil (inParts), in data, held by leases until the batch is sent.
 type forwardBatch struct {
 	sums   []byte
 	sizes  []uint32
 	buf    *[]byte
 	n      int
-	parts  bool
 	data   [][]byte
 	leases []*pullLease
 }
+
+// inParts says b's data is in data, where the pulls read it, not in buf.
+func (b *forwardBatch) inParts() bool { return b.buf == nil }
 
 // done lets go of what b holds: its buffer, or its chunks' leases.
 func (b *forwardBatch) done(bufs *freeBufs) {
@@ -96,14 +98,10 @@ func (b *forwardBatch) done(bufs *freeBufs) {
 
 // contiguous is b's data in one slice (a copy when it is in parts).
 func (b *forwardBatch) contiguous() []byte {
-	if !b.parts {
-		return (*b.buf)[forwardRoom : forwardRoom+b.n]
+	if b.inParts() {
+		return bytes.Join(b.data, nil)
 	}
-	out := make([]byte, 0, b.n)
-	for _, p := range b.data {
-		out = append(out, p...)
-	}
-	return out
+	return (*b.buf)[forwardRoom : forwardRoom+b.n]
 }
 
 // newForwarder forwards to restore h on t (in workspace ws) the chunks
@@ -147,19 +145,19 @@ func (f *forwarder) take(r chunkRef, data []byte, lease *pullLease) error {
 	// (of a pull that fell back to NATS while others still came on bulk
 	// connections) is copied into it, not sent in a batch of its own.
 	bulk := f.bulk.Load()
-	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom || b.parts && !bulk) {
+	if b := f.buf; b != nil && (b.n+len(data) > f.limit || len(b.sizes) >= wire.MaxSnapSums || forwardHead(len(b.sizes)+1) > forwardRoom || b.inParts() && !bulk) {
 		f.sendLocked()
 	}
 	if f.buf == nil {
-		f.buf = &forwardBatch{parts: lease != nil && bulk}
-		if !f.buf.parts {
+		f.buf = &forwardBatch{}
+		if lease == nil || !bulk {
 			f.buf.buf = f.bufs.get(forwardRoom + f.limit)
 		}
 	}
 	b := f.buf
 	b.sums = append(b.sums, r.sum...)
 	b.sizes = append(b.sizes, r.size)
-	if b.parts {
+	if b.inParts() {
 		switch {
 		case lease != nil && slices.Contains(b.leases, lease):
 		case lease != nil && len(b.leases) < forwardLeases:
@@ -211,7 +209,7 @@ func (f *forwarder) sendLocked() {
 				f.s.log.Debug("carry forward: over NATS from here", "ws", f.ws, "err", err)
 				err = f.sendNATS(b, key)
 			}
-		case b.n > f.nats || b.parts:
+		case b.n > f.nats || b.inParts():
 			// A batch gathered for a bulk connection, after one failed.
 			err = f.sendNATS(b, key)
 		default:
@@ -265,7 +263,7 @@ func (f *forwarder) sendBulk(b *forwardBatch, key string) (fallback bool, err er
 	defer stop()
 	_ = conn.SetWriteDeadline(time.Now().Add(bulkIdle))
 	var werr error
-	if b.parts {
+	if b.inParts() {
 		werr = writeParts(conn, b.data, gatherOf(conn))
 	} else {
 		werr = writeGathered(conn, (*b.buf)[forwardRoom:forwardRoom+b.n], gatherOf(conn))

@@ -67,14 +67,22 @@ func (b *batchTarget) Call(_ context.Context, op string, body, _ any, _ rpc.Call
 	return nil
 }
 
+// testForwarder is a forwarder, of no server, to restore h1 on dst, of
+// batches of up to limit bytes (on bulk connections and over NATS); its
+// context ends with the test.
+func testForwarder(t testing.TB, dst target, limit int) *forwarder {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	return &forwarder{t: dst, h: "h1", limit: limit, nats: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+}
+
 // forwardAll forwards chunks of the given sizes (each wanted) through a
 // forwarder with batch limit limit, and returns the batches sent.
 func forwardAll(t *testing.T, limit int, sizes []int) []wire.SnapRestoreChunksRequest {
 	t.Helper()
 	dst := &batchTarget{}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: limit, nats: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := testForwarder(t, dst, limit)
 	var refs []chunkRef
 	var datas [][]byte
 	for i, n := range sizes {
@@ -98,7 +106,7 @@ func forwardAll(t *testing.T, limit int, sizes []int) []wire.SnapRestoreChunksRe
 	}
 	f.mu.Unlock()
 	f.wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	if err := context.Cause(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Every chunk went once, with its bytes (batches go several at once,
@@ -170,9 +178,7 @@ func TestForwarderFillsBatches(t *testing.T) {
 // acknowledged every chunk pulled).
 func TestForwarderSendsLastBatchAtOnce(t *testing.T) {
 	dst := &batchTarget{}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := testForwarder(t, dst, 2<<20)
 	var refs []chunkRef
 	for i := range 3 {
 		sum := sha256.Sum256([]byte{byte(i)})
@@ -224,9 +230,7 @@ func (f *failingBatchTarget) Call(ctx context.Context, op string, body, out any,
 func TestForwarderTargetFailsThenBuffersServeAgain(t *testing.T) {
 	const limit = 1 << 20
 	dst := &failingBatchTarget{failAt: 2}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: limit, nats: limit, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := testForwarder(t, dst, limit)
 	var refs []chunkRef
 	var datas [][]byte
 	for i := range 40 {
@@ -313,9 +317,7 @@ func (g *gateTarget) Call(ctx context.Context, op string, body, _ any, _ rpc.Cal
 // publish from it failed.
 func TestForwarderHoldsPullBuffers(t *testing.T) {
 	dst := &gateTarget{gate: make(chan struct{})}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := testForwarder(t, dst, 2<<20)
 	f.bulk.Store(true)
 	bufs := &freeBufs{size: 1 << 20}
 	bp := bufs.get(1 << 20)
@@ -342,7 +344,7 @@ func TestForwarderHoldsPullBuffers(t *testing.T) {
 		off += int(r.size)
 	}
 	f.mu.Lock()
-	if f.buf == nil || !f.buf.parts || f.buf.buf != nil {
+	if f.buf == nil || !f.buf.inParts() || f.buf.buf != nil {
 		f.mu.Unlock()
 		t.Fatal("a bulk forward batch of chunks in a pull buffer is not made of them")
 	}
@@ -356,7 +358,7 @@ func TestForwarderHoldsPullBuffers(t *testing.T) {
 	}
 	close(dst.gate)
 	f.wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	if err := context.Cause(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(bufs.free) != 1 || bufs.free[0] != bp {
@@ -385,9 +387,7 @@ func TestForwarderHoldsPullBuffers(t *testing.T) {
 // filling from a hundred of them.
 func TestForwarderSparseChunksHoldFewPullBuffers(t *testing.T) {
 	dst := &gateTarget{gate: make(chan struct{})}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	f := &forwarder{t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel, sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := testForwarder(t, dst, 2<<20)
 	f.bulk.Store(true)
 	const pulls = 40
 	bufs := &freeBufs{size: 64 << 10}
@@ -421,7 +421,7 @@ func TestForwarderSparseChunksHoldFewPullBuffers(t *testing.T) {
 	f.mu.Unlock()
 	close(dst.gate)
 	f.wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	if err := context.Cause(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want) {
@@ -439,11 +439,9 @@ func TestForwarderSparseChunksHoldFewPullBuffers(t *testing.T) {
 func TestForwarderMixedChunksOneBatch(t *testing.T) {
 	dst := &gateTarget{gate: make(chan struct{})}
 	close(dst.gate)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
 	release := make(chan struct{})
-	f := &forwarder{s: &Server{beforeForward: func() { <-release }}, t: dst, h: "h1", limit: 2 << 20, nats: 2 << 20, ctx: ctx, cancel: cancel,
-		sem: make(chan struct{}, snapWindow), want: map[string]bool{}}
+	f := testForwarder(t, dst, 2<<20)
+	f.s = &Server{beforeForward: func() { <-release }}
 	f.bulk.Store(true)
 	f.bufs = &freeBufs{size: forwardRoom + f.limit}
 	bufs := &freeBufs{size: 64 << 10}
@@ -470,7 +468,7 @@ func TestForwarderMixedChunksOneBatch(t *testing.T) {
 	f.mu.Unlock()
 	close(release)
 	f.wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	if err := context.Cause(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(dst.batches) != 1 || string(dst.batches[0].Data) != string(want) {

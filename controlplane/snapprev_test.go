@@ -138,7 +138,7 @@ func TestSettleRefusedInFlight(t *testing.T) {
 func refusedPublish(ctx context.Context, t *testing.T, s *Server, data []byte) (jetstream.PubAckFuture, [sha256.Size]byte) {
 	t.Helper()
 	sum := sha256.Sum256(data)
-	f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(5))
+	f, err := s.snapJS().PublishAsync(chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestSettleBatchReusesOnlyStored(t *testing.T) {
 		t.Helper()
 		n := copy(*buf, data)
 		sum := sha256.Sum256(data)
-		f, err := s.snapJS.PublishAsync(chunkSubject("w1", sum[:]), (*buf)[:n], jetstream.WithExpectLastSequencePerSubject(0))
+		f, err := s.snapJS().PublishAsync(chunkSubject("w1", sum[:]), (*buf)[:n], jetstream.WithExpectLastSequencePerSubject(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,14 +215,14 @@ func TestStoreConnWithNativeTLS(t *testing.T) {
 	if !s.nativeTLS() {
 		t.Fatal("the native port does not serve TLS")
 	}
-	if s.storeNC == nil || s.snapJS.Conn() != s.storeNC {
+	if s.storeNC == nil || s.snapJS().Conn() != s.storeNC {
 		t.Fatal("chunk publishes do not go on the store's connection")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	data := []byte("a chunk stored over the in-process connection")
 	sum := sha256.Sum256(data)
-	if _, err := s.snapJS.Publish(ctx, chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(0)); err != nil {
+	if _, err := s.snapJS().Publish(ctx, chunkSubject("w1", sum[:]), data, jetstream.WithExpectLastSequencePerSubject(0)); err != nil {
 		t.Fatal(err)
 	}
 	wantStoredChunk(ctx, t, s, sum, data)

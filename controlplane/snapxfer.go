@@ -73,11 +73,12 @@ const storeConns = 2
 // chunkPublisher is the store publisher of the next pull batch: the
 // store connections take turns.
 func (s *Server) chunkPublisher() jetstream.JetStream {
-	if len(s.snapPubs) == 0 {
-		return s.snapJS
-	}
 	return s.snapPubs[int(s.snapNext.Add(1)-1)%len(s.snapPubs)]
 }
+
+// snapJS is the store publisher of chunk publishes outside pull batches
+// (settleRefused's): the first store connection's.
+func (s *Server) snapJS() jetstream.JetStream { return s.snapPubs[0] }
 
 // Snapshot kinds.
 const (
@@ -960,7 +961,7 @@ func (s *Server) settleRefused(ctx context.Context, a chunkAck, err error) (int6
 			}
 		}
 		m := a.f.Msg()
-		if _, err = s.snapJS.Publish(ctx, m.Subject, m.Data, jetstream.WithExpectLastSequencePerSubject(0)); err == nil {
+		if _, err = s.snapJS().Publish(ctx, m.Subject, m.Data, jetstream.WithExpectLastSequencePerSubject(0)); err == nil {
 			return int64(a.size), nil
 		}
 	}
