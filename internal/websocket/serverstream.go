@@ -144,10 +144,10 @@ func isTimeout(err error) bool {
 func (s *ServerStream) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
-		bp := relayBufs.Get().(*[]byte)
+		bp, pool := relayBuf(len(p))
 		n := copy((*bp)[relayHeadroom:], p)
 		err := writeFrameAt(s.ws, *bp, n, s.gather)
-		relayBufs.Put(bp)
+		pool.Put(bp)
 		if err != nil {
 			return written, err
 		}

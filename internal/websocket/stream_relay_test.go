@@ -243,3 +243,41 @@ func assertClosed(t *testing.T, c net.Conn) {
 		t.Fatalf("plain side still open: read %d, %v", n, err)
 	}
 }
+
+// A write of up to relaySmall bytes goes out in one frame without
+// gathering (which takes a 288 KiB buffer on the control plane's TLS
+// connections); a larger one is gathered.
+func TestStreamGathersOnlyLargeWrites(t *testing.T) {
+	w := startRelay(t, true)
+	send := func(n int) {
+		t.Helper()
+		p := make([]byte, n)
+		_, _ = rand.Read(p)
+		if _, err := w.far.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for len(got) < n {
+			_, m, err := w.client.ReadMessage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, m...)
+		}
+		if !bytes.Equal(got, p) {
+			t.Fatalf("%d bytes: the peer got other bytes", n)
+		}
+	}
+	for _, n := range []int{1, 100, 1500, relaySmall} {
+		send(n)
+	}
+	if g := len(w.gather); g != 0 {
+		t.Fatalf("writes of up to %d bytes were gathered %d times, want 0", relaySmall, g)
+	}
+	// One TCP segment on loopback: read by the pump in one piece, or in
+	// pieces of which at least one is larger than relaySmall.
+	send(20000)
+	if len(w.gather) == 0 {
+		t.Fatal("a 20,000-byte write was not gathered")
+	}
+}
