@@ -42,8 +42,12 @@ func startRelay(t *testing.T, tls bool) *relayWorld {
 			w.done <- err
 			return
 		}
+		// A gather is counted when it starts, before its frame's bytes
+		// go out: counted in done, after the write, it could be counted
+		// after the peer read the frame and the test looked.
 		opt := StreamOptions{Gather: func() func() error {
-			return func() error { w.gather <- struct{}{}; return nil }
+			w.gather <- struct{}{}
+			return func() error { return nil }
 		}}
 		st, err := NewServerStream(ws, opt)
 		if err != nil {
