@@ -22,8 +22,9 @@ const (
 	relayLarge = 256 << 10
 )
 
-// relayHeadroom is the room kept before each payload in a relayBufs
-// buffer for the frame's header (at most 10 bytes unmasked).
+// relayHeadroom is the room kept before each payload in a relayBufs or
+// relaySmallBufs buffer for the frame's header (at most 10 bytes
+// unmasked).
 const relayHeadroom = 10
 
 var relayBufs = sync.Pool{New: func() any { b := make([]byte, relayHeadroom+relayLarge); return &b }}
@@ -46,9 +47,10 @@ func relayBuf(n int) (*[]byte, *sync.Pool) {
 
 // StreamOptions tune a ServerStream; the zero value is ready.
 type StreamOptions struct {
-	// Gather, when set, is called around each frame written to the peer;
-	// the done it returns is called after the write. A TLS transport uses
-	// it to put a large frame's records out in few syscalls.
+	// Gather, when set, is called around each frame of more than
+	// relaySmall (4 KiB) payload bytes written to the peer; the done it
+	// returns is called after the write. A TLS transport uses it to put a
+	// large frame's records out in few syscalls.
 	Gather func() (done func() error)
 }
 
@@ -82,8 +84,8 @@ func relayControl(ws *Conn, h header) (done bool, err error) {
 // binary frame, its header put just before the payload; gather, when set,
 // is called around the write of a frame of more than relaySmall bytes. A
 // smaller one is a single TLS record (but in a connection's first few
-// writes, while crypto/tls still grows its records from ~1.2 KiB), so
-// gathering it would only take a buffer.
+// records, while crypto/tls still grows them from ~1.2 KiB), so gathering
+// it would only take a buffer.
 func writeFrameAt(ws *Conn, buf []byte, n int, gather func() func() error) error {
 	var hb [relayHeadroom]byte
 	h := appendLength(append(hb[:0], 0x80|byte(OpBinary)), n, false)

@@ -32,7 +32,8 @@ type ServerStream struct {
 }
 
 // NewServerStream is the stream over ws, a server side connection from
-// AcceptStream; opt.Gather, when set, is called around each frame written.
+// AcceptStream; opt.Gather, when set, is called around the write of each
+// frame that carries more than 4 KiB.
 // Nothing else may read ws afterwards.
 func NewServerStream(ws *Conn, opt StreamOptions) (*ServerStream, error) {
 	if ws.client {
