@@ -74,8 +74,9 @@ func memoryRows(sp *serveProc, cfg loadConfig, when, suffix string) []row {
 	live, stacks, used := r["/gc/heap/live:bytes"], r["/memory/classes/heap/stacks:bytes"], r["/gc/scan/stack:bytes"]
 	return []row{{
 		Name: name + ": control plane live heap / goroutine stacks (used) / goroutines per agent (after two GCs)",
-		Outpost: fmt.Sprintf("%.1f KiB / %.1f KiB (%.1f) / %.2f (live heap %.0f MiB, stacks %.0f MiB, heap goal %.0f MiB, RSS %s)",
-			live/n/1024, stacks/n/1024, used/n/1024, r["/sched/goroutines:goroutines"]/n, live/(1<<20), stacks/(1<<20), r["/gc/heap/goal:bytes"]/(1<<20), mib(s.rss)),
+		Outpost: fmt.Sprintf("%.1f KiB / %.1f KiB (%.1f) / %.2f (live heap %.0f MiB, stacks %.0f MiB, heap goal %.0f MiB, heap free kept %.0f MiB, unused in spans %.0f MiB, RSS %s)",
+			live/n/1024, stacks/n/1024, used/n/1024, r["/sched/goroutines:goroutines"]/n, live/(1<<20), stacks/(1<<20), r["/gc/heap/goal:bytes"]/(1<<20),
+			r["/memory/classes/heap/free:bytes"]/(1<<20), r["/memory/classes/heap/unused:bytes"]/(1<<20), mib(s.rss)),
 		Baseline: "—", Ratio: "—", Goal: loadNote(),
 	}}
 }

@@ -32,7 +32,8 @@ type ServerStream struct {
 }
 
 // NewServerStream is the stream over ws, a server side connection from
-// AcceptStream; opt.Gather, when set, is called around each frame written.
+// AcceptStream; opt.Gather, when set, is called around the write of each
+// frame that carries more than 4 KiB.
 // Nothing else may read ws afterwards.
 func NewServerStream(ws *Conn, opt StreamOptions) (*ServerStream, error) {
 	if ws.client {
@@ -144,10 +145,10 @@ func isTimeout(err error) bool {
 func (s *ServerStream) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
-		bp := relayBufs.Get().(*[]byte)
+		bp, pool := relayBuf(len(p))
 		n := copy((*bp)[relayHeadroom:], p)
 		err := writeFrameAt(s.ws, *bp, n, s.gather)
-		relayBufs.Put(bp)
+		pool.Put(bp)
 		if err != nil {
 			return written, err
 		}

@@ -28,7 +28,8 @@ func (l bulkListener) Accept() (net.Conn, error) {
 // TLS connection after the handshake, which the test writes frames to (or
 // reads nothing from) by hand.
 // With gather, the server's TLS runs over a bulkconn.Conn and the
-// stream gathers each frame's records on it, as the control plane's does.
+// stream gathers each large frame's records on it, as the control plane's
+// does.
 func rawStream(t *testing.T, gather bool) (*tls.Conn, *bufio.Reader, *ServerStream) {
 	t.Helper()
 	streams := make(chan *ServerStream, 1)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -42,8 +43,12 @@ func startRelay(t *testing.T, tls bool) *relayWorld {
 			w.done <- err
 			return
 		}
+		// A gather is counted when it starts, before its frame's bytes
+		// go out: counted in done, after the write, it could be counted
+		// after the peer read the frame and the test looked.
 		opt := StreamOptions{Gather: func() func() error {
-			return func() error { w.gather <- struct{}{}; return nil }
+			w.gather <- struct{}{}
+			return func() error { return nil }
 		}}
 		st, err := NewServerStream(ws, opt)
 		if err != nil {
@@ -241,5 +246,116 @@ func assertClosed(t *testing.T, c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if n, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 		t.Fatalf("plain side still open: read %d, %v", n, err)
+	}
+}
+
+// A write of up to relaySmall bytes goes out in one frame without
+// gathering (which takes a 288 KiB buffer on the control plane's TLS
+// connections); a larger one is gathered.
+func TestStreamGathersOnlyLargeWrites(t *testing.T) {
+	w := startRelay(t, true)
+	send := func(n int) {
+		t.Helper()
+		p := make([]byte, n)
+		_, _ = rand.Read(p)
+		if _, err := w.far.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for len(got) < n {
+			_, m, err := w.client.ReadMessage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, m...)
+		}
+		if !bytes.Equal(got, p) {
+			t.Fatalf("%d bytes: the peer got other bytes", n)
+		}
+	}
+	for _, n := range []int{1, 100, 1500, relaySmall} {
+		send(n)
+	}
+	if g := len(w.gather); g != 0 {
+		t.Fatalf("writes of up to %d bytes were gathered %d times, want 0", relaySmall, g)
+	}
+	// One TCP segment on loopback: read by the pump in one piece, or in
+	// pieces of which at least one is larger than relaySmall.
+	send(20000)
+	if len(w.gather) == 0 {
+		t.Fatal("a 20,000-byte write was not gathered")
+	}
+}
+
+// Around the threshold, and past relayLarge where the last frame is small
+// or large, a ServerStream's write goes out as frames of relayLarge bytes
+// and one of the rest, in order; only those of more than relaySmall are
+// gathered, and each frame's buffer comes from the pool that fits it.
+func TestStreamWriteFramesAroundThreshold(t *testing.T) {
+	for _, n := range []int{0, 1, relaySmall, relaySmall + 1, relayLarge} {
+		bp, pool := relayBuf(n)
+		want, wantPool := relayHeadroom+relaySmall, &relaySmallBufs
+		if n > relaySmall {
+			want, wantPool = relayHeadroom+relayLarge, &relayBufs
+		}
+		if len(*bp) != want || pool != wantPool {
+			t.Fatalf("relayBuf(%d): %d bytes, want %d from its pool", n, len(*bp), want)
+		}
+		pool.Put(bp)
+	}
+
+	_, br, st := rawStream(t, true)
+	gathered := 0
+	g := st.gather
+	st.gather = func() func() error { gathered++; return g() }
+	for _, n := range []int{0, 1, relaySmall - 1, relaySmall, relaySmall + 1, relayLarge,
+		relayLarge + 1, relayLarge + relaySmall, relayLarge + relaySmall + 1, 3<<20 + 5} {
+		p := make([]byte, n)
+		_, _ = rand.Read(p)
+		var frames, wantGathered []int
+		for rest := n; rest > 0; rest -= min(rest, relayLarge) {
+			frames = append(frames, min(rest, relayLarge))
+			if frames[len(frames)-1] > relaySmall {
+				wantGathered = append(wantGathered, frames[len(frames)-1])
+			}
+		}
+		gathered = 0
+		wrote := make(chan error, 1)
+		go func() {
+			m, err := st.Write(p)
+			if err == nil && m != n {
+				err = fmt.Errorf("wrote %d", m)
+			}
+			wrote <- err
+		}()
+		var got []byte
+		for i, size := range frames {
+			h, err := readHeader(br)
+			if err != nil {
+				t.Fatalf("write of %d: frame %d: %v", n, i, err)
+			}
+			if !h.fin || h.op != OpBinary || h.masked || h.length != int64(size) {
+				t.Fatalf("write of %d: frame %d is %+v, want a final unmasked binary frame of %d", n, i, h, size)
+			}
+			f := make([]byte, size)
+			if _, err := io.ReadFull(br, f); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, f...)
+		}
+		if err := <-wrote; err != nil {
+			t.Fatalf("write of %d: %v", n, err)
+		}
+		if !bytes.Equal(got, p) {
+			t.Fatalf("write of %d: the peer got other bytes", n)
+		}
+		if gathered != len(wantGathered) {
+			t.Fatalf("write of %d (frames %v): %d frames gathered, want %d", n, frames, gathered, len(wantGathered))
+		}
+	}
+	// Nothing more than the frames above was written.
+	st.Close()
+	if h, err := readHeader(br); err != nil || h.op != OpClose {
+		t.Fatalf("after the writes: %+v, %v; want the close frame", h, err)
 	}
 }
