@@ -81,6 +81,9 @@ func openSnapStore(ctx context.Context, js jetstream.JetStream, replicas int, qu
 			Bucket: bucketSnapshots, Description: "outpost snapshots", History: 1,
 			Storage: jetstream.FileStorage, Replicas: replicas,
 		})
+		if err == nil && replicas > 1 {
+			st.records, err = leaderReads(ctx, js, bucketSnapshots)
+		}
 		return err
 	})
 	if err != nil {

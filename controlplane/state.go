@@ -197,7 +197,9 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		}
 		var kv jetstream.KeyValue
 		err := untilReady(ctx, func(ctx context.Context) (err error) {
-			kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
+			if kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil && replicas > 1 {
+				kv, err = leaderReads(ctx, js, bucket)
+			}
 			return err
 		})
 		if err != nil {
@@ -246,6 +248,28 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 	// Every call reads its workspace (and its caller's key) and its agent.
 	st.workspaces, st.apiKeys, st.agents = st.cache(workspaces), st.cache(apiKeys), st.cache(agents)
 	return &st, nil
+}
+
+// leaderReads turns direct gets off for bucket's stream and binds the
+// bucket again, so that its reads go to the stream's leader. With direct
+// gets, which nats.go's KV turns on, any replica of a replicated stream
+// answers a read, and a follower that has not yet applied a write answers
+// with the value before it, or "not found" for a key just created: a
+// session created or swapped through one control-plane replica was missing
+// or stale through the other for a moment. The leader answers a read only
+// with what it has applied, and it applies a write before acknowledging it.
+func leaderReads(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
+	s, err := js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return nil, err
+	}
+	if cfg := s.CachedInfo().Config; cfg.AllowDirect {
+		cfg.AllowDirect = false
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("turning direct gets off: %w", err)
+		}
+	}
+	return js.KeyValue(ctx, bucket)
 }
 
 // hashKey makes a secret's hash usable as a KV key.

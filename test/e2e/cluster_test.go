@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,6 +253,55 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	// A replica reads what the other wrote as soon as the write returned:
+	// the buckets are read from their streams' leaders (with direct gets,
+	// a lagging follower could answer "not found" or the value before).
+	// Direct gets, which any replica answers with what it has applied so
+	// far, are off in every bucket: reads go to the stream's leader.
+	t.Run("every bucket is read from its leader", func(t *testing.T) {
+		jsz, err := nc.servers[0].Jsz(&server.JSzOptions{Accounts: true, Streams: true, Config: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buckets := 0
+		for _, acc := range jsz.AccountDetails {
+			for _, st := range acc.Streams {
+				if !strings.HasPrefix(st.Name, "KV_outpost_") || st.Config == nil {
+					continue
+				}
+				buckets++
+				if st.Config.AllowDirect {
+					t.Errorf("%s: direct gets on, with %d replicas", st.Name, st.Config.Replicas)
+				}
+			}
+		}
+		if buckets < 10 {
+			t.Fatalf("%d outpost buckets on node 0, want every one of them", buckets)
+		}
+	})
+
+	t.Run("a write through one replica is read at once through the other", func(t *testing.T) {
+		// Eight clients at once, so that the followers have writes to
+		// catch up with while the reads come.
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for w := range 8 {
+			wg.Go(func() {
+				for i := range 15 {
+					if err := writeThenRead(ctx(t), a.cl, b.cl, ws, fmt.Sprintf("rw%d-%d", w, i)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+
 	t.Run("an attach ticket made on one replica opens the attach on the other, once", func(t *testing.T) {
 		tgt := a.cl.Agent(ws, "a0")
 		st, err := tgt.StartProcess(ctx(t), client.StartProcessRequest{Command: "echo via-ticket"})
@@ -373,4 +423,31 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("revoked daemon did not say why; output:\n%s", out)
 		}
 	})
+}
+
+// writeThenRead creates session id through a and reads it through b, swaps
+// it through a and reads it through b, and deletes it: each read must see
+// the write that returned before it.
+func writeThenRead(ctx context.Context, a, b *client.Client, ws, id string) error {
+	_, err := a.CreateSession(ctx, ws, client.CreateSessionRequest{
+		ID: id,
+		Backends: map[string]client.SessionBackend{
+			"laptop": {Kind: "agent", Agent: "a0"},
+			"cloud":  {Kind: "agent", Agent: "a1"},
+		},
+		Active: "laptop",
+	})
+	if err != nil {
+		return err
+	}
+	if got, err := b.GetSession(ctx, ws, id); err != nil || got.Active != "laptop" {
+		return fmt.Errorf("session %s just created through A, through B: %+v, %v", id, got, err)
+	}
+	if _, err := a.SwapSession(ctx, ws, id, "cloud", 0); err != nil {
+		return err
+	}
+	if got, err := b.GetSession(ctx, ws, id); err != nil || got.Active != "cloud" {
+		return fmt.Errorf("session %s just swapped through A, through B: %+v, %v; want active cloud", id, got, err)
+	}
+	return a.DeleteSession(ctx, ws, id)
 }
