@@ -77,13 +77,10 @@ func openSnapStore(ctx context.Context, js jetstream.JetStream, replicas int, qu
 		return nil, fmt.Errorf("chunk stream (replicas %d): %w", replicas, err)
 	}
 	err = untilReady(ctx, func(ctx context.Context) (err error) {
-		st.records, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		st.records, err = openBucket(ctx, js, jetstream.KeyValueConfig{
 			Bucket: bucketSnapshots, Description: "outpost snapshots", History: 1,
 			Storage: jetstream.FileStorage, Replicas: replicas,
 		})
-		if err == nil && replicas > 1 {
-			st.records, err = leaderReads(ctx, js, bucketSnapshots)
-		}
 		return err
 	})
 	if err != nil {

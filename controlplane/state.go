@@ -197,9 +197,7 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		}
 		var kv jetstream.KeyValue
 		err := untilReady(ctx, func(ctx context.Context) (err error) {
-			if kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil && replicas > 1 {
-				kv, err = leaderReads(ctx, js, bucket)
-			}
+			kv, err = openBucket(ctx, js, cfg)
 			return err
 		})
 		if err != nil {
@@ -250,26 +248,57 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 	return &st, nil
 }
 
-// leaderReads turns direct gets off for bucket's stream and binds the
-// bucket again, so that its reads go to the stream's leader. With direct
+// openBucket makes bucket as cfg says, or updates it to that, and binds
+// it. With more than one replica it makes the bucket's stream itself, with
+// direct gets off, so that its reads go to the stream's leader. With direct
 // gets, which nats.go's KV turns on, any replica of a replicated stream
 // answers a read, and a follower that has not yet applied a write answers
 // with the value before it, or "not found" for a key just created: a
 // session created or swapped through one control-plane replica was missing
 // or stale through the other for a moment. The leader answers a read only
 // with what it has applied, and it applies a write before acknowledging it.
-func leaderReads(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
-	s, err := js.Stream(ctx, "KV_"+bucket)
-	if err != nil {
+//
+// Direct gets are never on, not even for a moment: a KeyValue reads with
+// direct gets if they were on when it last read its stream's info (every
+// Status does, kvjson.List with it), and once they are off no server
+// answers them. Made by CreateOrUpdateKeyValue and then turned off, a
+// replica starting while another ran cut the other's reads off ("no
+// responders") until its next Status.
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	if cfg.Replicas <= 1 {
+		return js.CreateOrUpdateKeyValue(ctx, cfg)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, kvStreamConfig(cfg)); err != nil {
 		return nil, err
 	}
-	if cfg := s.CachedInfo().Config; cfg.AllowDirect {
-		cfg.AllowDirect = false
-		if _, err := js.UpdateStream(ctx, cfg); err != nil {
-			return nil, fmt.Errorf("turning direct gets off: %w", err)
-		}
+	return js.KeyValue(ctx, cfg.Bucket)
+}
+
+// kvStreamConfig is the stream CreateOrUpdateKeyValue makes for cfg (as
+// nats.go v1.55.0 does, for the fields the control plane sets), with
+// direct gets off. TestKVStreamConfig compares the two.
+func kvStreamConfig(cfg jetstream.KeyValueConfig) jetstream.StreamConfig {
+	duplicates := 2 * time.Minute
+	if cfg.TTL > 0 && cfg.TTL < duplicates {
+		duplicates = cfg.TTL
 	}
-	return js.KeyValue(ctx, bucket)
+	return jetstream.StreamConfig{
+		Name:              "KV_" + cfg.Bucket,
+		Description:       cfg.Description,
+		Subjects:          []string{"$KV." + cfg.Bucket + ".>"},
+		MaxMsgsPerSubject: int64(max(cfg.History, 1)),
+		MaxBytes:          cmp.Or(cfg.MaxBytes, -1),
+		MaxAge:            cfg.TTL,
+		MaxMsgSize:        cmp.Or(cfg.MaxValueSize, -1),
+		Storage:           cfg.Storage,
+		Replicas:          cfg.Replicas,
+		AllowRollup:       true,
+		DenyDelete:        true,
+		Duplicates:        duplicates,
+		MaxMsgs:           -1,
+		MaxConsumers:      -1,
+		Discard:           jetstream.DiscardNew,
+	}
 }
 
 // hashKey makes a secret's hash usable as a KV key.
