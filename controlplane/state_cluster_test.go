@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,15 +21,7 @@ import (
 // other on loopback, and returns them once JetStream has a leader.
 func startCluster(t *testing.T) []*server.Server {
 	t.Helper()
-	ports := make([]int, 3)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-	}
+	ports := []int{freePort(t), freePort(t), freePort(t)}
 	var servers []*server.Server
 	for i := range ports {
 		servers = append(servers, natstest.Start(t, func(o *server.Options) {
@@ -43,7 +35,7 @@ func startCluster(t *testing.T) []*server.Server {
 		}))
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !servers[0].JetStreamIsLeader() && !servers[1].JetStreamIsLeader() && !servers[2].JetStreamIsLeader() {
+	for !slices.ContainsFunc(servers, (*server.Server).JetStreamIsLeader) {
 		if time.Now().After(deadline) {
 			t.Fatal("no JetStream meta leader")
 		}

@@ -229,14 +229,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("a swap through one replica is obeyed by the other", func(t *testing.T) {
-		_, err := a.cl.CreateSession(ctx(t), ws, client.CreateSessionRequest{
-			ID: "s1",
-			Backends: map[string]client.SessionBackend{
-				"laptop": {Kind: "agent", Agent: "a0"},
-				"cloud":  {Kind: "agent", Agent: "a1"},
-			},
-			Active: "laptop",
-		})
+		_, err := a.cl.CreateSession(ctx(t), ws, laptopAndCloud("s1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,9 +246,6 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
-	// A replica reads what the other wrote as soon as the write returned:
-	// the buckets are read from their streams' leaders (with direct gets,
-	// a lagging follower could answer "not found" or the value before).
 	// Direct gets, which any replica answers with what it has applied so
 	// far, are off in every bucket: reads go to the stream's leader.
 	t.Run("every bucket is read from its leader", func(t *testing.T) {
@@ -280,6 +270,9 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	// A replica reads what the other wrote as soon as the write returned
+	// (with direct gets, a lagging follower could answer "not found" or
+	// the value before).
 	t.Run("a write through one replica is read at once through the other", func(t *testing.T) {
 		// Eight clients at once, so that the followers have writes to
 		// catch up with while the reads come.
@@ -429,14 +422,7 @@ func TestCluster(t *testing.T) {
 // it through a and reads it through b, and deletes it: each read must see
 // the write that returned before it.
 func writeThenRead(ctx context.Context, a, b *client.Client, ws, id string) error {
-	_, err := a.CreateSession(ctx, ws, client.CreateSessionRequest{
-		ID: id,
-		Backends: map[string]client.SessionBackend{
-			"laptop": {Kind: "agent", Agent: "a0"},
-			"cloud":  {Kind: "agent", Agent: "a1"},
-		},
-		Active: "laptop",
-	})
+	_, err := a.CreateSession(ctx, ws, laptopAndCloud(id))
 	if err != nil {
 		return err
 	}
@@ -450,4 +436,17 @@ func writeThenRead(ctx context.Context, a, b *client.Client, ws, id string) erro
 		return fmt.Errorf("session %s just swapped through A, through B: %+v, %v; want active cloud", id, got, err)
 	}
 	return a.DeleteSession(ctx, ws, id)
+}
+
+// laptopAndCloud is session id with a0 as its backend "laptop", active,
+// and a1 as "cloud".
+func laptopAndCloud(id string) client.CreateSessionRequest {
+	return client.CreateSessionRequest{
+		ID: id,
+		Backends: map[string]client.SessionBackend{
+			"laptop": {Kind: "agent", Agent: "a0"},
+			"cloud":  {Kind: "agent", Agent: "a1"},
+		},
+		Active: "laptop",
+	}
 }
