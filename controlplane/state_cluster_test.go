@@ -95,8 +95,9 @@ func TestStoreReplicasStartingKeepLeaderReads(t *testing.T) {
 	var wg sync.WaitGroup
 	stores := make([]*store, 2)
 	errs := make([]error, 2)
+	others := []jetstream.JetStream{js(1), js(2)} // here: js may t.Fatal, which a goroutine must not
 	for i := range stores {
-		wg.Go(func() { stores[i], errs[i] = openStore(ctx, js(i+1), 3) })
+		wg.Go(func() { stores[i], errs[i] = openStore(ctx, others[i], 3) })
 	}
 	opened, done := make(chan struct{}), make(chan struct{})
 	var readErr error
@@ -121,11 +122,15 @@ func TestStoreReplicasStartingKeepLeaderReads(t *testing.T) {
 	wg.Wait()
 	close(opened)
 	<-done
-	for i, err := range errs {
+	for _, st := range stores {
+		if st != nil {
+			defer st.close()
+		}
+	}
+	for _, err := range errs {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer stores[i].close()
 	}
 	if readErr != nil {
 		t.Error(readErr)

@@ -422,20 +422,22 @@ func TestCluster(t *testing.T) {
 // it through a and reads it through b, and deletes it: each read must see
 // the write that returned before it.
 func writeThenRead(ctx context.Context, a, b *client.Client, ws, id string) error {
-	_, err := a.CreateSession(ctx, ws, laptopAndCloud(id))
-	if err != nil {
-		return err
+	if _, err := a.CreateSession(ctx, ws, laptopAndCloud(id)); err != nil {
+		return fmt.Errorf("create session %s through A: %w", id, err)
 	}
 	if got, err := b.GetSession(ctx, ws, id); err != nil || got.Active != "laptop" {
 		return fmt.Errorf("session %s just created through A, through B: %+v, %v", id, got, err)
 	}
 	if _, err := a.SwapSession(ctx, ws, id, "cloud", 0); err != nil {
-		return err
+		return fmt.Errorf("swap session %s through A: %w", id, err)
 	}
 	if got, err := b.GetSession(ctx, ws, id); err != nil || got.Active != "cloud" {
 		return fmt.Errorf("session %s just swapped through A, through B: %+v, %v; want active cloud", id, got, err)
 	}
-	return a.DeleteSession(ctx, ws, id)
+	if err := a.DeleteSession(ctx, ws, id); err != nil {
+		return fmt.Errorf("delete session %s through A: %w", id, err)
+	}
+	return nil
 }
 
 // laptopAndCloud is session id with a0 as its backend "laptop", active,
