@@ -43,14 +43,18 @@ const (
 	cutFor = 20 * time.Second
 	// backWithin is the contract: online again this soon after the link is.
 	backWithin = 2 * time.Second
-	// answerWithin bounds a call while the agent is gone: its presence
-	// lease (6 s) or no responders, and the start-by window (5 s), plus
-	// slack for a busy machine; far inside the 30 s reconnect window.
-	answerWithin = 15 * time.Second
-	// halfOpenWithin is the ping window: the agent and the server ping
-	// every 2 s and give up after 2 unanswered (4–6 s), and the lease is
-	// 3 heartbeats of 2 s; plus slack for a busy machine.
-	halfOpenWithin = 8 * time.Second
+	// answerWithin bounds a call while the agent is gone: the server's
+	// pings close its silent connection within 10–15 s (5 s apart, one
+	// unanswered), the disconnect event ends its presence and with it the
+	// call (or no responders ends it at once); plus slack for a busy
+	// machine; inside the 30 s reconnect window.
+	answerWithin = 20 * time.Second
+	// halfOpenWithin is the ping window: the agent pings every 5 s and
+	// gives up on a ping unanswered for 5 s (5–10 s); the server pings an
+	// agent it has not heard from for 5 s and closes it when the next
+	// tick finds the ping unanswered (10–15 s); plus slack for a busy
+	// machine.
+	halfOpenWithin = 17 * time.Second
 )
 
 // faultEnv is a link, a control plane whose NATS listens on the link's
