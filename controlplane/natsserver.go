@@ -37,7 +37,8 @@ const (
 	ownPingInterval = 30 * time.Second
 	// ownMaxPingsOut is how many of its own pings a control plane
 	// connection leaves unanswered before it reconnects: two, so that a
-	// server slowed by a storm of connects gets two intervals to answer.
+	// server slowed by a storm of connects gets two intervals to answer
+	// (on an external cluster, whose link can go half-open, 10–15 s).
 	ownMaxPingsOut = 2
 	// natsMaxPayload fits a default exec reply (two 1 MiB streams) in one
 	// message.

@@ -32,22 +32,22 @@ func TestIdleAgentPings(t *testing.T) {
 	runAgentConfig(t, s, agent.Config{Identity: ident, Root: t.TempDir()})
 
 	// The server measures a new client's round trip with one ping of its
-	// own, at its first tick: count from just after that.
-	waitFor(t, 3*wire.PingInterval, "the server's first ping (its RTT measurement)", func() bool {
-		_, down := r.ops("PING")
-		return down >= 1
+	// own, at its first tick: count from its pong on.
+	waitFor(t, 3*wire.PingInterval, "the server's first ping (its RTT measurement) and the agent's pong", func() bool {
+		c, _ := r.pingPongs()
+		return c.pingsDown >= 1 && c.pongsUp >= 1
 	})
-	time.Sleep(100 * time.Millisecond)
-	up0, down0 := r.ops("PING")
-	pongUp0, pongDown0 := r.ops("PONG")
+	before, _ := r.pingPongs()
 	const window = 12500 * time.Millisecond
 	time.Sleep(window)
-	up, down := r.ops("PING")
-	pongUp, pongDown := r.ops("PONG")
-	agentPings, serverPings := up-up0, down-down0
-	pongsToAgent, pongsFromAgent := pongDown-pongDown0, pongUp-pongUp0
+	after, conns := r.pingPongs()
+	agentPings, pongsToAgent := after.pingsUp-before.pingsUp, after.pongsDown-before.pongsDown
+	serverPings, pongsFromAgent := after.pingsDown-before.pingsDown, after.pongsUp-before.pongsUp
 	t.Logf("in %v the agent pinged %d times and got %d pongs; the server pinged %d times and got %d pongs",
 		window, agentPings, pongsToAgent, serverPings, pongsFromAgent)
+	if conns != 1 {
+		t.Fatalf("the agent connected %d times: the counts mix connections", conns)
+	}
 	if agentPings < 2 || agentPings > 3 {
 		t.Errorf("the agent pinged %d times in %v, want 2 or 3 (every 5 s)", agentPings, window)
 	}
@@ -58,4 +58,3 @@ func TestIdleAgentPings(t *testing.T) {
 		t.Errorf("the server pinged an agent that pings it: %d pings, %d pongs", serverPings, pongsFromAgent)
 	}
 }
-

@@ -113,14 +113,18 @@ func (r *relay) keep(dir *bytes.Buffer, p []byte) {
 	r.mu.Unlock()
 }
 
-// ops counts the NATS protocol lines op ("PING", "PONG") the relay carried
-// so far from the client and to it, in plaintext: op and CRLF at the start
-// of the stream or after a line's end.
-func (r *relay) ops(op string) (up, down int) {
+// pingPongs is what a relay carried of NATS's PING and PONG lines, from the
+// client (up) and to it (down).
+type pingPongs struct{ pingsUp, pingsDown, pongsUp, pongsDown int }
+
+// pingPongs counts the PING and PONG lines the relay carried so far, in
+// plaintext: the op and CRLF at the start of a direction or after a line's
+// end. conns is how many connections it relayed.
+func (r *relay) pingPongs() (c pingPongs, conns int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	line := []byte(op + "\r\n")
-	count := func(b []byte) int {
+	count := func(b []byte, op string) int {
+		line := []byte(op + "\r\n")
 		n := 0
 		for i := 0; ; {
 			k := bytes.Index(b[i:], line)
@@ -133,7 +137,8 @@ func (r *relay) ops(op string) (up, down int) {
 			i += k + len(line)
 		}
 	}
-	return count(r.up.Bytes()), count(r.down.Bytes())
+	up, down := r.up.Bytes(), r.down.Bytes()
+	return pingPongs{count(up, "PING"), count(down, "PING"), count(up, "PONG"), count(down, "PONG")}, len(r.conns) / 2
 }
 
 func (r *relay) saw(marker string) bool {
