@@ -18,13 +18,6 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
-// NATS liveness: the agent pings every 2 s and gives up on a connection after
-// 2 unanswered pings, so a half-open laptop link is noticed in seconds.
-const (
-	pingInterval = 2 * time.Second
-	maxPingsOut  = 2
-)
-
 // The claim's timing (variables: tests shorten them). probeTimeout bounds
 // one probe; claimTimeout how long a takeover waits for the old daemon,
 // and how long a subscriber that does not answer is asked again before
@@ -59,8 +52,8 @@ func (a *Agent) connect(ctx context.Context) (*nats.Conn, error) {
 		nats.CustomInboxPrefix(inbox),
 		nats.MaxReconnects(-1),
 		nats.Timeout(connectTimeout),
-		nats.PingInterval(pingInterval),
-		nats.MaxPingsOutstanding(maxPingsOut),
+		nats.PingInterval(wire.PingInterval),
+		nats.MaxPingsOutstanding(wire.MaxPingsOut),
 		nats.CustomReconnectDelay(func(attempts int) time.Duration {
 			if attempts <= 1 {
 				reconnect.Reset()

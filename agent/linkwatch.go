@@ -11,7 +11,7 @@ import (
 
 // A laptop sleeps, wakes on another network, loses Wi-Fi for a minute. The
 // NATS client notices none of that by itself: after a wake it trusts a
-// connection the server dropped long ago until two pings go unanswered,
+// connection the server dropped long ago until a ping goes unanswered,
 // and while the network is down it waits out its backoff even once the
 // network is back. The link watcher tells the agent at once, so that it
 // reconnects right away (see watchLinks).
@@ -30,9 +30,10 @@ const (
 	// monotonic clock between two looks before it counts as a sleep. On
 	// Linux and macOS the monotonic clock stops while the machine sleeps
 	// and the wall clock does not. A sleep shorter than this left the
-	// server's side of the connection alive (it drops a client after about
-	// 4–6 s without pongs); a stepped clock (NTP, by hand) also counts, and
-	// costs one reconnect.
+	// server's side of the connection alive (it drops a client it has not
+	// heard from for 10–15 s: wire.PingInterval); a longer one may have
+	// too, and then costs one reconnect that was not needed, as a stepped
+	// clock (NTP, by hand) does.
 	clockJump = 3 * time.Second
 	// lateTick is how late a look may come (by the monotonic clock) before
 	// it counts as a sleep: Windows' monotonic clock runs on through

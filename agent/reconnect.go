@@ -16,7 +16,7 @@ import (
 //
 //   - after a wake (the clocks jumped) it reconnects at once: the server
 //     has most likely dropped the old connection, and the client would
-//     otherwise trust it until two pings go unanswered (6 s);
+//     otherwise trust it until a ping goes unanswered (5–10 s);
 //   - while disconnected, any change (a link or an address back) ends the
 //     backoff wait and tries at once;
 //   - connected, it reconnects at once when the connection's own address

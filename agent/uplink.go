@@ -8,8 +8,8 @@ import (
 // A slow uplink (a hotel's Wi-Fi, a phone's hotspot) drains a process's
 // output replies slowly, and the connection's pings and pongs wait behind
 // them: at 256 KB/s a 1 MiB proc.read reply holds them up for 4 s, and
-// the agent (two pings unanswered) or the server declares the link stale
-// and drops a working connection. So the agent sizes its proc.read replies
+// the agent (a ping unanswered for wire.PingInterval) or the server
+// declares the link stale and drops a working connection. So the agent sizes its proc.read replies
 // to about replyDrain of its uplink: the pings never wait longer than that.
 //
 // It learns the uplink's rate from the reads themselves: the control plane
@@ -20,7 +20,7 @@ import (
 const (
 	// replyDrain is how long one output reply may take to cross the uplink
 	// (by an estimate that counts a round trip in: less in fact). The pings
-	// give up after 4–6 s without an answer.
+	// give up after 5 s without an answer (wire.PingInterval).
 	replyDrain = 2 * time.Second
 	// firstReply caps replies before any rate is known: a second of a
 	// 256 KB/s uplink. On a fast link the first sample lifts the cap.

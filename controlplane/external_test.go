@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/outposthq/outpost/internal/natstest"
+	"github.com/outposthq/outpost/wire"
 )
 
 // TestPrepareExternalKeepsItsSecrets: preparing again (one config per
@@ -144,6 +145,9 @@ func TestNATSConfigTLSAndWebsocket(t *testing.T) {
 			opts, err := server.ProcessConfigFile(path)
 			if err != nil {
 				t.Fatalf("the printed config does not load: %v\n%s", err, conf)
+			}
+			if opts.PingInterval != wire.PingInterval || opts.MaxPingsOut != wire.MaxPingsOut {
+				t.Errorf("pings every %v, %d unanswered; want the agents' %v, %d\n%s", opts.PingInterval, opts.MaxPingsOut, wire.PingInterval, wire.MaxPingsOut, conf)
 			}
 			if (opts.TLSConfig != nil) != tt.wantTLS {
 				t.Errorf("client TLS %v, want %v\n%s", opts.TLSConfig != nil, tt.wantTLS, conf)

@@ -16,14 +16,17 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/outposthq/outpost/enroll"
 	"github.com/outposthq/outpost/subjects"
+	"github.com/outposthq/outpost/wire"
 )
 
 // Embedded NATS settings.
 const (
 	// natsPingInterval and natsMaxPingsOut make a half-open connection (a
-	// laptop gone to sleep) noticed in about 6 s instead of minutes.
-	natsPingInterval = 2 * time.Second
-	natsMaxPingsOut  = 2
+	// laptop gone to sleep) noticed in seconds instead of minutes: the
+	// agents' own interval (wire.PingInterval), so their pings spare the
+	// server its own.
+	natsPingInterval = wire.PingInterval
+	natsMaxPingsOut  = wire.MaxPingsOut
 	// ownPingInterval is the pings of the control plane's own connections
 	// to the embedded server, which runs in this process: no link can go
 	// half-open there, and the server answers a ping under its server
@@ -32,6 +35,11 @@ const (
 	// while 10,000 agents connected, and its reconnects queued behind the
 	// same lock (issue 20).
 	ownPingInterval = 30 * time.Second
+	// ownMaxPingsOut is how many of its own pings a control plane
+	// connection leaves unanswered before it reconnects: two, so that a
+	// server slowed by a storm of connects gets two intervals to answer
+	// (on an external cluster, whose link can go half-open, 10–15 s).
+	ownMaxPingsOut = 2
 	// natsMaxPayload fits a default exec reply (two 1 MiB streams) in one
 	// message.
 	natsMaxPayload = 8 << 20
@@ -152,7 +160,7 @@ func (s *Server) connectNATS() error {
 	common := []nats.Option{
 		nats.MaxReconnects(-1),
 		nats.PingInterval(ping),
-		nats.MaxPingsOutstanding(natsMaxPingsOut),
+		nats.MaxPingsOutstanding(ownMaxPingsOut),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {

@@ -25,7 +25,9 @@ type relay struct {
 	ln    net.Listener
 	to    string
 	mu    sync.Mutex
-	seen  bytes.Buffer
+	seen  bytes.Buffer // both ways, as they came
+	up    bytes.Buffer // from the client (the agent) only
+	down  bytes.Buffer // to the client only
 	conns []net.Conn
 	wg    sync.WaitGroup
 }
@@ -96,13 +98,47 @@ type tap struct {
 	r *relay
 }
 
-func (t *tap) Read(p []byte) (int, error)  { n, err := t.Conn.Read(p); t.r.keep(p[:n]); return n, err }
-func (t *tap) Write(p []byte) (int, error) { t.r.keep(p); return t.Conn.Write(p) }
+func (t *tap) Read(p []byte) (int, error) {
+	n, err := t.Conn.Read(p)
+	t.r.keep(&t.r.up, p[:n])
+	return n, err
+}
 
-func (r *relay) keep(p []byte) {
+func (t *tap) Write(p []byte) (int, error) { t.r.keep(&t.r.down, p); return t.Conn.Write(p) }
+
+func (r *relay) keep(dir *bytes.Buffer, p []byte) {
 	r.mu.Lock()
 	r.seen.Write(p)
+	dir.Write(p)
 	r.mu.Unlock()
+}
+
+// pingPongs is what a relay carried of NATS's PING and PONG lines, from the
+// client (up) and to it (down).
+type pingPongs struct{ pingsUp, pingsDown, pongsUp, pongsDown int }
+
+// pingPongs counts the PING and PONG lines the relay carried so far, in
+// plaintext: the op and CRLF at the start of a direction or after a line's
+// end. conns is how many connections it relayed.
+func (r *relay) pingPongs() (c pingPongs, conns int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	count := func(b []byte, op string) int {
+		line := []byte(op + "\r\n")
+		n := 0
+		for i := 0; ; {
+			k := bytes.Index(b[i:], line)
+			if k < 0 {
+				return n
+			}
+			if at := i + k; at == 0 || b[at-1] == '\n' {
+				n++
+			}
+			i += k + len(line)
+		}
+	}
+	up, down := r.up.Bytes(), r.down.Bytes()
+	return pingPongs{count(up, "PING"), count(down, "PING"), count(up, "PONG"), count(down, "PONG")}, len(r.conns) / 2
 }
 
 func (r *relay) saw(marker string) bool {
@@ -182,7 +218,16 @@ func trusting(t *testing.T, s *Server) *http.Client {
 // runAgent runs a real agent with ident until the test ends.
 func runAgent(t testing.TB, s *Server, ident *enroll.Config, root string) *agent.Agent {
 	t.Helper()
-	a, err := agent.New(agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery, Logger: testLogger()})
+	return runAgentConfig(t, s, agent.Config{Identity: ident, Root: root, HeartbeatInterval: heartbeatEvery})
+}
+
+// runAgentConfig runs a real agent with cfg (and the tests' logger) until
+// the test ends, once it is online.
+func runAgentConfig(t testing.TB, s *Server, cfg agent.Config) *agent.Agent {
+	t.Helper()
+	cfg.Logger = testLogger()
+	ident := cfg.Identity
+	a, err := agent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
