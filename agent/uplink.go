@@ -9,8 +9,9 @@ import (
 // output replies slowly, and the connection's pings and pongs wait behind
 // them: at 256 KB/s a 1 MiB proc.read reply holds them up for 4 s, and
 // the agent (a ping unanswered for wire.PingInterval) or the server
-// declares the link stale and drops a working connection. So the agent sizes its proc.read replies
-// to about replyDrain of its uplink: the pings never wait longer than that.
+// declares the link stale and drops a working connection. So the agent
+// sizes its proc.read replies to about replyDrain of its uplink: the pings
+// never wait longer than that.
 //
 // It learns the uplink's rate from the reads themselves: the control plane
 // asks for a process's next output as soon as it has the previous reply,

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/outposthq/outpost/authority"
+	"github.com/outposthq/outpost/wire"
 )
 
 // authDir is where StateDir keeps the NATS authority's keys.
@@ -88,8 +89,8 @@ func renderNATSConfig(a *authority.Authority, c NATSConfig) (string, error) {
 	w("listen: %s", strconv.Quote(c.Listen))
 	w("max_payload: %d", natsMaxPayload)
 	w("# Agents on sleeping laptops are noticed in seconds, not minutes.")
-	w("ping_interval: %s", strconv.Quote(natsPingInterval.String()))
-	w("ping_max: %d", natsMaxPingsOut)
+	w("ping_interval: %s", strconv.Quote(wire.PingInterval.String()))
+	w("ping_max: %d", wire.MaxPingsOut)
 	w("jetstream { store_dir: %s }", strconv.Quote(c.StoreDir))
 	tlsBlock := ""
 	if c.TLSCert != "" {

@@ -21,12 +21,6 @@ import (
 
 // Embedded NATS settings.
 const (
-	// natsPingInterval and natsMaxPingsOut make a half-open connection (a
-	// laptop gone to sleep) noticed in seconds instead of minutes: the
-	// agents' own interval (wire.PingInterval), so their pings spare the
-	// server its own.
-	natsPingInterval = wire.PingInterval
-	natsMaxPingsOut  = wire.MaxPingsOut
 	// ownPingInterval is the pings of the control plane's own connections
 	// to the embedded server, which runs in this process: no link can go
 	// half-open there, and the server answers a ping under its server
@@ -78,13 +72,15 @@ func (s *Server) startEmbeddedNATS() error {
 		host = "0.0.0.0"
 	}
 	opts := &server.Options{
-		ServerName:   "outpost",
-		Host:         host,
-		Port:         port,
-		JetStream:    true,
-		StoreDir:     filepath.Join(s.cfg.StateDir, "jetstream"),
-		PingInterval: natsPingInterval,
-		MaxPingsOut:  natsMaxPingsOut,
+		ServerName: "outpost",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   filepath.Join(s.cfg.StateDir, "jetstream"),
+		// The agents' own interval: their pings spare the server its own,
+		// and a half-open laptop link is noticed in seconds.
+		PingInterval: wire.PingInterval,
+		MaxPingsOut:  wire.MaxPingsOut,
 		MaxPayload:   natsMaxPayload,
 		NoSigs:       true,
 		DontListen:   true, // until listenNATS
@@ -153,7 +149,7 @@ func (s *Server) nativeTLS() bool {
 // with the embedded server, the snapshot store's. With the embedded
 // server it opens the server's port first (see listenNATS).
 func (s *Server) connectNATS() error {
-	ping := natsPingInterval
+	ping := wire.PingInterval
 	if s.ns != nil {
 		ping = ownPingInterval
 	}

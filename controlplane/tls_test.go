@@ -25,9 +25,8 @@ type relay struct {
 	ln    net.Listener
 	to    string
 	mu    sync.Mutex
-	seen  bytes.Buffer // both ways, as they came
-	up    bytes.Buffer // from the client (the agent) only
-	down  bytes.Buffer // to the client only
+	up    bytes.Buffer // from the client (the agent)
+	down  bytes.Buffer // to the client
 	conns []net.Conn
 	wg    sync.WaitGroup
 }
@@ -108,7 +107,6 @@ func (t *tap) Write(p []byte) (int, error) { t.r.keep(&t.r.down, p); return t.Co
 
 func (r *relay) keep(dir *bytes.Buffer, p []byte) {
 	r.mu.Lock()
-	r.seen.Write(p)
 	dir.Write(p)
 	r.mu.Unlock()
 }
@@ -144,7 +142,7 @@ func (r *relay) pingPongs() (c pingPongs, conns int) {
 func (r *relay) saw(marker string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return bytes.Contains(r.seen.Bytes(), []byte(marker))
+	return bytes.Contains(r.up.Bytes(), []byte(marker)) || bytes.Contains(r.down.Bytes(), []byte(marker))
 }
 
 func (r *relay) url(scheme string) string { return scheme + "://" + r.ln.Addr().String() }

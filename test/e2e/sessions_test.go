@@ -21,8 +21,8 @@ import (
 // hangBound is how long a call to a frozen agent may take before it counts
 // as hanging: the server's pings close its connection within 15 s of the
 // last thing it heard from the agent (5 s apart, one unanswered), which
-// ends its presence and the call; plus slack for a loaded CI machine, well under
-// exec's 60 s timeout and the 30 s reconnect window.
+// ends its presence and the call; plus slack for a loaded CI machine, well
+// under exec's 60 s timeout and the 30 s reconnect window.
 const hangBound = 20 * time.Second
 
 // sessionEnv is a control plane with a laptop agent (no pool) and a pool
