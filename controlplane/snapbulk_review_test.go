@@ -42,6 +42,10 @@ func (b *bulkHostile) Call(ctx context.Context, op string, body, out any, opts r
 		return err
 	}
 	defer conn.Close()
+	// A call ends with its context, as the real one (over NATS) does: a
+	// write the control plane no longer reads must not outlive it.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	b.took.Add(1)
 	if b.trickle {
 		for i := range data {
