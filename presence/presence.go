@@ -60,6 +60,9 @@ const (
 	// agent: a disconnect event may overtake the hello sent on the same
 	// connection (they come over different connections of the control plane).
 	closedMemory = 4
+	// maxSweepGap is the longest the sweeper goes without looking at every
+	// agent, even when no lease is due to lapse before.
+	maxSweepGap = time.Minute
 )
 
 // Config configures a Tracker. Zero values take the defaults.
@@ -132,8 +135,14 @@ type state struct {
 type Tracker struct {
 	cfg Config
 
-	mu       sync.RWMutex // read-locked by Get, which every call makes
-	agents   map[subjects.Agent]*state
+	mu     sync.RWMutex // read-locked by Get, which every call makes
+	agents map[subjects.Agent]*state
+	// due is the earliest time a status may change by time passing alone (a
+	// lease lapsing, a reconnect window closing): sweeps before it look at no
+	// agent. Zero means the next sweep looks at all of them.
+	due time.Time
+	// scans counts the sweeps that looked at every agent (tests read it).
+	scans    int
 	onChange []func(subjects.Agent, Entry)
 	changed  chan struct{} // closed and replaced on every change
 	// msgs is every subscription's channel: one channel keeps an agent's
@@ -306,6 +315,7 @@ func (t *Tracker) update(ag subjects.Agent, now time.Time, f func(*state) bool) 
 		t.agents[ag] = s
 	}
 	significant := f(s)
+	t.expect(s, now)
 	if !significant && t.status(s, now) == s.reported {
 		t.mu.Unlock()
 		return
@@ -456,18 +466,53 @@ func (t *Tracker) run(msgs <-chan *nats.Msg) {
 	}
 }
 
+// sweepOnce reports the statuses that time changed since they were last
+// reported. It looks at every agent only once something is due (t.due), so
+// an idle fleet of thousands costs a comparison a sweep, not a scan.
 func (t *Tracker) sweepOnce() {
 	now := t.cfg.Now()
 	t.mu.RLock()
+	idle := now.Before(t.due)
+	t.mu.RUnlock()
+	if idle {
+		return
+	}
+	t.mu.Lock()
+	t.scans++
 	var lapsed []subjects.Agent
+	due := now.Add(maxSweepGap)
 	for ag, s := range t.agents {
 		if t.status(s, now) != s.reported {
 			lapsed = append(lapsed, ag)
 		}
+		if next, ok := t.nextChange(s, now); ok && next.Before(due) {
+			due = next
+		}
 	}
-	t.mu.RUnlock()
+	t.due = due
+	t.mu.Unlock()
 	for _, ag := range lapsed {
 		t.update(ag, now, func(s *state) bool { return t.status(s, now) != s.reported })
+	}
+}
+
+// nextChange is when s's status will change if nothing is heard: its lease
+// lapsing, or its reconnect window closing. ok is false for an offline agent.
+func (t *Tracker) nextChange(s *state, now time.Time) (next time.Time, ok bool) {
+	switch t.status(s, now) {
+	case Online:
+		return s.leaseUntil, true
+	case Reconnecting:
+		return s.leaseUntil.Add(t.cfg.Window), true
+	}
+	return time.Time{}, false
+}
+
+// expect brings the next sweep forward to s's next change when that comes
+// before every other. Whatever sets a lease calls it, with t.mu held.
+func (t *Tracker) expect(s *state, now time.Time) {
+	if next, ok := t.nextChange(s, now); ok && next.Before(t.due) {
+		t.due = next
 	}
 }
 
@@ -547,6 +592,7 @@ func (t *Tracker) Disconnected(ag subjects.Agent, conn wire.ConnRef) {
 		return
 	}
 	s.leaseUntil = now
+	t.expect(s, now)
 	t.notifyLocked(ag, s, now)
 }
 
@@ -570,7 +616,9 @@ func (t *Tracker) Seed(ag subjects.Agent, lastSeen time.Time, hello *wire.Hello)
 	if hello != nil {
 		s.instance = hello.Instance
 	}
-	s.reported = t.status(s, t.cfg.Now())
+	now := t.cfg.Now()
+	s.reported = t.status(s, now)
+	t.expect(s, now)
 	t.agents[ag] = s
 }
 
@@ -587,6 +635,7 @@ func (t *Tracker) Lapse(ag subjects.Agent, inst string) {
 		return
 	}
 	s.leaseUntil = now
+	t.expect(s, now)
 	t.notifyLocked(ag, s, now)
 }
 
