@@ -61,7 +61,8 @@ const (
 	// connection (they come over different connections of the control plane).
 	closedMemory = 4
 	// maxSweepGap is the longest the sweeper goes without looking at every
-	// agent, even when no lease is due to lapse before.
+	// agent: a safety net, so that a change no lease-setting path announced
+	// (a clock step, say) is reported at most this late.
 	maxSweepGap = time.Minute
 )
 
@@ -139,8 +140,12 @@ type Tracker struct {
 	agents map[subjects.Agent]*state
 	// due is the earliest time a status may change by time passing alone (a
 	// lease lapsing, a reconnect window closing): sweeps before it look at no
-	// agent. Zero means the next sweep looks at all of them.
+	// agent. Zero means the next sweep looks at all of them. It is kept on
+	// the clock of Now (monotonic with time.Now), whatever the lease's own.
 	due time.Time
+	// lastScan is when a sweep last looked at every agent: a clock that went
+	// back before it makes the next sweep look again.
+	lastScan time.Time
 	// scans counts the sweeps that looked at every agent (tests read it).
 	scans    int
 	onChange []func(subjects.Agent, Entry)
@@ -472,13 +477,15 @@ func (t *Tracker) run(msgs <-chan *nats.Msg) {
 func (t *Tracker) sweepOnce() {
 	now := t.cfg.Now()
 	t.mu.RLock()
-	idle := now.Before(t.due)
+	idle := now.Before(t.due) && !now.Before(t.lastScan)
 	t.mu.RUnlock()
 	if idle {
 		return
 	}
 	t.mu.Lock()
+	now = t.cfg.Now()
 	t.scans++
+	t.lastScan = now
 	var lapsed []subjects.Agent
 	due := now.Add(maxSweepGap)
 	for ag, s := range t.agents {
@@ -492,24 +499,30 @@ func (t *Tracker) sweepOnce() {
 	t.due = due
 	t.mu.Unlock()
 	for _, ag := range lapsed {
+		// Now again: a call may have lapsed the lease since the scan.
+		now := t.cfg.Now()
 		t.update(ag, now, func(s *state) bool { return t.status(s, now) != s.reported })
 	}
 }
 
 // nextChange is when s's status will change if nothing is heard: its lease
-// lapsing, or its reconnect window closing. ok is false for an offline agent.
+// lapsing, or its reconnect window closing, on now's clock (a seeded lease
+// has no monotonic reading). ok is false for an offline agent.
 func (t *Tracker) nextChange(s *state, now time.Time) (next time.Time, ok bool) {
 	switch t.status(s, now) {
 	case Online:
-		return s.leaseUntil, true
+		next = s.leaseUntil
 	case Reconnecting:
-		return s.leaseUntil.Add(t.cfg.Window), true
+		next = s.leaseUntil.Add(t.cfg.Window)
+	default:
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	return now.Add(next.Sub(now)), true
 }
 
-// expect brings the next sweep forward to s's next change when that comes
-// before every other. Whatever sets a lease calls it, with t.mu held.
+// expect makes the first sweep at or after s's next change look at every
+// agent, when that change comes before every other due. Whatever changes a
+// lease, lastSeen or gone calls it, with t.mu held.
 func (t *Tracker) expect(s *state, now time.Time) {
 	if next, ok := t.nextChange(s, now); ok && next.Before(t.due) {
 		t.due = next
