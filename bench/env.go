@@ -144,8 +144,11 @@ func (e *env) httpClient() (*http.Client, error) { return client.TrustingCA(e.sr
 
 // transport names the env's transport in row names.
 func (e *env) transport() string {
-	if e.tls {
+	switch {
+	case e.tls:
 		return " [TLS, wss]"
+	case natsApart:
+		return " [NATS apart]"
 	}
 	return ""
 }

@@ -76,6 +76,7 @@ func main() {
 	flag.IntVar(&fleetStartRate, "start-rate", fleetStartRate, "agents a second the load suites' fleet starts")
 	flag.IntVar(&driverConns, "driver-conns", 0, "connections the load suites' driver opens to the control plane at most (0: one per call in flight, up to the in-flight limit)")
 	flag.StringVar(&serveTrace, "serve-trace", "", "write outpost serve's execution trace of the load suite's mix drive (and its block and mutex profiles of the same seconds, FILE.block, FILE.mutex)")
+	flag.BoolVar(&natsApart, "nats-apart", false, "run the load suites' NATS as a nats-server process of its own (an external cluster of one, configured by outpost nats-config) with outpost serve on it: the agents' connections outside serve's heap; RSS and CPU rows then add both processes; only with -transport plain")
 	flag.Var(&serveEnv, "serve-env", "an environment variable for outpost serve alone, KEY=VALUE (GOGC=50, GOMEMLIMIT=..., GODEBUG=...); repeat for more")
 	flag.StringVar(&serveHeapProfile, "serve-heapprofile", "", "write outpost serve's heap profile (and goroutine profile, FILE.goroutine) with the load suite's fleet online, after the drives to FILE.after (FILE.after.goroutine), and what it allocated during the mix drive to FILE.drive (pprof -sample_index=alloc_space)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
@@ -92,6 +93,10 @@ func main() {
 	}
 	if fleetNice < 0 || fleetNice > 19 {
 		fmt.Fprintln(os.Stderr, "bench: -fleet-nice must be 0 to 19")
+		os.Exit(2)
+	}
+	if natsApart && *transports != "plain" {
+		fmt.Fprintln(os.Stderr, "bench: -nats-apart runs with -transport plain only")
 		os.Exit(2)
 	}
 	if err := checkCarryFlags(); err != nil {

@@ -74,13 +74,14 @@ type serveProc struct {
 	tls                bool          // HTTPS with --tls-self-signed, agents on wss:// through its port
 	hc                 *http.Client  // trusts its CA (with TLS)
 	profiled           chan struct{} // closed when the storm's profile is written
+	nats               *natsProc     // with -nats-apart: the NATS it connects to
 }
 
 // serveProfile, when set (-cpuprofile), is where the load suite writes a CPU
 // profile of the `outpost serve` process taken while it drives calls.
 var serveProfile string
 
-func startServe(ctx context.Context, bin, dir string, tlsOn bool) (*serveProc, error) {
+func startServe(ctx context.Context, bin, dir string, tlsOn bool, nats *natsProc) (*serveProc, error) {
 	httpPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -89,7 +90,14 @@ func startServe(ctx context.Context, bin, dir string, tlsOn bool) (*serveProc, e
 	if err != nil {
 		return nil, err
 	}
-	return startServeAt(ctx, bin, dir, httpPort, natsPort, tlsOn, nil)
+	return startServeAt(ctx, bin, dir, serveAt{httpPort, natsPort, tlsOn, nats}, nil)
+}
+
+// serveAt is where `outpost serve` listens, and on what NATS.
+type serveAt struct {
+	httpPort, natsPort int       // natsPort: the embedded server's (unused with nats)
+	tls                bool      // HTTPS with --tls-self-signed, agents on wss:// through its port
+	nats               *natsProc // nil: serve embeds its NATS
 }
 
 // restart stops p and starts `outpost serve` again on the same ports and
@@ -112,7 +120,7 @@ func (p *serveProc) restart(ctx context.Context) (np *serveProc, started time.Ti
 			}()
 		}
 	}
-	np, err = startServeAt(ctx, p.bin, p.dir, p.httpPort, p.natsPort, p.tls, onStart)
+	np, err = startServeAt(ctx, p.bin, p.dir, serveAt{p.httpPort, p.natsPort, p.tls, p.nats}, onStart)
 	return np, started, err
 }
 
@@ -132,7 +140,8 @@ func downloadRetry(u, path string, wait time.Duration) error {
 // it is healthy; onStart, when set, is called once the process runs. With
 // tlsOn it serves HTTPS with a CA it makes in its state dir once (kept
 // across restarts), and enrollment sends agents to wss:// on its port.
-func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, tlsOn bool, onStart func(*serveProc)) (*serveProc, error) {
+func startServeAt(ctx context.Context, bin, dir string, at serveAt, onStart func(*serveProc)) (*serveProc, error) {
+	httpPort, natsPort, tlsOn := at.httpPort, at.natsPort, at.tls
 	scheme := "http://"
 	if tlsOn {
 		scheme = "https://"
@@ -147,9 +156,15 @@ func startServeAt(ctx context.Context, bin, dir string, httpPort, natsPort int, 
 		dir:      dir,
 		httpPort: httpPort,
 		natsPort: natsPort,
+		nats:     at.nats,
 	}
-	p.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:"+strconv.Itoa(httpPort),
-		"--nats-listen", "127.0.0.1:"+strconv.Itoa(natsPort), "--state-dir", p.stateDir)
+	p.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:"+strconv.Itoa(httpPort), "--state-dir", p.stateDir)
+	if at.nats != nil {
+		p.natsURL = at.nats.url
+		p.cmd.Args = append(p.cmd.Args, "--nats-url", at.nats.url, "--public-nats-url", at.nats.url)
+	} else {
+		p.cmd.Args = append(p.cmd.Args, "--nats-listen", "127.0.0.1:"+strconv.Itoa(natsPort))
+	}
 	if tlsOn {
 		p.cmd.Args = append(p.cmd.Args, "--tls-self-signed", "127.0.0.1")
 	}
@@ -353,14 +368,26 @@ func stopChild[T any](p *os.Process, done <-chan T) {
 }
 
 // memory is the process's resident set now and at its peak, from
-// /proc (Linux); zero elsewhere.
+// /proc (Linux); zero elsewhere. With its NATS apart, that process's is
+// added (the peaks' sum: an upper bound of the two's peak together).
 func (p *serveProc) memory() (rss, peak int64) {
-	return procMemory(p.cmd.Process.Pid)
+	rss, peak = procMemory(p.cmd.Process.Pid)
+	if p.nats != nil { // what the embedded server would have taken
+		r, pk := procMemory(p.nats.cmd.Process.Pid)
+		rss, peak = rss+r, peak+pk
+	}
+	return rss, peak
 }
 
-// cpuTime is the CPU time (user + system) the process has used, from
-// /proc (Linux); zero elsewhere.
-func (p *serveProc) cpuTime() time.Duration { return procCPU(p.cmd.Process.Pid) }
+// cpuTime is the CPU time (user + system) the process has used, with its
+// NATS apart that process's too, from /proc (Linux); zero elsewhere.
+func (p *serveProc) cpuTime() time.Duration {
+	t := procCPU(p.cmd.Process.Pid)
+	if p.nats != nil {
+		t += procCPU(p.nats.cmd.Process.Pid)
+	}
+	return t
+}
 
 // procCPU is the CPU time (user + system) process pid has used, from /proc
 // (Linux); zero elsewhere.

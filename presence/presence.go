@@ -60,6 +60,10 @@ const (
 	// agent: a disconnect event may overtake the hello sent on the same
 	// connection (they come over different connections of the control plane).
 	closedMemory = 4
+	// maxSweepGap is the longest the sweeper goes without looking at every
+	// agent: a safety net, so that a change no lease-setting path announced
+	// (a clock step, say) is reported at most this late.
+	maxSweepGap = time.Minute
 )
 
 // Config configures a Tracker. Zero values take the defaults.
@@ -132,8 +136,18 @@ type state struct {
 type Tracker struct {
 	cfg Config
 
-	mu       sync.RWMutex // read-locked by Get, which every call makes
-	agents   map[subjects.Agent]*state
+	mu     sync.RWMutex // read-locked by Get, which every call makes
+	agents map[subjects.Agent]*state
+	// due is the earliest time a status may change by time passing alone (a
+	// lease lapsing, a reconnect window closing): sweeps before it look at no
+	// agent. Zero means the next sweep looks at all of them. It is kept on
+	// the clock of Now (monotonic with time.Now), whatever the lease's own.
+	due time.Time
+	// lastScan is when a sweep last looked at every agent: a clock that went
+	// back before it makes the next sweep look again.
+	lastScan time.Time
+	// scans counts the sweeps that looked at every agent (tests read it).
+	scans    int
 	onChange []func(subjects.Agent, Entry)
 	changed  chan struct{} // closed and replaced on every change
 	// msgs is every subscription's channel: one channel keeps an agent's
@@ -306,6 +320,7 @@ func (t *Tracker) update(ag subjects.Agent, now time.Time, f func(*state) bool) 
 		t.agents[ag] = s
 	}
 	significant := f(s)
+	t.expect(s, now)
 	if !significant && t.status(s, now) == s.reported {
 		t.mu.Unlock()
 		return
@@ -456,18 +471,61 @@ func (t *Tracker) run(msgs <-chan *nats.Msg) {
 	}
 }
 
+// sweepOnce reports the statuses that time changed since they were last
+// reported. It looks at every agent only once something is due (t.due), so
+// an idle fleet of thousands costs a comparison a sweep, not a scan.
 func (t *Tracker) sweepOnce() {
 	now := t.cfg.Now()
 	t.mu.RLock()
+	idle := now.Before(t.due) && !now.Before(t.lastScan)
+	t.mu.RUnlock()
+	if idle {
+		return
+	}
+	t.mu.Lock()
+	now = t.cfg.Now()
+	t.scans++
+	t.lastScan = now
 	var lapsed []subjects.Agent
+	due := now.Add(maxSweepGap)
 	for ag, s := range t.agents {
 		if t.status(s, now) != s.reported {
 			lapsed = append(lapsed, ag)
 		}
+		if next, ok := t.nextChange(s, now); ok && next.Before(due) {
+			due = next
+		}
 	}
-	t.mu.RUnlock()
+	t.due = due
+	t.mu.Unlock()
 	for _, ag := range lapsed {
+		// Now again: a call may have lapsed the lease since the scan.
+		now := t.cfg.Now()
 		t.update(ag, now, func(s *state) bool { return t.status(s, now) != s.reported })
+	}
+}
+
+// nextChange is when s's status will change if nothing is heard: its lease
+// lapsing, or its reconnect window closing, on now's clock (a seeded lease
+// has no monotonic reading). ok is false for an offline agent.
+func (t *Tracker) nextChange(s *state, now time.Time) (next time.Time, ok bool) {
+	switch t.status(s, now) {
+	case Online:
+		next = s.leaseUntil
+	case Reconnecting:
+		next = s.leaseUntil.Add(t.cfg.Window)
+	default:
+		return time.Time{}, false
+	}
+	return now.Add(next.Sub(now)), true
+}
+
+// expect makes the first sweep at or after s's next change look at every
+// agent, when that change comes before every other due. Whatever changes a
+// lease, lastSeen or gone calls it, with t.mu held.
+func (t *Tracker) expect(s *state, now time.Time) {
+	if next, ok := t.nextChange(s, now); ok && next.Before(t.due) {
+		t.due = next
 	}
 }
 
@@ -547,6 +605,7 @@ func (t *Tracker) Disconnected(ag subjects.Agent, conn wire.ConnRef) {
 		return
 	}
 	s.leaseUntil = now
+	t.expect(s, now)
 	t.notifyLocked(ag, s, now)
 }
 
@@ -570,7 +629,9 @@ func (t *Tracker) Seed(ag subjects.Agent, lastSeen time.Time, hello *wire.Hello)
 	if hello != nil {
 		s.instance = hello.Instance
 	}
-	s.reported = t.status(s, t.cfg.Now())
+	now := t.cfg.Now()
+	s.reported = t.status(s, now)
+	t.expect(s, now)
 	t.agents[ag] = s
 }
 
@@ -587,6 +648,7 @@ func (t *Tracker) Lapse(ag subjects.Agent, inst string) {
 		return
 	}
 	s.leaseUntil = now
+	t.expect(s, now)
 	t.notifyLocked(ag, s, now)
 }
 
