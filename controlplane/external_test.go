@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/outposthq/outpost/internal/natstest"
 	"github.com/outposthq/outpost/wire"
@@ -30,8 +32,10 @@ func TestPrepareExternalKeepsItsSecrets(t *testing.T) {
 	if len(tok1) == 0 || string(tok1) != string(tok2) {
 		t.Fatalf("admin token changed: %q then %q", tok1, tok2)
 	}
-	if operatorLine(first) == "" || operatorLine(first) != operatorLine(second) {
-		t.Fatal("the two configs trust different operators")
+	// The operator's JWT is issued anew by each run (its iat, in seconds):
+	// the two must name the same operator key.
+	if op1, op2 := operatorKey(t, first), operatorKey(t, second); op1 != op2 {
+		t.Fatalf("the two configs trust different operators: %s then %s", op1, op2)
 	}
 	for _, f := range []string{adminTokenFile, "auth/operator.nk", "auth/account.nk", "auth/system-account.nk"} {
 		fi, err := os.Stat(filepath.Join(dir, f))
@@ -51,12 +55,23 @@ func TestPrepareExternalKeepsItsSecrets(t *testing.T) {
 	}
 }
 
-func operatorLine(conf string) string {
+// operatorKey is the public key of the operator whose JWT conf trusts.
+func operatorKey(t *testing.T, conf string) string {
+	t.Helper()
 	for _, l := range strings.Split(conf, "\n") {
-		if strings.HasPrefix(l, "operator: ") {
-			return l
+		if q, ok := strings.CutPrefix(l, "operator: "); ok {
+			token, err := strconv.Unquote(q)
+			if err != nil {
+				t.Fatalf("operator line %q: %v", l, err)
+			}
+			oc, err := jwt.DecodeOperatorClaims(token)
+			if err != nil {
+				t.Fatalf("operator JWT: %v", err)
+			}
+			return oc.Subject
 		}
 	}
+	t.Fatalf("no operator line in the config:\n%s", conf)
 	return ""
 }
 
