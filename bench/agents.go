@@ -516,10 +516,6 @@ const stormPoll = 100 * time.Millisecond
 // jittered backoff), as laptops do. It returns the control plane now
 // running.
 func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string, n int) (*serveProc, []row, error) {
-	var natsCPU time.Duration // with its NATS apart, what that process had used before
-	if sp.nats != nil {
-		natsCPU = procCPU(sp.nats.cmd.Process.Pid)
-	}
 	np, started, err := sp.restart(ctx)
 	if err != nil {
 		return sp, nil, fmt.Errorf("restart the control plane: %w", err)
@@ -533,7 +529,7 @@ func stormRows(ctx context.Context, sp *serveProc, cl *client.Client, ws string,
 	var curve []point
 	for {
 		list, err := cl.ListAgents(ctx, ws)
-		p := point{at: time.Since(started), cpu: np.cpuTime() - natsCPU}
+		p := point{at: time.Since(started), cpu: np.cpuTime()}
 		for _, a := range list {
 			if a.Status == "online" {
 				p.online++

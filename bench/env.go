@@ -144,11 +144,8 @@ func (e *env) httpClient() (*http.Client, error) { return client.TrustingCA(e.sr
 
 // transport names the env's transport in row names.
 func (e *env) transport() string {
-	switch {
-	case e.tls:
+	if e.tls {
 		return " [TLS, wss]"
-	case natsApart:
-		return " [NATS apart]"
 	}
 	return ""
 }

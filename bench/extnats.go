@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // natsApart, when set (-nats-apart), runs the load suites' NATS as a
@@ -43,6 +46,10 @@ func startNATSApart(ctx context.Context, bin, dir, stateDir string) (*natsProc, 
 	url := "nats://127.0.0.1:" + strconv.Itoa(port)
 	conf, err := exec.CommandContext(ctx, bin, "nats-config", "--state-dir", stateDir, "--listen", "127.0.0.1:"+strconv.Itoa(port)).Output()
 	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("outpost nats-config: %w\n%s", err, ee.Stderr)
+		}
 		return nil, fmt.Errorf("outpost nats-config: %w", err)
 	}
 	confPath := filepath.Join(ndir, "nats.conf")
@@ -63,7 +70,24 @@ func startNATSApart(ctx context.Context, bin, dir, stateDir string) (*natsProc, 
 		return nil, err
 	}
 	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
-	return p, nil
+	// serve gives up on a server that refuses its connection: wait until
+	// this one accepts.
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return p, nil
+		}
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("nats-server exited; the end of its log:\n%s", logTail(logf.Name(), 2048))
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("nats-server not listening on %s after 30 s; the end of its log:\n%s", addr, logTail(logf.Name(), 2048))
+		}
+	}
 }
 
 func (p *natsProc) stop() { stopChild(p.cmd.Process, p.done) }

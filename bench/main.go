@@ -77,7 +77,7 @@ func main() {
 	flag.IntVar(&driverConns, "driver-conns", 0, "connections the load suites' driver opens to the control plane at most (0: one per call in flight, up to the in-flight limit)")
 	flag.StringVar(&serveTrace, "serve-trace", "", "write outpost serve's execution trace of the load suite's mix drive (and its block and mutex profiles of the same seconds, FILE.block, FILE.mutex)")
 	flag.BoolVar(&natsApart, "nats-apart", false, "run the load suites' NATS as a nats-server process of its own (an external cluster of one, configured by outpost nats-config) with outpost serve on it: the agents' connections outside serve's heap; RSS and CPU rows then add both processes; only with -transport plain")
-	flag.Var(&serveEnv, "serve-env", "an environment variable for outpost serve alone, KEY=VALUE (GOGC=50, GOMEMLIMIT=..., GODEBUG=...); repeat for more")
+	flag.Var(&serveEnv, "serve-env", "an environment variable for outpost serve alone (and, with -nats-apart, its nats-server), KEY=VALUE (GOGC=50, GOMEMLIMIT=..., GODEBUG=...); repeat for more")
 	flag.StringVar(&serveHeapProfile, "serve-heapprofile", "", "write outpost serve's heap profile (and goroutine profile, FILE.goroutine) with the load suite's fleet online, after the drives to FILE.after (FILE.after.goroutine), and what it allocated during the mix drive to FILE.drive (pprof -sample_index=alloc_space)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (and, for stream, the agent's to FILE.agent; for agents, outpost serve's to FILE.serve, and during the reconnect storm to FILE.serve.storm)")
 	flag.StringVar(&carryProfile, "carry-cpuprofile", "", "write CPU profiles of this process during each of the carry suite's first carries alone (FILE.first, FILE.first1, ...) and each incremental carry (FILE.inc0...); not with -cpuprofile")
@@ -211,8 +211,12 @@ func runSuites(ctx context.Context, n int, tlsOn bool, want map[string]bool) ([]
 			// The carry suite's row names the store's place itself.
 			suffix += " [the control plane's store in " + storePlace() + "]"
 		}
-		if fleetNice > 0 && (s.name == "agents" || s.name == "scale" || s.name == "storm") {
+		load := s.name == "agents" || s.name == "scale" || s.name == "storm"
+		if load && fleetNice > 0 {
 			suffix += fmt.Sprintf(" [fleet at nice %d]", fleetNice)
+		}
+		if load && natsApart {
+			suffix += " [NATS apart]"
 		}
 		for i := range rs {
 			rs[i].Name += suffix

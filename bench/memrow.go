@@ -11,10 +11,10 @@ import (
 // FILE.goroutine) taken once the whole fleet is online.
 var serveHeapProfile string
 
-// serveEnv (-serve-env) is environment for outpost serve alone: the
-// runtime's settings (GOGC, GOMEMLIMIT, GODEBUG) to weigh against the
-// defaults in the same conditions, without touching the fleet's or the
-// driver's.
+// serveEnv (-serve-env) is environment for outpost serve alone (and, with
+// -nats-apart, its nats-server): the runtime's settings (GOGC, GOMEMLIMIT,
+// GODEBUG) to weigh against the defaults in the same conditions, without
+// touching the fleet's or the driver's.
 var serveEnv envFlag
 
 // envFlag is a repeatable KEY=VALUE flag.

@@ -59,8 +59,9 @@ func removeBinary() {
 }
 
 // serveProc is an `outpost serve` process: the control plane and its
-// embedded NATS on their own, so their memory can be read apart from the
-// agents the bench runs in its own process.
+// embedded NATS (or, with -nats-apart, the nats-server it connects to) on
+// their own, so their memory can be read apart from the agents the bench
+// runs in its own process.
 type serveProc struct {
 	cmd      *exec.Cmd
 	url      string
@@ -75,6 +76,7 @@ type serveProc struct {
 	hc                 *http.Client  // trusts its CA (with TLS)
 	profiled           chan struct{} // closed when the storm's profile is written
 	nats               *natsProc     // with -nats-apart: the NATS it connects to
+	natsCPU0           time.Duration // that NATS's CPU time when this process started
 }
 
 // serveProfile, when set (-cpuprofile), is where the load suite writes a CPU
@@ -90,7 +92,7 @@ func startServe(ctx context.Context, bin, dir string, tlsOn bool, nats *natsProc
 	if err != nil {
 		return nil, err
 	}
-	return startServeAt(ctx, bin, dir, serveAt{httpPort, natsPort, tlsOn, nats}, nil)
+	return startServeAt(ctx, bin, dir, serveAt{httpPort: httpPort, natsPort: natsPort, tls: tlsOn, nats: nats}, nil)
 }
 
 // serveAt is where `outpost serve` listens, and on what NATS.
@@ -106,6 +108,10 @@ type serveAt struct {
 func (p *serveProc) restart(ctx context.Context) (np *serveProc, started time.Time, err error) {
 	p.stop()
 	started = time.Now()
+	natsCPU0 := time.Duration(0)
+	if p.nats != nil {
+		natsCPU0 = procCPU(p.nats.cmd.Process.Pid)
+	}
 	var onStart func(*serveProc)
 	if serveProfile != "" {
 		// Profile the new process from its first moments (its pprof
@@ -120,7 +126,10 @@ func (p *serveProc) restart(ctx context.Context) (np *serveProc, started time.Ti
 			}()
 		}
 	}
-	np, err = startServeAt(ctx, p.bin, p.dir, serveAt{p.httpPort, p.natsPort, p.tls, p.nats}, onStart)
+	np, err = startServeAt(ctx, p.bin, p.dir, serveAt{httpPort: p.httpPort, natsPort: p.natsPort, tls: p.tls, nats: p.nats}, onStart)
+	if np != nil {
+		np.natsCPU0 = natsCPU0
+	}
 	return np, started, err
 }
 
@@ -380,11 +389,12 @@ func (p *serveProc) memory() (rss, peak int64) {
 }
 
 // cpuTime is the CPU time (user + system) the process has used, with its
-// NATS apart that process's too, from /proc (Linux); zero elsewhere.
+// NATS apart that process's too since this one started, from /proc
+// (Linux); zero elsewhere.
 func (p *serveProc) cpuTime() time.Duration {
 	t := procCPU(p.cmd.Process.Pid)
 	if p.nats != nil {
-		t += procCPU(p.nats.cmd.Process.Pid)
+		t += procCPU(p.nats.cmd.Process.Pid) - p.natsCPU0
 	}
 	return t
 }
