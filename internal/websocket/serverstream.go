@@ -134,8 +134,12 @@ func (s *ServerStream) peekFrameStart() error {
 	return err
 }
 
-// isTimeout reports whether err is a deadline's.
+// isTimeout reports whether err is a deadline's. A nil error returns
+// before errors.As, whose target escapes: every read of a frame asks.
 func isTimeout(err error) bool {
+	if err == nil {
+		return false
+	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
