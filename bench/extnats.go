@@ -43,8 +43,8 @@ func startNATSApart(ctx context.Context, bin, dir, stateDir string) (*natsProc, 
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build nats-server: %v\n%s", err, out)
 	}
-	url := "nats://127.0.0.1:" + strconv.Itoa(port)
-	conf, err := exec.CommandContext(ctx, bin, "nats-config", "--state-dir", stateDir, "--listen", "127.0.0.1:"+strconv.Itoa(port)).Output()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	conf, err := exec.CommandContext(ctx, bin, "nats-config", "--state-dir", stateDir, "--listen", addr).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -60,7 +60,7 @@ func startNATSApart(ctx context.Context, bin, dir, stateDir string) (*natsProc, 
 	if err != nil {
 		return nil, err
 	}
-	p := &natsProc{cmd: exec.Command(server, "-c", confPath), url: url, done: make(chan struct{})}
+	p := &natsProc{cmd: exec.Command(server, "-c", confPath), url: "nats://" + addr, done: make(chan struct{})}
 	p.cmd.Dir = ndir // the config's store and resolver dirs are relative
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	p.cmd.Env = append(os.Environ(), serveEnv...) // the same runtime settings as serve's
@@ -72,7 +72,6 @@ func startNATSApart(ctx context.Context, bin, dir, stateDir string) (*natsProc, 
 	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
 	// serve gives up on a server that refuses its connection: wait until
 	// this one accepts.
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()

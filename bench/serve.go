@@ -65,18 +65,15 @@ func removeBinary() {
 type serveProc struct {
 	cmd      *exec.Cmd
 	url      string
-	natsURL  string
 	stateDir string
 	pprof    string // the address of its /debug/pprof/ and /debug/metrics
 	done     chan struct{}
 
-	bin, dir           string // how it was started, for restart
-	httpPort, natsPort int
-	tls                bool          // HTTPS with --tls-self-signed, agents on wss:// through its port
-	hc                 *http.Client  // trusts its CA (with TLS)
-	profiled           chan struct{} // closed when the storm's profile is written
-	nats               *natsProc     // with -nats-apart: the NATS it connects to
-	natsCPU0           time.Duration // that NATS's CPU time when this process started
+	bin, dir string // how it was started, for restart
+	serveAt
+	hc       *http.Client  // trusts its CA (with TLS)
+	profiled chan struct{} // closed when the storm's profile is written
+	natsCPU0 time.Duration // with NATS apart, that process's CPU time when this one started
 }
 
 // serveProfile, when set (-cpuprofile), is where the load suite writes a CPU
@@ -108,10 +105,6 @@ type serveAt struct {
 func (p *serveProc) restart(ctx context.Context) (np *serveProc, started time.Time, err error) {
 	p.stop()
 	started = time.Now()
-	natsCPU0 := time.Duration(0)
-	if p.nats != nil {
-		natsCPU0 = procCPU(p.nats.cmd.Process.Pid)
-	}
 	var onStart func(*serveProc)
 	if serveProfile != "" {
 		// Profile the new process from its first moments (its pprof
@@ -126,10 +119,7 @@ func (p *serveProc) restart(ctx context.Context) (np *serveProc, started time.Ti
 			}()
 		}
 	}
-	np, err = startServeAt(ctx, p.bin, p.dir, serveAt{httpPort: p.httpPort, natsPort: p.natsPort, tls: p.tls, nats: p.nats}, onStart)
-	if np != nil {
-		np.natsCPU0 = natsCPU0
-	}
+	np, err = startServeAt(ctx, p.bin, p.dir, p.serveAt, onStart)
 	return np, started, err
 }
 
@@ -147,34 +137,29 @@ func downloadRetry(u, path string, wait time.Duration) error {
 
 // startServeAt starts `outpost serve` on the given ports and waits until
 // it is healthy; onStart, when set, is called once the process runs. With
-// tlsOn it serves HTTPS with a CA it makes in its state dir once (kept
+// at.tls it serves HTTPS with a CA it makes in its state dir once (kept
 // across restarts), and enrollment sends agents to wss:// on its port.
 func startServeAt(ctx context.Context, bin, dir string, at serveAt, onStart func(*serveProc)) (*serveProc, error) {
-	httpPort, natsPort, tlsOn := at.httpPort, at.natsPort, at.tls
 	scheme := "http://"
-	if tlsOn {
+	if at.tls {
 		scheme = "https://"
 	}
 	p := &serveProc{
-		url:      scheme + "127.0.0.1:" + strconv.Itoa(httpPort),
-		tls:      tlsOn,
-		natsURL:  "nats://127.0.0.1:" + strconv.Itoa(natsPort),
+		url:      scheme + "127.0.0.1:" + strconv.Itoa(at.httpPort),
 		stateDir: filepath.Join(dir, "serve-state"),
 		done:     make(chan struct{}),
 		bin:      bin,
 		dir:      dir,
-		httpPort: httpPort,
-		natsPort: natsPort,
-		nats:     at.nats,
+		serveAt:  at,
 	}
-	p.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:"+strconv.Itoa(httpPort), "--state-dir", p.stateDir)
+	p.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:"+strconv.Itoa(at.httpPort), "--state-dir", p.stateDir)
 	if at.nats != nil {
-		p.natsURL = at.nats.url
+		p.natsCPU0 = procCPU(at.nats.cmd.Process.Pid)
 		p.cmd.Args = append(p.cmd.Args, "--nats-url", at.nats.url, "--public-nats-url", at.nats.url)
 	} else {
-		p.cmd.Args = append(p.cmd.Args, "--nats-listen", "127.0.0.1:"+strconv.Itoa(natsPort))
+		p.cmd.Args = append(p.cmd.Args, "--nats-listen", "127.0.0.1:"+strconv.Itoa(at.natsPort))
 	}
-	if tlsOn {
+	if at.tls {
 		p.cmd.Args = append(p.cmd.Args, "--tls-self-signed", "127.0.0.1")
 	}
 	// Always: the load suites read its figures from /debug/metrics there.

@@ -19,6 +19,23 @@ type change struct {
 	at     time.Duration
 }
 
+// recordChanges registers an OnChange callback on tr that keeps every
+// call, timed by clk since t0; the returned func gives those so far.
+func recordChanges(tr *presence.Tracker, clk *clock, t0 time.Time) func() []change {
+	var mu sync.Mutex
+	var got []change
+	tr.OnChange(func(ag subjects.Agent, e presence.Entry) {
+		mu.Lock()
+		got = append(got, change{ag.ID, e.Status, clk.Now().Sub(t0)})
+		mu.Unlock()
+	})
+	return func() []change {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
 // TestSweepReportsOnTime checks that lapsed leases and closed reconnect
 // windows are reported at the sweep that first sees them, whatever set the
 // lease, while sweeps with nothing due look at no agent. An agent with a
@@ -87,13 +104,7 @@ func TestSweepReportsOnTime(t *testing.T) {
 			clk := &clock{t: t0}
 			tr := presence.New(presence.Config{Now: clk.Now})
 			defer tr.Close()
-			var mu sync.Mutex
-			var got []change
-			tr.OnChange(func(ag subjects.Agent, e presence.Entry) {
-				mu.Lock()
-				got = append(got, change{ag.ID, e.Status, clk.Now().Sub(t0)})
-				mu.Unlock()
-			})
+			changes := recordChanges(tr, clk, t0)
 			long := subjects.Agent{Workspace: "w1", ID: "long"}
 			x := subjects.Agent{Workspace: "w1", ID: "x"}
 			hello(t, tr, long, 20000) // a 60 s lease
@@ -109,11 +120,9 @@ func TestSweepReportsOnTime(t *testing.T) {
 				}
 				tr.SweepOnce()
 			}
-			mu.Lock()
-			defer mu.Unlock()
+			// In order: the callbacks run on this goroutine, as the clock moves.
 			want := append([]change{{"long", presence.Online, 0}}, tt.want...)
-			slices.SortStableFunc(got, func(a, b change) int { return int(a.at - b.at) })
-			if fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := changes(); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("changes reported:\n got %v\nwant %v", got, want)
 			}
 			// 401 sweeps; only the first and those at a change look at the agents.
@@ -151,13 +160,7 @@ func TestSweepAfterClockWentBack(t *testing.T) {
 	clk := &clock{t: t0}
 	tr := presence.New(presence.Config{Now: clk.Now})
 	defer tr.Close()
-	var mu sync.Mutex
-	var got []presence.Status
-	tr.OnChange(func(_ subjects.Agent, e presence.Entry) {
-		mu.Lock()
-		got = append(got, e.Status)
-		mu.Unlock()
-	})
+	changes := recordChanges(tr, clk, t0)
 	if err := tr.Observe(ag, subjects.KindHello, mustMarshal(t, &wire.Hello{Instance: "a", HeartbeatMs: 1000})); err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +168,8 @@ func TestSweepAfterClockWentBack(t *testing.T) {
 	tr.SweepOnce()
 	clk.Add(-38 * time.Second) // back to 2 s: within the lease again
 	tr.SweepOnce()
-	mu.Lock()
-	defer mu.Unlock()
-	want := []presence.Status{presence.Online, presence.Offline, presence.Online}
-	if fmt.Sprint(got) != fmt.Sprint(want) || tr.Get(ag).Status != presence.Online {
+	want := []change{{"laptop", presence.Online, 0}, {"laptop", presence.Offline, 40 * time.Second}, {"laptop", presence.Online, 2 * time.Second}}
+	if got := changes(); fmt.Sprint(got) != fmt.Sprint(want) || tr.Get(ag).Status != presence.Online {
 		t.Fatalf("reported %v, Get says %s; want %v and online", got, tr.Get(ag).Status, want)
 	}
 }
