@@ -36,12 +36,13 @@ func (c *Client) AuthHeader() http.Header {
 	return h
 }
 
-// HTTPClient is the *http.Client requests go through.
+// HTTPClient is the *http.Client requests go through: HTTP, or when it is
+// nil the package's shared default (see Client).
 func (c *Client) HTTPClient() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
-	return http.DefaultClient
+	return defaultHTTP()
 }
 
 // Client is the client the target's calls go through.
