@@ -229,24 +229,33 @@ func decodeError(resp *http.Response) error {
 // once the first 80 had opened theirs; 0–7 with this (clientpool_test.go).
 const MaxIdleConnsPerHost = 64
 
-// defaultHTTP is the client of a Client without HTTP: made at first use,
-// from http.DefaultTransport as it is then; net/http's default client when
-// that transport was replaced by one that is not an *http.Transport.
+// defaultHTTP is the client of a Client without HTTP, made at first use;
+// net/http's default client when http.DefaultTransport was replaced by one
+// that is not an *http.Transport.
 var defaultHTTP = sync.OnceValue(func() *http.Client {
-	t, ok := http.DefaultTransport.(*http.Transport)
+	t, ok := pooledDefault()
 	if !ok {
 		return http.DefaultClient
 	}
-	return &http.Client{Transport: pooled(t.Clone())}
+	return &http.Client{Transport: t}
 })
 
-// pooled makes t keep MaxIdleConnsPerHost idle connections to a host.
-func pooled(t *http.Transport) *http.Transport {
+// pooledDefault is a clone of http.DefaultTransport as it is now (its
+// proxy from the environment, its timeouts) keeping MaxIdleConnsPerHost
+// idle connections to a host; ok is false, and the transport net/http's
+// defaults with the environment's proxy, when http.DefaultTransport is not
+// an *http.Transport.
+func pooledDefault() (t *http.Transport, ok bool) {
+	if dt, isT := http.DefaultTransport.(*http.Transport); isT {
+		t, ok = dt.Clone(), true
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment}
+	}
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 	if t.MaxIdleConns != 0 {
 		t.MaxIdleConns = max(t.MaxIdleConns, MaxIdleConnsPerHost)
 	}
-	return t
+	return t, ok
 }
 
 // TrustingCA returns an HTTP client that trusts the CA certificates in
@@ -263,7 +272,7 @@ func TrustingCA(caFile string) (*http.Client, error) {
 	if !pool.AppendCertsFromPEM(pemBytes) {
 		return nil, fmt.Errorf("ca file %s: no PEM certificate in it", caFile)
 	}
-	t := pooled(http.DefaultTransport.(*http.Transport).Clone())
+	t, _ := pooledDefault()
 	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return &http.Client{Transport: t}, nil
 }
