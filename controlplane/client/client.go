@@ -198,9 +198,25 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if err := decodeJSON(resp, out); err != nil {
 		return fmt.Errorf("%s %s: decode response: %w", method, path, err)
 	}
+	return nil
+}
+
+// maxDrain is how much of a body after its JSON value decodeJSON reads to
+// reach the body's end; past it the connection is let go.
+const maxDrain = 64 << 10
+
+// decodeJSON decodes resp's JSON body into out, then reads on to the
+// body's end (the encoder's newline, or a last chunk that came apart from
+// the value): net/http reuses a connection only when its body was read to
+// the end, and closes it when the body is closed before.
+func decodeJSON(resp *http.Response, out any) error {
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return err
+	}
+	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 	return nil
 }
 

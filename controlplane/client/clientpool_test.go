@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"sync"
@@ -33,6 +34,15 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
+			// A connection net/http could not put back in its pool (the
+			// first error says why): what a failure below is made of.
+			var notPut atomic.Int64
+			var firstNotPut atomic.Value
+			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{PutIdleConn: func(err error) {
+				if err != nil && notPut.Add(1) == 1 {
+					firstNotPut.Store(err.Error())
+				}
+			}})
 			dir := t.TempDir()
 			if err := os.Chmod(dir, 0o700); err != nil {
 				t.Fatal(err)
@@ -99,7 +109,8 @@ func TestConcurrentCallsReuseConnections(t *testing.T) {
 			warm := p.accepted.Load()
 			round(25)
 			if n := p.accepted.Load() - warm; n > callers {
-				t.Fatalf("%d more calls by %d goroutines at once opened %d more connections (%d for the first %d calls), want at most %d", callers*25, callers, n, warm, callers*5, callers)
+				t.Fatalf("%d more calls by %d goroutines at once opened %d more connections (%d for the first %d calls), want at most %d; %d connections were not put back in the pool (first: %v)",
+					callers*25, callers, n, warm, callers*5, callers, notPut.Load(), firstNotPut.Load())
 			}
 		})
 	}

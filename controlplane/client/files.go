@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -142,7 +141,7 @@ func (c *Client) raw(ctx context.Context, method, path string, body io.Reader, s
 
 // decodeBody decodes a JSON response body into out.
 func decodeBody(resp *http.Response, out any) error {
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if err := decodeJSON(resp, out); err != nil {
 		return fmt.Errorf("%s %s: decode response: %w", resp.Request.Method, resp.Request.URL.Path, err)
 	}
 	return nil
