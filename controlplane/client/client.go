@@ -195,7 +195,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return decodeError(resp)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, resp.Body)
+		_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 		return nil
 	}
 	if err := decodeJSON(resp, out); err != nil {

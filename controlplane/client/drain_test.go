@@ -42,7 +42,6 @@ func TestCallReusesConnectionWhenTheBodyEndsLate(t *testing.T) {
 		if err != nil || h.Status != "ok" {
 			t.Fatalf("health: %+v, %v", h, err)
 		}
-		time.Sleep(5 * time.Millisecond) // the connection back in the pool
 	}
 	if n := conns.Load(); n != 1 {
 		t.Fatalf("%d calls one after another opened %d connections, want 1", calls, n)
