@@ -195,7 +195,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return decodeError(resp)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+		drain(resp)
 		return nil
 	}
 	if err := decodeJSON(resp, out); err != nil {
@@ -204,19 +204,25 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	return nil
 }
 
-// maxDrain is how much of a body after its JSON value decodeJSON reads to
-// reach the body's end; past it the connection is let go.
+// maxDrain is how much of a body drain reads to reach its end; past it
+// the connection is let go.
 const maxDrain = 64 << 10
 
-// decodeJSON decodes resp's JSON body into out, then reads on to the
-// body's end (the encoder's newline, or a last chunk that came apart from
-// the value): net/http reuses a connection only when its body was read to
-// the end, and closes it when the body is closed before.
+// drain reads what is left of resp's body, up to maxDrain: net/http
+// reuses a connection only when its body was read to the end, and closes
+// it when the body is closed before.
+func drain(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+}
+
+// decodeJSON decodes resp's JSON body into out, then drains what follows
+// the value (the encoder's newline, or a last chunk that came apart from
+// it).
 func decodeJSON(resp *http.Response, out any) error {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return err
 	}
-	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+	drain(resp)
 	return nil
 }
 
