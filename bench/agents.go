@@ -258,6 +258,9 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 		}
 		mix, quiet = "9 caps : 1 exec, no fs", "caps only"
 	}
+	if err := warmPool(ctx, cl, driverConns); err != nil {
+		return nil, err
+	}
 	rssIdle, _ := sp.memory()
 	idle, err := measure(n, func() error { return loadCall(ctx, cl, ws, 0, loadMix[0]) })
 	if err != nil {

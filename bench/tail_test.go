@@ -54,3 +54,22 @@ func TestTailReport(t *testing.T) {
 		t.Errorf("report shows a quiet span:\n%s", got)
 	}
 }
+
+// TestOverByDue: the calls over the goal are counted in the half second
+// they were due, whenever they returned; the calls at or under it are not.
+func TestOverByDue(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		each []callRecord
+		want string
+	}{
+		{"none over", []callRecord{{due: 0, took: 20 * ms}, {due: 700 * ms, took: ms}}, ""},
+		{"by due, not done", []callRecord{{due: 400 * ms, took: 900 * ms}, {due: 499 * ms, took: 21 * ms}, {due: 500 * ms, took: 30 * ms}}, "0.0s:2 0.5s:1"},
+		{"in order", []callRecord{{due: 2600 * ms, took: 25 * ms}, {due: 100 * ms, took: 25 * ms}, {due: 2900 * ms, took: 25 * ms}}, "0.0s:1 2.5s:2"},
+	} {
+		if got := overByDue(tc.each, 20*ms); got != tc.want {
+			t.Errorf("%s: overByDue = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
