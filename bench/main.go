@@ -74,7 +74,7 @@ func main() {
 	flag.IntVar(&agentsPerProcess, "agents-per-process", agentsPerProcess, "agents in each fleet process of the load suites")
 	flag.IntVar(&fleetNice, "fleet-nice", 0, "run the load suites' fleet processes at this nice value (1-19), so that on a shared machine the agents, which stand in for other machines, take CPU from the control plane only when it has none to use")
 	flag.IntVar(&fleetStartRate, "start-rate", fleetStartRate, "agents a second the load suites' fleet starts")
-	flag.IntVar(&driverConns, "driver-conns", 0, "connections the load suites' driver opens to the control plane at most (0: one per call in flight, up to the in-flight limit)")
+	flag.IntVar(&driverConns, "driver-conns", 0, "connections the load suites' driver opens to the control plane at most, all of them before the drives and kept (0: one per call in flight, up to the in-flight limit)")
 	flag.StringVar(&serveTrace, "serve-trace", "", "write outpost serve's execution trace of the load suite's mix drive (and its block and mutex profiles of the same seconds, FILE.block, FILE.mutex)")
 	flag.BoolVar(&natsApart, "nats-apart", false, "run the load suites' NATS as a nats-server process of its own (an external cluster of one, configured by outpost nats-config) with outpost serve on it: the agents' connections outside serve's heap; RSS and CPU rows then add both processes; only with -transport plain")
 	flag.Var(&serveEnv, "serve-env", "an environment variable for outpost serve alone (and, with -nats-apart, its nats-server), KEY=VALUE (GOGC=50, GOMEMLIMIT=..., GODEBUG=...); repeat for more")

@@ -292,7 +292,8 @@ var driverDials atomic.Int64
 // suite's driver opens to the control plane: a call due while all are busy
 // waits in the driver for one (its latency still counts from when it was
 // due) instead of opening a new connection, whose TLS handshake serve pays
-// for in the middle of the stall that made the calls pile up.
+// for in the middle of the stall that made the calls pile up. warmPool
+// opens all of them before the drives.
 var driverConns int
 
 // serveTrace, when set (-serve-trace), is where the load suite writes an
