@@ -45,16 +45,7 @@ func tailReport(out io.Writer, label string, res loadResult, samples []cpSample)
 	for _, c := range slow {
 		done[int((c.due+c.took)/(100*time.Millisecond))]++
 	}
-	var steps []int
-	for k := range done {
-		steps = append(steps, k)
-	}
-	sort.Ints(steps)
-	var ds []string
-	for _, k := range steps {
-		ds = append(ds, fmt.Sprintf("%.1fs:%d", float64(k)/10, done[k]))
-	}
-	fmt.Fprintf(out, "  slow calls by when they returned (100 ms steps): %s\n", strings.Join(ds, " "))
+	fmt.Fprintf(out, "  slow calls by when they returned (100 ms steps): %s\n", countsBy(done, 100*time.Millisecond))
 	fmt.Fprintf(out, "  calls over %s by when they were due (500 ms steps): %s\n", goalCall, overByDue(res.each, goalCall))
 	// The half seconds worth reading: those with slow calls or a GC of
 	// the control plane's, and the one before each.
@@ -138,14 +129,20 @@ func overByDue(each []callRecord, d time.Duration) string {
 			n[int(c.due/(500*time.Millisecond))]++
 		}
 	}
-	keys := make([]int, 0, len(n))
-	for k := range n {
+	return countsBy(n, 500*time.Millisecond)
+}
+
+// countsBy renders counts of calls by step of a drive ("2.5s:14": 14 in
+// the step that starts 2.5 s in), in the order of the steps.
+func countsBy(counts map[int]int, step time.Duration) string {
+	keys := make([]int, 0, len(counts))
+	for k := range counts {
 		keys = append(keys, k)
 	}
 	sort.Ints(keys)
-	var parts []string
+	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%.1fs:%d", float64(k)/2, n[k]))
+		parts = append(parts, fmt.Sprintf("%.1fs:%d", (time.Duration(k)*step).Seconds(), counts[k]))
 	}
 	return strings.Join(parts, " ")
 }

@@ -44,6 +44,8 @@ func TestTailReport(t *testing.T) {
 		"4 of 30 calls over 50ms; by fleet process map[1:4]; by kind map[caps:2 stat:2]",
 		"slowest: a1010 caps due 1.000s took 400.000 ms",
 		"1.0-  1.5s      5     4",
+		"slow calls by when they returned (100 ms steps): 1.4s:1 1.5s:1 1.6s:1 1.7s:1\n",
+		"calls over 20ms by when they were due (500 ms steps): 1.0s:4\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
