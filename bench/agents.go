@@ -27,6 +27,10 @@ type loadConfig struct {
 	inflight int // calls in flight at most; a call past it counts as failed
 }
 
+// goalCall is the load rows' goal for a call's p99 (issue 20); the tail
+// report counts the calls above it, which is what a p99 over it is made of.
+const goalCall = 20 * time.Millisecond
+
 var load = loadConfig{agents: 2000, rate: 1000, duration: 15 * time.Second, inflight: 1024}
 
 // scale is the scale suite's shape (issue 20): a fleet five times the load
@@ -298,13 +302,13 @@ func driveRows(ctx context.Context, sp *serveProc, fl *fleet, cl *client.Client,
 		{Name: fmt.Sprintf("%s: p50 at %d calls/s (mix %s) vs one call at a time", name, cfg.rate, mix),
 			Outpost: ms(p50), Baseline: ms(idle.pct(50)), Ratio: ratio(p50, idle.pct(50)), Goal: note},
 		{Name: fmt.Sprintf("%s: p99 at %d calls/s", name, cfg.rate), Outpost: ms(p99), Baseline: ms(idle.pct(99)),
-			Ratio: ratio(p99, idle.pct(99)), Goal: "≤ 20 ms", Met: yesNo(p99 <= 20*time.Millisecond)},
+			Ratio: ratio(p99, idle.pct(99)), Goal: "≤ 20 ms", Met: yesNo(p99 <= goalCall)},
 		{Name: fmt.Sprintf("%s: calls made / failed, achieved rate", name), Outpost: fmt.Sprintf("%d / %d, %.0f/s", res.calls, res.failed, res.achieved),
 			Baseline: "—", Ratio: "—", Goal: "0 failed", Met: yesNo(res.failed == 0)},
 		{Name: "  control plane meanwhile", Outpost: cpMix.String(), Baseline: "—", Ratio: "—"},
 		{Name: fmt.Sprintf("  the same without exec (%s): p50 / p99, failed", quiet),
 			Outpost: ms(noExec.lat.pct(50)) + " / " + ms(noExec.lat.pct(99)) + fmt.Sprintf(", %d", noExec.failed), Baseline: "—", Ratio: "—",
-			Goal: "≤ 20 ms, 0 failed", Met: yesNo(noExec.lat.pct(99) <= 20*time.Millisecond && noExec.failed == 0)},
+			Goal: "≤ 20 ms, 0 failed", Met: yesNo(noExec.lat.pct(99) <= goalCall && noExec.failed == 0)},
 		{Name: "  control plane meanwhile", Outpost: cpQuiet.String(), Baseline: "—", Ratio: "—"},
 	}
 	if rate2 > 0 {

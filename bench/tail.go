@@ -116,10 +116,6 @@ func fleetSpan(a, b cpSample) string {
 	return fmt.Sprintf("%s (p%d), %d", ms(worst), who, gcs)
 }
 
-// goalCall is the load rows' goal for a call's p99 (issue 20): the calls
-// above it are what a p99 over it is made of, spread or in bursts.
-const goalCall = 20 * time.Millisecond
-
 // overByDue counts the calls that took over d by the half second they
 // were due in ("2.5s:14" counts those due from 2.5 to 3.0 s).
 func overByDue(each []callRecord, d time.Duration) string {
