@@ -140,6 +140,10 @@ type analysis struct {
 	since     map[trace.GoID]trace.Time // of the goroutine's current state
 	blockedOn map[trace.GoID]string
 	assistAt  map[trace.GoID]trace.Time
+	assists   byKey                 // each mark assist's time, by the function its goroutine started in
+	assisted  map[trace.GoID]bool   // goroutines that assisted at least once
+	assistIn  map[trace.GoID]string // where the open assist began (its allocation)
+	assistAt2 byKey                 // each mark assist's time, by where it began
 }
 
 func newAnalysis() *analysis {
@@ -147,6 +151,7 @@ func newAnalysis() *analysis {
 		root: map[trace.GoID]string{}, steps: map[int]*bucket{},
 		schedIn: byKey{}, schedOut: byKey{}, locksIn: byKey{}, locksOut: byKey{}, blockIn: byKey{}, blockOut: byKey{}, wakers: byKey{},
 		since: map[trace.GoID]trace.Time{}, blockedOn: map[trace.GoID]string{}, assistAt: map[trace.GoID]trace.Time{},
+		assists: byKey{}, assisted: map[trace.GoID]bool{}, assistIn: map[trace.GoID]string{}, assistAt2: byKey{},
 	}
 }
 
@@ -252,11 +257,15 @@ func (a *analysis) waits(ev *trace.Event) {
 	case trace.EventRangeBegin, trace.EventRangeActive:
 		if r := ev.Range(); r.Name == assist && r.Scope.Kind == trace.ResourceGoroutine {
 			a.assistAt[r.Scope.Goroutine()] = t
+			a.assistIn[r.Scope.Goroutine()] = allocSite(ev.Stack(), 4)
 		}
 	case trace.EventRangeEnd:
 		if r := ev.Range(); r.Name == assist && r.Scope.Kind == trace.ResourceGoroutine {
 			if at, ok := a.assistAt[r.Scope.Goroutine()]; ok {
 				a.spread(at, t, func(b *bucket, d time.Duration) { b.assist += d })
+				a.assists.add(a.root[r.Scope.Goroutine()], t.Sub(at))
+				a.assisted[r.Scope.Goroutine()] = true
+				a.assistAt2.add(a.assistIn[r.Scope.Goroutine()], t.Sub(at))
 				delete(a.assistAt, r.Scope.Goroutine())
 			}
 		}
@@ -330,6 +339,7 @@ func (a *analysis) report(w io.Writer, timeline bool) {
 		a.printTimeline(w)
 	}
 	a.printSummary(w)
+	a.printAssists(w)
 	table(w, "time runnable before running, in the mark phase, by the function the goroutine started in", a.schedIn, 15)
 	table(w, "the same outside the mark phase", a.schedOut, 10)
 	table(w, "blocking waits that ended in the mark phase (reason | root | stack)", a.blockIn, 30)
@@ -362,6 +372,25 @@ func (a *analysis) printSummary(w io.Writer) {
 		fmt.Fprintf(w, "%-24s %4.0f steps: %.2f Ps held, %.2f cores on the CPU\n", what, n[i],
 			run[i]/n[i]/float64(step), samples[i]/n[i]/10)
 	}
+}
+
+// printAssists says how many goroutines paid for the marking and how
+// much: each goroutine that allocates in a mark phase owes at least
+// 64 KiB of scan work at its first assist (the runtime's
+// gcOverAssistWork), however little it allocated, so many goroutines
+// that each allocate a little can cost more than a few that allocate
+// much.
+func (a *analysis) printAssists(w io.Writer) {
+	var n int
+	var sum time.Duration
+	for _, x := range a.assists {
+		n += x.n
+		sum += x.sum
+	}
+	fmt.Fprintf(w, "\n== mark assists: %d, %.1f ms in all, by %d goroutines (%.3f ms each on average)\n",
+		n, ms(sum), len(a.assisted), ms(sum)/float64(max(len(a.assisted), 1)))
+	table(w, "mark assists by the function the goroutine started in", a.assists, 15)
+	table(w, "mark assists by where they began (the allocation's callers)", a.assistAt2, 20)
 }
 
 func (a *analysis) printTimeline(w io.Writer) {
@@ -416,6 +445,22 @@ func last(s trace.Stack) string {
 		r = short(f.Func)
 	}
 	return r
+}
+
+// allocSite is the innermost n frames of s outside the runtime: the code
+// whose allocation made its goroutine assist.
+func allocSite(s trace.Stack, n int) string {
+	var out []string
+	for f := range s.Frames() {
+		if len(out) == 0 && strings.HasPrefix(f.Func, "runtime.") {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s:%d", short(f.Func), f.Line))
+		if len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, " < ")
 }
 
 // frames is the innermost n frames of s, the first without its line.

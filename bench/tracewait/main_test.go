@@ -83,3 +83,86 @@ func TestTraceWaits(t *testing.T) {
 		}
 	}
 }
+
+// node is one element of the pointer-rich heap TestTraceAssists marks.
+type node struct {
+	next *node
+	pad  [6]*int
+}
+
+// keep holds the heap TestTraceAssists makes the GC mark.
+var keep *node
+
+// allocateWhileMarking allocates small objects until done is closed: a
+// goroutine doing so in a mark phase has to assist.
+func allocateWhileMarking(done <-chan struct{}, sink *[]*int) {
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		for range 64 {
+			*sink = append((*sink)[:0], new(int))
+		}
+	}
+}
+
+// TestTraceAssists traces this process while goroutines allocate during
+// a collection of a pointer-rich heap, and checks that the analysis counts
+// their assists, by the function they started in and by where the
+// allocation that made them assist was.
+func TestTraceAssists(t *testing.T) {
+	for i := 0; i < 1<<20; i++ {
+		keep = &node{next: keep}
+	}
+	defer func() { keep = nil }()
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() { // not wg.Go: the goroutine's root is then this test's closure
+			defer wg.Done()
+			var sink []*int
+			allocateWhileMarking(done, &sink)
+		}()
+	}
+	runtime.GC()
+	runtime.GC()
+	close(done)
+	wg.Wait()
+	trace.Stop()
+
+	a := newAnalysis()
+	if err := each(buf.Bytes(), a.windows); err != nil {
+		t.Fatal(err)
+	}
+	if err := each(buf.Bytes(), a.waits); err != nil {
+		t.Fatal(err)
+	}
+	var byRoot, bySite int
+	for k, w := range a.assists {
+		if strings.Contains(k, "TestTraceAssists") {
+			byRoot += w.n
+		}
+	}
+	for k, w := range a.assistAt2 {
+		if strings.Contains(k, "allocateWhileMarking") {
+			bySite += w.n
+		}
+	}
+	if byRoot == 0 || bySite == 0 || len(a.assisted) == 0 {
+		t.Fatalf("assists: %d by the test's goroutines, %d begun in allocateWhileMarking, %d goroutines; want some of each", byRoot, bySite, len(a.assisted))
+	}
+	var out bytes.Buffer
+	a.report(&out, false)
+	for _, want := range []string{"== mark assists:", "allocateWhileMarking"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report has no %q:\n%s", want, out.String())
+		}
+	}
+}
