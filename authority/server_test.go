@@ -433,7 +433,8 @@ func agentRequest(nc *nats.Conn, ag subjects.Agent, data []byte, timeout time.Du
 }
 
 // An agent cannot reflect a message off its own subjects to gain a publish
-// permission on the reply subject: it has no response permission at all.
+// permission on the reply subject: it has no response permission at all,
+// and a request whose reply is a JetStream subject is refused outright.
 func TestAgentCannotReflect(t *testing.T) {
 	a := newAuthority(t)
 	s := startServer(t, a, t.TempDir())
@@ -480,6 +481,18 @@ func TestAgentCannotReflect(t *testing.T) {
 			defer sub.Unsubscribe()
 			if err := nc.PublishRequest("agent.ws.a1.rpc", target, []byte("x")); err != nil {
 				t.Fatal(err)
+			}
+			if strings.HasPrefix(target, "$JS.") {
+				// nats-server (from v2.15.3) refuses a client's publish
+				// whose reply is a JetStream subject: the request reaches
+				// nobody, so there is nothing to reflect.
+				errs.waitViolation(t, target)
+				select {
+				case r := <-got:
+					t.Fatalf("the request with reply %q was delivered", r)
+				case <-time.After(quietPeriod):
+				}
+				return
 			}
 			select {
 			case r := <-got:

@@ -24,7 +24,7 @@ func serveNATSClient(ns *server.Server, conn net.Conn) {
 	createClientInProcess(ns, conn)
 }
 
-// createClientInProcess is nats-server v2.15.2's
+// createClientInProcess is nats-server v2.15.3's
 // func (s *Server) createClientInProcess(conn net.Conn) *client.
 //
 //go:linkname createClientInProcess github.com/nats-io/nats-server/v2/server.(*Server).createClientInProcess
@@ -32,4 +32,4 @@ func createClientInProcess(s *server.Server, conn net.Conn) unsafe.Pointer
 
 // pinnedNATSServer is the nats-server version whose createClientInProcess
 // serveNATSClient was written against.
-const pinnedNATSServer = "v2.15.2"
+const pinnedNATSServer = "v2.15.3"

@@ -275,7 +275,7 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyVa
 }
 
 // kvStreamConfig is the stream CreateOrUpdateKeyValue makes for cfg (as
-// nats.go v1.55.0 does, for the fields the control plane sets), with
+// nats.go v1.56.0 does, for the fields the control plane sets), with
 // direct gets off. TestKVStreamConfig compares the two.
 func kvStreamConfig(cfg jetstream.KeyValueConfig) jetstream.StreamConfig {
 	duplicates := 2 * time.Minute
