@@ -39,18 +39,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	a := newAnalysis()
-	// Two passes: the mark windows first, then the waits measured
-	// against them.
-	if err := each(b, a.windows); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if err := each(b, a.waits); err != nil {
+	a, err := analyze(b)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	a.report(os.Stdout, *timeline)
+}
+
+// analyze reads the trace in b in two passes: the mark windows first,
+// then the waits and assists measured against them.
+func analyze(b []byte) (*analysis, error) {
+	a := newAnalysis()
+	if err := each(b, a.windows); err != nil {
+		return nil, err
+	}
+	if err := each(b, a.waits); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // each calls fn with every event of the trace in b, in order.

@@ -43,11 +43,8 @@ func TestTraceWaits(t *testing.T) {
 	runtime.GC()
 	trace.Stop()
 
-	a := newAnalysis()
-	if err := each(buf.Bytes(), a.windows); err != nil {
-		t.Fatal(err)
-	}
-	if err := each(buf.Bytes(), a.waits); err != nil {
+	a, err := analyze(buf.Bytes())
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(a.marks) == 0 {
@@ -137,11 +134,8 @@ func TestTraceAssists(t *testing.T) {
 	wg.Wait()
 	trace.Stop()
 
-	a := newAnalysis()
-	if err := each(buf.Bytes(), a.windows); err != nil {
-		t.Fatal(err)
-	}
-	if err := each(buf.Bytes(), a.waits); err != nil {
+	a, err := analyze(buf.Bytes())
+	if err != nil {
 		t.Fatal(err)
 	}
 	var byRoot, bySite int
