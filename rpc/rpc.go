@@ -242,7 +242,7 @@ func (w *watcher) check() {
 	// A copy, so that e stays on the stack in the checks that go on
 	// watching (most of them): each check runs on a goroutine of its own
 	// (time.AfterFunc), and a goroutine's first allocation in a GC's mark
-	// phase pays for at least 64 KiB of the marking.
+	// phase makes it owe at least 64 KiB of the marking.
 	lapsed := e
 	w.lapsed = &lapsed
 	w.cancel()

@@ -144,13 +144,13 @@ type analysis struct {
 	blockIn, blockOut, wakers byKey
 	locksIn, locksOut byKey // waits on a sync.Mutex or RWMutex
 
-	since     map[trace.GoID]trace.Time // of the goroutine's current state
-	blockedOn map[trace.GoID]string
-	assistAt  map[trace.GoID]trace.Time
-	assists   byKey                 // each mark assist's time, by the function its goroutine started in
-	assisted  map[trace.GoID]bool   // goroutines that assisted at least once
-	assistIn  map[trace.GoID]string // where the open assist began (its allocation)
-	assistAt2 byKey                 // each mark assist's time, by where it began
+	since         map[trace.GoID]trace.Time // of the goroutine's current state
+	blockedOn     map[trace.GoID]string
+	assistAt      map[trace.GoID]trace.Time
+	assistsByRoot byKey                 // each mark assist's time, by the function its goroutine started in
+	assisted      map[trace.GoID]bool   // goroutines that assisted at least once
+	assistIn      map[trace.GoID]string // where the open assist began (its allocation)
+	assistsBySite byKey                 // each mark assist's time, by where it began
 }
 
 func newAnalysis() *analysis {
@@ -158,7 +158,7 @@ func newAnalysis() *analysis {
 		root: map[trace.GoID]string{}, steps: map[int]*bucket{},
 		schedIn: byKey{}, schedOut: byKey{}, locksIn: byKey{}, locksOut: byKey{}, blockIn: byKey{}, blockOut: byKey{}, wakers: byKey{},
 		since: map[trace.GoID]trace.Time{}, blockedOn: map[trace.GoID]string{}, assistAt: map[trace.GoID]trace.Time{},
-		assists: byKey{}, assisted: map[trace.GoID]bool{}, assistIn: map[trace.GoID]string{}, assistAt2: byKey{},
+		assistsByRoot: byKey{}, assisted: map[trace.GoID]bool{}, assistIn: map[trace.GoID]string{}, assistsBySite: byKey{},
 	}
 }
 
@@ -270,10 +270,11 @@ func (a *analysis) waits(ev *trace.Event) {
 		if r := ev.Range(); r.Name == assist && r.Scope.Kind == trace.ResourceGoroutine {
 			if at, ok := a.assistAt[r.Scope.Goroutine()]; ok {
 				a.spread(at, t, func(b *bucket, d time.Duration) { b.assist += d })
-				a.assists.add(a.root[r.Scope.Goroutine()], t.Sub(at))
+				a.assistsByRoot.add(a.root[r.Scope.Goroutine()], t.Sub(at))
 				a.assisted[r.Scope.Goroutine()] = true
-				a.assistAt2.add(a.assistIn[r.Scope.Goroutine()], t.Sub(at))
+				a.assistsBySite.add(a.assistIn[r.Scope.Goroutine()], t.Sub(at))
 				delete(a.assistAt, r.Scope.Goroutine())
+				delete(a.assistIn, r.Scope.Goroutine())
 			}
 		}
 	case trace.EventStateTransition:
@@ -382,22 +383,22 @@ func (a *analysis) printSummary(w io.Writer) {
 }
 
 // printAssists says how many goroutines paid for the marking and how
-// much: each goroutine that allocates in a mark phase owes at least
-// 64 KiB of scan work at its first assist (the runtime's
-// gcOverAssistWork), however little it allocated, so many goroutines
-// that each allocate a little can cost more than a few that allocate
-// much.
+// much: a goroutine's first allocation in a mark phase makes it owe at
+// least 64 KiB of scan work (the runtime's gcOverAssistWork), however
+// little it allocated, unless the background workers' credit covers it,
+// so many goroutines that each allocate a little can cost more than a few
+// that allocate much.
 func (a *analysis) printAssists(w io.Writer) {
 	var n int
 	var sum time.Duration
-	for _, x := range a.assists {
+	for _, x := range a.assistsByRoot {
 		n += x.n
 		sum += x.sum
 	}
 	fmt.Fprintf(w, "\n== mark assists: %d, %.1f ms in all, by %d goroutines (%.3f ms each on average)\n",
 		n, ms(sum), len(a.assisted), ms(sum)/float64(max(len(a.assisted), 1)))
-	table(w, "mark assists by the function the goroutine started in", a.assists, 15)
-	table(w, "mark assists by where they began (the allocation's callers)", a.assistAt2, 20)
+	table(w, "mark assists by the function the goroutine started in", a.assistsByRoot, 15)
+	table(w, "mark assists by where they began (the allocation's callers)", a.assistsBySite, 20)
 }
 
 func (a *analysis) printTimeline(w io.Writer) {

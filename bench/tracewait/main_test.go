@@ -139,12 +139,12 @@ func TestTraceAssists(t *testing.T) {
 		t.Fatal(err)
 	}
 	var byRoot, bySite int
-	for k, w := range a.assists {
+	for k, w := range a.assistsByRoot {
 		if strings.Contains(k, "TestTraceAssists") {
 			byRoot += w.n
 		}
 	}
-	for k, w := range a.assistAt2 {
+	for k, w := range a.assistsBySite {
 		if strings.Contains(k, "allocateWhileMarking") {
 			bySite += w.n
 		}
