@@ -6,7 +6,9 @@
 // mark phase and where, who woke the ones that waited on a lock, and a
 // timeline in 100 ms steps (goroutines waiting to run, Ps in use by kind,
 // cores really on the CPU when the trace has CPU samples, mark assists, new
-// HTTP connections and TLS handshakes).
+// HTTP connections and TLS handshakes); and the mark assists: how many
+// goroutines made them, by the function each started in and by the
+// allocation that began each.
 //
 //	cd bench/tracewait && go run . [-timeline] TRACE
 //
@@ -84,6 +86,13 @@ const (
 	step      = 100 * time.Millisecond
 )
 
+// openAssist is a mark assist under way: when it began, and the
+// allocation that began it.
+type openAssist struct {
+	at   trace.Time
+	site string
+}
+
 // window is a span of the trace, from a to b.
 type window struct{ a, b trace.Time }
 
@@ -146,19 +155,18 @@ type analysis struct {
 
 	since         map[trace.GoID]trace.Time // of the goroutine's current state
 	blockedOn     map[trace.GoID]string
-	assistAt      map[trace.GoID]trace.Time
-	assistsByRoot byKey                 // each mark assist's time, by the function its goroutine started in
-	assisted      map[trace.GoID]bool   // goroutines that assisted at least once
-	assistIn      map[trace.GoID]string // where the open assist began (its allocation)
-	assistsBySite byKey                 // each mark assist's time, by where it began
+	openAssist    map[trace.GoID]openAssist // the assist each goroutine is in
+	assistsByRoot byKey                     // each mark assist's time, by the function its goroutine started in
+	assisted      map[trace.GoID]bool       // goroutines that assisted at least once
+	assistsBySite byKey                     // each mark assist's time, by where it began
 }
 
 func newAnalysis() *analysis {
 	return &analysis{
 		root: map[trace.GoID]string{}, steps: map[int]*bucket{},
 		schedIn: byKey{}, schedOut: byKey{}, locksIn: byKey{}, locksOut: byKey{}, blockIn: byKey{}, blockOut: byKey{}, wakers: byKey{},
-		since: map[trace.GoID]trace.Time{}, blockedOn: map[trace.GoID]string{}, assistAt: map[trace.GoID]trace.Time{},
-		assistsByRoot: byKey{}, assisted: map[trace.GoID]bool{}, assistIn: map[trace.GoID]string{}, assistsBySite: byKey{},
+		since: map[trace.GoID]trace.Time{}, blockedOn: map[trace.GoID]string{}, openAssist: map[trace.GoID]openAssist{},
+		assistsByRoot: byKey{}, assisted: map[trace.GoID]bool{}, assistsBySite: byKey{},
 	}
 }
 
@@ -263,18 +271,18 @@ func (a *analysis) waits(ev *trace.Event) {
 		}
 	case trace.EventRangeBegin, trace.EventRangeActive:
 		if r := ev.Range(); r.Name == assist && r.Scope.Kind == trace.ResourceGoroutine {
-			a.assistAt[r.Scope.Goroutine()] = t
-			a.assistIn[r.Scope.Goroutine()] = allocSite(ev.Stack(), 4)
+			a.openAssist[r.Scope.Goroutine()] = openAssist{at: t, site: allocSite(ev.Stack(), 4)}
 		}
 	case trace.EventRangeEnd:
 		if r := ev.Range(); r.Name == assist && r.Scope.Kind == trace.ResourceGoroutine {
-			if at, ok := a.assistAt[r.Scope.Goroutine()]; ok {
-				a.spread(at, t, func(b *bucket, d time.Duration) { b.assist += d })
-				a.assistsByRoot.add(a.root[r.Scope.Goroutine()], t.Sub(at))
-				a.assisted[r.Scope.Goroutine()] = true
-				a.assistsBySite.add(a.assistIn[r.Scope.Goroutine()], t.Sub(at))
-				delete(a.assistAt, r.Scope.Goroutine())
-				delete(a.assistIn, r.Scope.Goroutine())
+			g := r.Scope.Goroutine()
+			if open, ok := a.openAssist[g]; ok {
+				d := t.Sub(open.at)
+				a.spread(open.at, t, func(b *bucket, d time.Duration) { b.assist += d })
+				a.assistsByRoot.add(a.root[g], d)
+				a.assistsBySite.add(open.site, d)
+				a.assisted[g] = true
+				delete(a.openAssist, g)
 			}
 		}
 	case trace.EventStateTransition:
