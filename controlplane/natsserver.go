@@ -141,8 +141,8 @@ func (s *Server) listenNATS() error {
 // serverPingInterval is how often the embedded server looks at each
 // client it has not heard from, to ping it or to close it as stale. Each
 // look costs a timer, a goroutine and a few allocations per client: at
-// 10,000 agents and the agents' own interval, 2,000 a second and 30% of
-// serve's allocation at idle (issue 20, BENCHMARKS.md). When agents can
+// 10,000 agents and the agents' own interval, 2,000 a second and a third
+// of serve's allocation at idle (issue 20, BENCHMARKS.md). When agents can
 // reach the server only through handleNATS (it listens on loopback and
 // enrollment hands out WebSocket URLs alone), handleNATS notices a silent
 // agent itself and the server looks at nats-server's default interval.

@@ -12,10 +12,10 @@ import "time"
 // the agent's presence). Over wss the control plane watches the link itself
 // (12 s without a byte from the agent) and spares its embedded server the
 // pings. The server also pings every client once an hour, and a new one
-// after 2 s, to measure its round trip. Shorter intervals notice sooner and cost more:
-// each ping is a read, a write and two wake-ups on each side, which at
-// 10,000 idle agents is most of what the control plane does (issue 20,
-// BENCHMARKS.md).
+// after 2 s, to measure its round trip. Shorter intervals notice sooner
+// and cost more: each ping is a read, a write and two wake-ups on each
+// side, which at 10,000 idle agents is most of what the control plane does
+// (issue 20, BENCHMARKS.md).
 const (
 	PingInterval = 5 * time.Second
 	MaxPingsOut  = 1
