@@ -45,6 +45,10 @@ const (
 	// their connects, and must wait that out rather than exit.
 	natsConnectTimeout = 5 * time.Second
 	natsConnectWait    = time.Minute
+	// quietPingInterval is how often the embedded server looks at each
+	// client when every agent reaches it over wss, which handleNATS
+	// watches itself (agentSilence): nats-server's default, a backstop.
+	quietPingInterval = 2 * time.Minute
 )
 
 // startEmbeddedNATS starts the embedded server: JetStream under StateDir,
@@ -72,14 +76,12 @@ func (s *Server) startEmbeddedNATS() error {
 		host = "0.0.0.0"
 	}
 	opts := &server.Options{
-		ServerName: "outpost",
-		Host:       host,
-		Port:       port,
-		JetStream:  true,
-		StoreDir:   filepath.Join(s.cfg.StateDir, "jetstream"),
-		// The agents' own interval: their pings spare the server its own,
-		// and a half-open laptop link is noticed in seconds.
-		PingInterval: wire.PingInterval,
+		ServerName:   "outpost",
+		Host:         host,
+		Port:         port,
+		JetStream:    true,
+		StoreDir:     filepath.Join(s.cfg.StateDir, "jetstream"),
+		PingInterval: s.serverPingInterval(),
 		MaxPingsOut:  wire.MaxPingsOut,
 		MaxPayload:   natsMaxPayload,
 		NoSigs:       true,
@@ -134,6 +136,28 @@ func (s *Server) listenNATS() error {
 	}
 	s.natsURL = scheme + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 	return nil
+}
+
+// serverPingInterval is how often the embedded server looks at each
+// client it has not heard from, to ping it or to close it as stale. Each
+// look costs a timer, a goroutine and a few allocations per client: at
+// 10,000 agents and the agents' own interval, 2,000 a second and a third
+// of serve's allocation at idle (issue 20, BENCHMARKS.md). When agents can
+// reach the server only through handleNATS (it listens on loopback and
+// enrollment hands out WebSocket URLs alone), handleNATS notices a silent
+// agent itself and the server looks at nats-server's default interval.
+// Otherwise it looks at the agents' interval: their pings spare it its
+// own, and a half-open link on the native port is noticed within 15 s.
+func (s *Server) serverPingInterval() time.Duration {
+	if s.tls == nil || !isLoopback(s.cfg.NATSListen) {
+		return wire.PingInterval
+	}
+	for _, u := range s.cfg.PublicNATSURLs {
+		if !strings.HasPrefix(u, "wss://") && !strings.HasPrefix(u, "ws://") {
+			return wire.PingInterval
+		}
+	}
+	return quietPingInterval
 }
 
 // nativeTLS reports whether the embedded server's native port serves TLS:

@@ -2,7 +2,9 @@ package controlplane
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"time"
 
 	"github.com/outposthq/outpost/internal/websocket"
 	"github.com/outposthq/outpost/wire"
@@ -58,5 +60,28 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 	// The server's read and write loops run on the stream itself; the
 	// slot is released at the server's answer to CONNECT, or when the
 	// connection ends before it.
-	serveNATSClient(s.ns, &answeredConn{Conn: st, done: release})
+	serveNATSClient(s.ns, &answeredConn{Conn: &watchedConn{Conn: st}, done: release})
+}
+
+// agentSilence is how long the control plane hears nothing from an agent
+// over wss before it takes the link for dead and closes the connection
+// (the server's disconnect event then ends the agent's presence). The
+// agent pings every wire.PingInterval, so this is two pings missed and a
+// third late by 2 s: a half-open laptop link is noticed in 12 s, where the
+// server's own pings, which this spares it (serverPingInterval), took
+// 10–15 s.
+const agentSilence = 2*wire.PingInterval + 2*time.Second
+
+// watchedConn is an agent's wss connection as the embedded server reads
+// it: each read must bring something within agentSilence, or it fails
+// with a timeout, on which the server closes the connection.
+type watchedConn struct {
+	net.Conn
+}
+
+func (c *watchedConn) Read(p []byte) (int, error) {
+	if err := c.Conn.SetReadDeadline(time.Now().Add(agentSilence)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
 }

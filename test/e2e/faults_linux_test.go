@@ -43,17 +43,21 @@ const (
 	cutFor = 20 * time.Second
 	// backWithin is the contract: online again this soon after the link is.
 	backWithin = 2 * time.Second
-	// answerWithin bounds a call while the agent is gone: the server's
-	// pings close its silent connection within 15 s (5 s apart, one
-	// unanswered), the disconnect event ends its presence and with it the
-	// call (or no responders ends it at once); plus slack for a busy
-	// machine; inside the 30 s reconnect window.
+	// answerWithin bounds a call while the agent is gone: its silent
+	// connection is closed within 15 s (over wss the control plane closes
+	// one it has heard nothing from for 12 s; on the native port the
+	// server's pings, 5 s apart with one unanswered, close it within 15 s),
+	// the disconnect event ends its presence and with it the call (or no
+	// responders ends it at once); plus slack for a busy machine; inside
+	// the 30 s reconnect window.
 	answerWithin = 20 * time.Second
 	// agentHalfOpenWithin and halfOpenWithin are the ping windows (plus
 	// slack for a busy machine): the agent pings every 5 s and gives up on
-	// a ping unanswered for 5 s (5–10 s); the server pings an agent it has
-	// not heard from for 5 s and closes it when the next tick finds the
-	// ping unanswered (within 15 s), which the control plane hears.
+	// a ping unanswered for 5 s (5–10 s); the control plane closes the
+	// connection of an agent it has not heard from for 12 s over wss, and
+	// on the native port the server pings an agent it has not heard from
+	// for 5 s and closes it when the next tick finds the ping unanswered
+	// (within 15 s), which the control plane hears.
 	agentHalfOpenWithin = 12 * time.Second
 	halfOpenWithin      = 17 * time.Second
 )
