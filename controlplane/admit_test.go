@@ -166,14 +166,7 @@ func TestAgentsAdmittedOverWSS(t *testing.T) {
 	const n = 12
 	idents := make([]*enroll.Config, n)
 	for i := range idents {
-		tok, err := cl.CreateEnrollmentToken(ctx, "ws1", client.EnrollmentTokenRequest{Agent: "a" + string(rune('a'+i))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		idents[i], err = enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
-		if err != nil {
-			t.Fatal(err)
-		}
+		idents[i] = enrollPinned(t, s, cl, "ws1", "a"+string(rune('a'+i)))
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

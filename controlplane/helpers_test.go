@@ -174,6 +174,23 @@ func redeem(t testing.TB, s *Server, token, name string) *testAgent {
 	return &testAgent{ag: subjects.Agent{Workspace: resp.Workspace, ID: resp.Agent}, seed: seed, pub: pub, jwt: resp.JWT, urls: resp.NATSURLs}
 }
 
+// enrollPinned makes an enrollment token for agent id in ws through cl (an
+// admin client of s) and enrolls with it as the agent would, pinning the
+// CA the token names: for a control plane that serves TLS.
+func enrollPinned(t testing.TB, s *Server, cl *client.Client, ws, id string) *enroll.Config {
+	t.Helper()
+	ctx := context.Background()
+	tok, err := cl.CreateEnrollmentToken(ctx, ws, client.EnrollmentTokenRequest{Agent: id})
+	if err != nil {
+		t.Fatalf("enrollment token for %s: %v", id, err)
+	}
+	ident, err := enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
+	if err != nil {
+		t.Fatalf("enroll %s: %v", id, err)
+	}
+	return ident
+}
+
 // connect connects to NATS with the agent's credentials.
 func (a *testAgent) connect(opts ...nats.Option) (*nats.Conn, error) {
 	opts = append([]nats.Option{

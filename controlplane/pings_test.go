@@ -126,14 +126,7 @@ func TestSilentAgentClosedOverWSS(t *testing.T) {
 	// agent would (the URL enrollment gave it), with opts.
 	connect := func(id string, opts ...nats.Option) *nats.Conn {
 		t.Helper()
-		tok, err := cl.CreateEnrollmentToken(ctx, "ws1", client.EnrollmentTokenRequest{Agent: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ident, err := enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
-		if err != nil {
-			t.Fatal(err)
-		}
+		ident := enrollPinned(t, s, cl, "ws1", id)
 		if !strings.HasPrefix(ident.NATSURLs[0], "wss://") {
 			t.Fatalf("agents are told %v, want wss://", ident.NATSURLs)
 		}

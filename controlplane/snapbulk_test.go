@@ -244,15 +244,7 @@ func TestCarryForwardsOverTLS(t *testing.T) {
 	writeMixedTree(t, e.laptopDir)
 	writeBigFiles(t, e.laptopDir, 20, 3000)
 	for id, root := range map[string]string{"laptop": e.laptopDir, "cloud": e.cloudDir} {
-		tok, err := cl.CreateEnrollmentToken(ctx, "w1", client.EnrollmentTokenRequest{Agent: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ident, err := enroll.Enroll(ctx, s.URL(), tok.Token, "", enroll.WithCAPin(tok.CASHA256))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runAgent(t, s, ident, root)
+		runAgent(t, s, enrollPinned(t, s, cl, "w1", id), root)
 	}
 	_, err := cl.CreateSession(ctx, "w1", client.CreateSessionRequest{ID: "s1", Active: "laptop",
 		Backends: map[string]client.SessionBackend{"laptop": {Kind: "agent", Agent: "laptop"}, "cloud": {Kind: "agent", Agent: "cloud"}}})
