@@ -246,8 +246,19 @@ func (s *Server) startPresence(ctx context.Context) error {
 	if err := s.bindEnrolledKeys(ctx, recs); err != nil {
 		return fmt.Errorf("bind enrolled keys: %w", err)
 	}
+	// An agent's record has its lastSeen as of its last presence change;
+	// the lastSeen bucket has it as of the last snapshot (a minute at most
+	// before a stop without Close).
+	seen, err := s.lastSeenSnapshots(ctx)
+	if err != nil {
+		s.log.Warn("read agents' lastSeen; using their records'", "err", err)
+	}
 	for _, rec := range recs {
-		s.presence.Seed(rec.agent(), rec.LastSeen, rec.hello())
+		at := rec.LastSeen
+		if t := seen[rec.agent()]; t.After(at) {
+			at = t
+		}
+		s.presence.Seed(rec.agent(), at, rec.hello())
 	}
 	s.seen = newSeenWriter(s)
 	s.presence.OnChange(func(ag subjects.Agent, _ presence.Entry) { s.seen.mark(ag) })

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,15 +17,32 @@ import (
 	"github.com/outposthq/outpost/wire"
 )
 
-// seenFlushInterval is how often lastSeen of every agent is written back to
-// KV, besides on every presence change and at Close.
+// seenFlushInterval is how often every agent's lastSeen is written to the
+// lastSeen bucket, besides the record's on every presence change and at
+// Close: after a control plane stopped without Close, an agent that does
+// not come back shows a lastSeen at most this old.
 const seenFlushInterval = time.Minute
 
-// seenFlushPace spaces the periodic writes: thousands of agents written at
-// once would queue every call's KV and NATS traffic behind them. The writes
-// of one flush take at most half the interval, so a larger fleet is written
-// faster. Changes marked meanwhile wait for the flush to end.
-const seenFlushPace = 5 * time.Millisecond
+// seenShards is how many keys of the lastSeen bucket a workspace's agents
+// are spread over: at 100,000 agents in one workspace a shard holds about
+// 6,000, some 250 KB, well under a NATS message's default 1 MB.
+//
+// A flush used to update each agent's record instead: at 10,000 agents
+// that was 10,000 reads, updates and JSON round trips a minute, about two
+// thirds of what serve allocated with the fleet idle and a fifth of its
+// CPU (issue 20, BENCHMARKS.md). Now it is one write per shard.
+const seenShards = 16
+
+// seenShard is one key of the lastSeen bucket: when each of its agents (by
+// ID) was last heard from, in Unix milliseconds.
+type seenShard map[string]int64
+
+// seenKey is the lastSeen bucket's key of ag's shard.
+func seenKey(ag subjects.Agent) string {
+	h := fnv.New32a()
+	h.Write([]byte(ag.ID))
+	return ag.Workspace + "." + strconv.Itoa(int(h.Sum32()%seenShards))
+}
 
 // seenWriteTimeout bounds one agent's write (read the record, update it).
 // Each write has its own: a burst of thousands of changes (a fleet
@@ -96,7 +116,11 @@ func (w *seenWriter) run() {
 				retry = time.After(seenRetryDelay)
 			}
 		case <-t.C:
-			w.flushAll(context.Background(), seenFlushPace)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(w.timeout.Load()))
+			if err := w.snapshot(ctx); err != nil {
+				w.s.log.Warn("store agents' lastSeen", "err", err)
+			}
+			cancel()
 		}
 	}
 }
@@ -143,49 +167,46 @@ func (w *seenWriter) flushDirty() (failed bool) {
 	return true
 }
 
-// flushAll writes every agent whose presence is newer than its record, one
-// every pace at most (0: at once), until done or the writer stops.
-func (w *seenWriter) flushAll(ctx context.Context, pace time.Duration) {
-	var ags []subjects.Agent
-	err := kvjson.List(ctx, w.s.st.agents, ">", func(_ string, _ uint64, rec *agentRecord) {
-		if !rec.Revoked {
-			ags = append(ags, rec.agent())
+// snapshot writes when presence last heard from each agent to the lastSeen
+// bucket, a key per shard of each workspace (seenKey).
+func (w *seenWriter) snapshot(ctx context.Context) error {
+	shards := map[string]seenShard{}
+	w.s.presence.EachSeen(func(ag subjects.Agent, at time.Time) {
+		if at.IsZero() {
+			return
+		}
+		key := seenKey(ag)
+		if shards[key] == nil {
+			shards[key] = seenShard{}
+		}
+		shards[key][ag.ID] = at.UnixMilli()
+	})
+	var errs []error
+	for key, shard := range shards {
+		if _, err := kvjson.Put(ctx, w.s.st.lastSeen, key, shard); err != nil {
+			errs = append(errs, fmt.Errorf("shard %s: %w", key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lastSeenSnapshots reads the lastSeen bucket: when each agent was last
+// heard from, as of the last snapshot.
+func (s *Server) lastSeenSnapshots(ctx context.Context) (map[subjects.Agent]time.Time, error) {
+	seen := map[subjects.Agent]time.Time{}
+	err := kvjson.List(ctx, s.st.lastSeen, ">", func(key string, _ uint64, shard *seenShard) {
+		ws, _, ok := strings.Cut(key, ".")
+		if !ok {
+			return
+		}
+		for id, ms := range *shard {
+			ag := subjects.Agent{Workspace: ws, ID: id}
+			if at := time.UnixMilli(ms).UTC(); at.After(seen[ag]) {
+				seen[ag] = at
+			}
 		}
 	})
-	if err != nil {
-		w.s.log.Warn("list agents for lastSeen", "err", err)
-		return
-	}
-	if len(ags) > 0 && pace > 0 {
-		pace = min(pace, seenFlushInterval/2/time.Duration(len(ags)))
-	}
-	var tick <-chan time.Time
-	if pace > 0 {
-		t := time.NewTicker(pace)
-		defer t.Stop()
-		tick = t.C
-	}
-	var failed int
-	var first subjects.Agent
-	var firstErr error
-	for _, ag := range ags {
-		if tick != nil {
-			select {
-			case <-w.stop:
-				return
-			case <-tick:
-			}
-		}
-		if err := w.write(ctx, ag); err != nil {
-			if failed == 0 {
-				first, firstErr = ag, err
-			}
-			failed++
-		}
-	}
-	if failed > 0 {
-		w.s.log.Warn("store agent lastSeen", "failed", failed, "of", len(ags), "first", first, "err", firstErr)
-	}
+	return seen, err
 }
 
 // write stores presence's lastSeen and latest hello of ag when they are
@@ -226,7 +247,8 @@ func (w *seenWriter) write(ctx context.Context, ag subjects.Agent) error {
 	}
 }
 
-// close stops the writer and writes what presence knows one last time.
+// close stops the writer, writes the records still marked, and the lastSeen
+// of every agent one last time.
 func (w *seenWriter) close(ctx context.Context) {
 	w.mu.Lock()
 	if w.closed {
@@ -237,5 +259,16 @@ func (w *seenWriter) close(ctx context.Context) {
 	w.mu.Unlock()
 	close(w.stop)
 	<-w.done
-	w.flushAll(ctx, 0)
+	w.mu.Lock()
+	dirty := maps.Clone(w.dirty)
+	clear(w.dirty)
+	w.mu.Unlock()
+	for ag := range dirty {
+		if err := w.write(ctx, ag); err != nil {
+			w.s.log.Warn("store agent lastSeen", "agent", ag, "err", err)
+		}
+	}
+	if err := w.snapshot(ctx); err != nil {
+		w.s.log.Warn("store agents' lastSeen", "err", err)
+	}
 }

@@ -132,3 +132,77 @@ func TestLastSeenWriteFailuresAreRetried(t *testing.T) {
 	s.seen.timeout.Store(int64(10 * time.Second)) // the store answers again
 	waitWritten(t, ctx, s, ags, 5*time.Second)
 }
+
+// TestLastSeenSnapshot: the minute's flush writes when presence last heard
+// from each agent to the lastSeen bucket (one key per shard of its
+// workspace), not to each agent's record; a restarted control plane shows
+// the newer of the record's lastSeen and the snapshot's.
+func TestLastSeenSnapshot(t *testing.T) {
+	cfg := testConfig(t)
+	s := startServer(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := adminClient(s).CreateWorkspace(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	ag := subjects.Agent{Workspace: "w1", ID: "laptop"}
+	if _, err := kvjson.Create(ctx, s.st.agents, agentKey(ag), &agentRecord{Workspace: "w1", ID: ag.ID, Name: ag.ID, EnrolledAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	h := mockHello
+	h.Instance, h.Protocol = "i1", wire.Version
+	hello, err := wire.Marshal(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.presence.Observe(ag, subjects.KindHello, hello); err != nil {
+		t.Fatal(err)
+	}
+	waitWritten(t, ctx, s, []subjects.Agent{ag}, 10*time.Second) // the hello is a change: the record's lastSeen
+	var rec agentRecord
+	if _, err := kvjson.Get(ctx, s.st.agents, agentKey(ag), &rec); err != nil {
+		t.Fatal(err)
+	}
+	// A heartbeat is no change: only the flush writes it.
+	time.Sleep(100 * time.Millisecond)
+	beat, err := wire.Marshal(&wire.Heartbeat{Instance: "i1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.presence.Observe(ag, subjects.KindHeartbeat, beat); err != nil {
+		t.Fatal(err)
+	}
+	last := s.presence.Get(ag).LastSeen.Truncate(time.Millisecond)
+	if !last.After(rec.LastSeen) {
+		t.Fatalf("presence's lastSeen %v is not after the record's %v", last, rec.LastSeen)
+	}
+	if err := s.seen.snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var shard seenShard
+	if _, err := kvjson.Get(ctx, s.st.lastSeen, seenKey(ag), &shard); err != nil {
+		t.Fatalf("the snapshot's shard %s: %v", seenKey(ag), err)
+	}
+	if got := time.UnixMilli(shard[ag.ID]); !got.Equal(last) {
+		t.Fatalf("the snapshot has %s last seen at %v, want %v", ag.ID, got, last)
+	}
+	var after agentRecord
+	if _, err := kvjson.Get(ctx, s.st.agents, agentKey(ag), &after); err != nil {
+		t.Fatal(err)
+	}
+	if !after.LastSeen.Equal(rec.LastSeen) {
+		t.Fatalf("the flush wrote the record (lastSeen %v, was %v)", after.LastSeen, rec.LastSeen)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := startServer(t, cfg)
+	a, err := adminClient(s2).GetAgent(ctx, "w1", ag.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.LastSeen.Equal(last) {
+		t.Fatalf("after a restart lastSeen is %v, want the snapshot's %v (the record has %v)", a.LastSeen, last, rec.LastSeen)
+	}
+}

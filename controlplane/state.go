@@ -29,6 +29,7 @@ const (
 	bucketClaims      = "outpost_claims"         // <ws>.<agent> → a session's lease on a pool agent
 	bucketDevice      = "outpost_device_logins"  // d.<hash of device code> → deviceRecord; u.<hash of user code> → userCodeRecord
 	bucketAttach      = "outpost_attach_tickets" // <hash of ticket> → attachTicketRecord, for attachTicketTTL
+	bucketLastSeen    = "outpost_last_seen"      // <ws>.<shard> → seenShard (lastseen.go)
 	// bucketLinks (links.go): <id> → linkRecord
 )
 
@@ -126,6 +127,7 @@ type store struct {
 	device                         bucket             // device logins
 	attachTickets                  bucket             // single use, shared by every replica
 	links                          bucket             // cached: read on every preview request
+	lastSeen                       bucket             // written once a minute, read at start
 	// caches mirror the buckets read on every call in memory.
 	caches []*cachedKV
 }
@@ -236,6 +238,9 @@ func openStore(ctx context.Context, js jetstream.JetStream, replicas int) (*stor
 		return nil, err
 	}
 	if st.attachTickets, err = open(bucketAttach, "outpost attach tickets by hash, single use", attachTicketTTL); err != nil {
+		return nil, err
+	}
+	if st.lastSeen, err = open(bucketLastSeen, "outpost agents' last seen times, a key per shard of a workspace", 0); err != nil {
 		return nil, err
 	}
 	links, err := open(bucketLinks, "outpost preview links", maxLinkTTL+24*time.Hour)

@@ -616,6 +616,17 @@ func (t *Tracker) Get(ag subjects.Agent) Entry {
 	return t.entry(t.agents[ag], t.cfg.Now())
 }
 
+// EachSeen calls f with every agent the tracker has heard of (or was
+// seeded with) and when it last heard from it, zero if never. f runs with
+// the tracker locked: it must not block or call the tracker.
+func (t *Tracker) EachSeen(f func(ag subjects.Agent, lastSeen time.Time)) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for ag, s := range t.agents {
+		f(ag, s.lastSeen)
+	}
+}
+
 // Seed records what a previous run knew (the stored lastSeen and hello), so
 // an agent seen shortly before a restart is reconnecting, not offline, until
 // it is heard from. It never overrides fresher knowledge.

@@ -385,3 +385,30 @@ func FuzzObserveDisconnect(f *testing.F) {
 		}
 	})
 }
+
+// TestEachSeen: every agent heard of or seeded, with when it was last
+// heard from; a forgotten one is not among them.
+func TestEachSeen(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	tr := presence.New(presence.Config{Now: clk.Now})
+	defer tr.Close()
+	seeded := subjects.Agent{Workspace: "w1", ID: "seeded"}
+	gone := subjects.Agent{Workspace: "w2", ID: "gone"}
+	tr.Seed(seeded, clk.Now().Add(-time.Hour), nil)
+	tr.Seed(gone, clk.Now().Add(-time.Minute), nil)
+	if err := tr.Observe(ag, "heartbeat", mustMarshal(t, &wire.Heartbeat{Instance: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	tr.Forget(gone)
+	got := map[subjects.Agent]time.Time{}
+	tr.EachSeen(func(a subjects.Agent, at time.Time) { got[a] = at })
+	want := map[subjects.Agent]time.Time{seeded: clk.Now().Add(-time.Hour), ag: clk.Now()}
+	if len(got) != len(want) {
+		t.Fatalf("EachSeen gave %v, want %v", got, want)
+	}
+	for a, at := range want {
+		if !got[a].Equal(at) {
+			t.Errorf("%v last seen %v, want %v", a, got[a], at)
+		}
+	}
+}
