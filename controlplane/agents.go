@@ -251,6 +251,9 @@ func (s *Server) startPresence(ctx context.Context) error {
 	// before a stop without Close).
 	seen, err := s.lastSeenSnapshots(ctx)
 	if err != nil {
+		// The store answered the list above. A snapshot keeps the newer of
+		// its stored times and presence's, so the records' older ones do
+		// not overwrite what this could not read.
 		s.log.Warn("read agents' lastSeen; using their records'", "err", err)
 	}
 	for _, rec := range recs {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/outposthq/outpost/internal/kvjson"
 	"github.com/outposthq/outpost/subjects"
 	"github.com/outposthq/outpost/wire"
@@ -25,7 +26,8 @@ const seenFlushInterval = time.Minute
 
 // seenShards is how many keys of the lastSeen bucket a workspace's agents
 // are spread over: at 100,000 agents in one workspace a shard holds about
-// 6,000, some 250 KB, well under a NATS message's default 1 MB.
+// 6,250, at most about 500 KB with IDs of 63 characters, under a NATS
+// message's default 1 MB.
 //
 // A flush used to update each agent's record instead: at 10,000 agents
 // that was 10,000 reads, updates and JSON round trips a minute, about two
@@ -116,11 +118,9 @@ func (w *seenWriter) run() {
 				retry = time.After(seenRetryDelay)
 			}
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(w.timeout.Load()))
-			if err := w.snapshot(ctx); err != nil {
+			if err := w.snapshot(); err != nil {
 				w.s.log.Warn("store agents' lastSeen", "err", err)
 			}
-			cancel()
 		}
 	}
 }
@@ -140,11 +140,15 @@ func (w *seenWriter) flushDirty() (failed bool) {
 	for ag := range dirty {
 		select {
 		case <-w.stop:
-			// close writes everything presence knows; the rest of
-			// this flush would only be written twice.
+			// close writes what is still marked: mark again what this
+			// flush has not written.
+			w.mu.Lock()
+			maps.Copy(w.dirty, dirty)
+			w.mu.Unlock()
 			return false
 		default:
 		}
+		delete(dirty, ag)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(w.timeout.Load()))
 		err := w.write(ctx, ag)
 		cancel()
@@ -168,8 +172,13 @@ func (w *seenWriter) flushDirty() (failed bool) {
 }
 
 // snapshot writes when presence last heard from each agent to the lastSeen
-// bucket, a key per shard of each workspace (seenKey).
-func (w *seenWriter) snapshot(ctx context.Context) error {
+// bucket, a key per shard of each workspace (seenKey). An agent keeps the
+// stored time when that is newer: presence seeded from older records (its
+// read of the bucket failed at start), or another replica that heard the
+// agent later, must not move it back. Agents presence does not know
+// (revoked) drop out. Each shard's read and write get their own time
+// budget.
+func (w *seenWriter) snapshot() error {
 	shards := map[string]seenShard{}
 	w.s.presence.EachSeen(func(ag subjects.Agent, at time.Time) {
 		if at.IsZero() {
@@ -183,9 +192,20 @@ func (w *seenWriter) snapshot(ctx context.Context) error {
 	})
 	var errs []error
 	for key, shard := range shards {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(w.timeout.Load()))
+		var stored seenShard
+		if _, err := kvjson.Get(ctx, w.s.st.lastSeen, key, &stored); err == nil {
+			for id, ms := range shard {
+				shard[id] = max(ms, stored[id])
+			}
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			// Unreadable: written over, as a shard the next flush fixes.
+			w.s.log.Warn("read agents' lastSeen shard", "shard", key, "err", err)
+		}
 		if _, err := kvjson.Put(ctx, w.s.st.lastSeen, key, shard); err != nil {
 			errs = append(errs, fmt.Errorf("shard %s: %w", key, err))
 		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }
@@ -259,6 +279,11 @@ func (w *seenWriter) close(ctx context.Context) {
 	w.mu.Unlock()
 	close(w.stop)
 	<-w.done
+	// The snapshot first: every agent's lastSeen in a few writes, before
+	// ctx can run out on the records.
+	if err := w.snapshot(); err != nil {
+		w.s.log.Warn("store agents' lastSeen", "err", err)
+	}
 	w.mu.Lock()
 	dirty := maps.Clone(w.dirty)
 	clear(w.dirty)
@@ -267,8 +292,5 @@ func (w *seenWriter) close(ctx context.Context) {
 		if err := w.write(ctx, ag); err != nil {
 			w.s.log.Warn("store agent lastSeen", "agent", ag, "err", err)
 		}
-	}
-	if err := w.snapshot(ctx); err != nil {
-		w.s.log.Warn("store agents' lastSeen", "err", err)
 	}
 }

@@ -176,7 +176,7 @@ func TestLastSeenSnapshot(t *testing.T) {
 	if !last.After(rec.LastSeen) {
 		t.Fatalf("presence's lastSeen %v is not after the record's %v", last, rec.LastSeen)
 	}
-	if err := s.seen.snapshot(ctx); err != nil {
+	if err := s.seen.snapshot(); err != nil {
 		t.Fatal(err)
 	}
 	var shard seenShard
@@ -193,6 +193,12 @@ func TestLastSeenSnapshot(t *testing.T) {
 	if !after.LastSeen.Equal(rec.LastSeen) {
 		t.Fatalf("the flush wrote the record (lastSeen %v, was %v)", after.LastSeen, rec.LastSeen)
 	}
+	// Another heartbeat: only Close's snapshot can keep it.
+	time.Sleep(100 * time.Millisecond)
+	if err := s.presence.Observe(ag, subjects.KindHeartbeat, beat); err != nil {
+		t.Fatal(err)
+	}
+	last = s.presence.Get(ag).LastSeen.Truncate(time.Millisecond)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +209,54 @@ func TestLastSeenSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !a.LastSeen.Equal(last) {
-		t.Fatalf("after a restart lastSeen is %v, want the snapshot's %v (the record has %v)", a.LastSeen, last, rec.LastSeen)
+		t.Fatalf("after a restart lastSeen is %v, want the last heartbeat's %v from Close's snapshot (the record has %v)", a.LastSeen, last, rec.LastSeen)
+	}
+}
+
+// TestLastSeenSnapshotKeepsNewer: a snapshot never moves an agent's stored
+// time back (presence seeded from older records, another replica that heard
+// the agent later), and drops agents presence does not know (revoked).
+func TestLastSeenSnapshotKeepsNewer(t *testing.T) {
+	s := startServer(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	ag := subjects.Agent{Workspace: "w1", ID: "laptop"}
+	now := time.Now()
+	s.presence.Seed(ag, now.Add(-time.Hour), nil) // as from an old record
+	// An agent presence does not know, in the same shard.
+	gone := subjects.Agent{Workspace: "w1"}
+	for i := 0; seenKey(gone) != seenKey(ag) || gone.ID == ""; i++ {
+		gone.ID = fmt.Sprintf("gone%d", i)
+	}
+	newer := now.Add(-time.Minute).UnixMilli()
+	if _, err := kvjson.Put(ctx, s.st.lastSeen, seenKey(ag), seenShard{ag.ID: newer, gone.ID: newer}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.seen.snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	var shard seenShard
+	if _, err := kvjson.Get(ctx, s.st.lastSeen, seenKey(ag), &shard); err != nil {
+		t.Fatal(err)
+	}
+	if len(shard) != 1 || shard[ag.ID] != newer {
+		t.Fatalf("shard after the snapshot: %v, want only %s at the stored %d", shard, ag.ID, newer)
+	}
+}
+
+// TestLastSeenFlushStoppedKeepsTheRest: a flush of the marked records that
+// the writer's stop interrupts leaves what it has not written marked, for
+// close to write.
+func TestLastSeenFlushStoppedKeepsTheRest(t *testing.T) {
+	w := &seenWriter{stop: make(chan struct{}), dirty: map[subjects.Agent]struct{}{}}
+	for i := range 5 {
+		w.dirty[subjects.Agent{Workspace: "w1", ID: fmt.Sprintf("a%d", i)}] = struct{}{}
+	}
+	close(w.stop)
+	if failed := w.flushDirty(); failed {
+		t.Fatal("a flush stopped before any write reported failures")
+	}
+	if len(w.dirty) != 5 {
+		t.Fatalf("%d of 5 agents still marked after a stopped flush, want all", len(w.dirty))
 	}
 }

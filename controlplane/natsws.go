@@ -63,13 +63,14 @@ func (s *Server) handleNATS(w http.ResponseWriter, r *http.Request) {
 	serveNATSClient(s.ns, &answeredConn{Conn: &watchedConn{Conn: st}, done: release})
 }
 
-// agentSilence is how long the control plane hears nothing from an agent
-// over wss before it takes the link for dead and closes the connection
-// (the server's disconnect event then ends the agent's presence). The
-// agent pings every wire.PingInterval, so this is two pings missed and a
-// third late by 2 s: a half-open laptop link is noticed in 12 s, where the
-// server's own pings, which this spares it (serverPingInterval), took
-// 10–15 s.
+// agentSilence is how long the control plane reads no NATS bytes from an
+// agent over wss before it takes the link for dead and closes the
+// connection (the server's disconnect event then ends the agent's
+// presence). The agent pings every wire.PingInterval, so this is two pings
+// missed and a third late by 2 s: a half-open laptop link is noticed in
+// 12 s, where the server's own pings, which this spares it
+// (serverPingInterval), took 10–15 s. An agent that pinged less often than
+// every 10 s would be cut off: wire.PingInterval is part of the protocol.
 const agentSilence = 2*wire.PingInterval + 2*time.Second
 
 // watchedConn is an agent's wss connection as the embedded server reads
