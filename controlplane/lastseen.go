@@ -46,8 +46,9 @@ func seenKey(ag subjects.Agent) string {
 	return ag.Workspace + "." + strconv.Itoa(int(h.Sum32()%seenShards))
 }
 
-// seenWriteTimeout bounds one agent's write (read the record, update it).
-// Each write has its own: a burst of thousands of changes (a fleet
+// seenWriteTimeout bounds one agent's write (read the record, update it),
+// and one shard's read and write in a snapshot. Each write has its own: a
+// burst of thousands of changes (a fleet
 // connecting) used to share one budget, and every write after it ran out
 // failed at once. A variable for tests (a writer reads it when made).
 var seenWriteTimeout = 10 * time.Second
