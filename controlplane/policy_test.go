@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -633,12 +634,17 @@ func TestPolicyLimits(t *testing.T) {
 
 	t.Run("memory hog", func(t *testing.T) {
 		status, body := call(t, s, "POST", prefix+"/exec", s.AdminToken(), map[string]any{
-			"argv": []string{"sh", "-c", `x=$(head -c 300000000 /dev/zero | tr '\0' a); echo ${#x}`}, "timeoutMs": 60000})
+			"argv": []string{"sh", "-c", `cat /proc/self/cgroup >&2; x=$(head -c 300000000 /dev/zero | tr '\0' a); echo ${#x}`}, "timeoutMs": 60000})
 		if status != 200 {
 			t.Fatalf("exec: %d %s", status, body)
 		}
 		var res client.ExecResult
 		json.Unmarshal(body, &res)
+		// The hog ran in a box of the agent's (outpost-<pid>/<n>) in the
+		// memory hierarchy, and the box's bound ended it.
+		if !regexp.MustCompile(`(?m)^[0-9]+:([a-z_]+,)*memory(,[a-z_]+)*:.*/outpost-[0-9]+/[0-9]+$`).MatchString(res.Stderr) {
+			t.Errorf("the hog's cgroups, not a box of the agent's in the memory hierarchy:\n%s", res.Stderr)
+		}
 		if res.ExitCode != 137 || strings.Contains(res.Stdout, "300000000") {
 			t.Fatalf("memory hog: exit %d stdout %q stderr %q, want killed (137)", res.ExitCode, res.Stdout, res.Stderr)
 		}

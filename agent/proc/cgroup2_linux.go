@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -20,9 +21,10 @@ import (
 // cgroup.kill empties it. This is what a systemd user service with a
 // delegated subtree (Delegate=yes) allows.
 type cgroup2 struct {
-	dir  string          // OWN/outpost-<pid>: the agent's directory of boxes
-	ctl  map[string]bool // controllers enabled for the boxes
-	made bool            // dir was made or found here (close removes it once empty)
+	dir    string          // OWN/outpost-<pid>: the agent's directory of boxes
+	ctl    map[string]bool // controllers enabled for the boxes
+	held   bool            // dir is counted as used by this Manager (holdBoxDir)
+	closed sync.Once
 }
 
 // cgroup2Limits are the controllers a box needs for the policy's limits;
@@ -87,10 +89,10 @@ func newCgroup2At(own, name string, need []string) (*cgroup2, error) {
 	c := &cgroup2{dir: filepath.Join(own, name), ctl: map[string]bool{}}
 	// Another Manager of this process may have made it: boxes are named
 	// by a counter of the process (boxSeq).
-	if err := os.Mkdir(c.dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := holdBoxDir(c.dir); err != nil {
 		return nil, fmt.Errorf("proc: cgroup2: %w", err)
 	}
-	c.made = true
+	c.held = true
 	if len(want) > 0 {
 		if err := writeSubtree(c.dir, want); err != nil {
 			c.close()
@@ -170,11 +172,14 @@ func (c *cgroup2) mechanism() string {
 	return LimitsByNone
 }
 
-// close removes the agent's directory of boxes (empty by now).
+// close lets go of the agent's directory of boxes: the process's last
+// Manager to close removes it.
 func (c *cgroup2) close() {
-	if c.made {
-		os.Remove(c.dir)
-	}
+	c.closed.Do(func() {
+		if c.held {
+			dropBoxDir(c.dir)
+		}
+	})
 }
 
 // prepare makes the tree's cgroup with its limits and has cmd start in

@@ -107,7 +107,7 @@ func TestCgroup2BoxStartsInsideAndKillsTheTree(t *testing.T) {
 		t.Fatal("a box without the memory and pids controllers reported as cgroup2")
 	}
 	m, root := newTestManager(t)
-	m.confine = c
+	confineWith(m, c)
 	m.resources = func() Resources { return Resources{Processes: 50} }
 	id := start(t, m, StartRequest{Command: "setsid sleep 300 & echo $! > escaped; echo $$ > leader; exec sleep 300"})
 	var leader, escaped int

@@ -102,6 +102,15 @@ func newTestManager(t testing.TB) (*Manager, string) {
 	return m, root
 }
 
+// confineWith makes m apply its limits by c, letting go of the confiner it
+// had (the process's directories of boxes count their users).
+func confineWith(m *Manager, c confiner) {
+	if old, ok := m.confine.(interface{ close() }); ok {
+		old.close()
+	}
+	m.confine = c
+}
+
 // wantError checks that err is a *wire.Error with code and reason.
 func wantError(t testing.TB, err error, code wire.Code, reason string) {
 	t.Helper()

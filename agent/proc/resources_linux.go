@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -32,16 +33,29 @@ func newConfiner() confiner {
 // cgroup1 makes one cgroup per process tree in each of the pids, memory
 // and cpu hierarchies, under the agent's own: DIR/outpost-<agent pid>/<n>.
 type cgroup1 struct {
-	dirs map[string]string // controller → the agent's directory of boxes
+	dirs   map[string]string // controller → the agent's directory of boxes
+	closed sync.Once
 }
 
 // boxSeq names the boxes of every Manager of this process, which share
 // the directory outpost-<pid> (two agents of one process both made box 1).
 var boxSeq atomic.Uint64
 
-// cgroup1Controllers are the controllers a box uses.
-var cgroup1Controllers = []string{"pids", "memory", "cpu"}
+// cgroup1Controllers are the controllers a box uses; cgroup1Needed those
+// it cannot do without (cpu is used where the agent may write it).
+var (
+	cgroup1Controllers = []string{"pids", "memory", "cpu"}
+	cgroup1Needed      = []string{"pids", "memory"}
+)
 
+// swept holds the parents whose leftover directories of boxes this process
+// has removed (sweepBoxDirs), once each.
+var swept sync.Map
+
+// newCgroup1 readies the agent's directory of boxes in each v1 hierarchy.
+// It fails, so that the caller falls back to rlimits, unless it may make
+// them in both the pids and the memory hierarchies: a limit the policy
+// asks for is never left out without a word.
 func newCgroup1() (*cgroup1, error) {
 	mounts, err := cgroupMounts()
 	if err != nil {
@@ -52,21 +66,30 @@ func newCgroup1() (*cgroup1, error) {
 		return nil, err
 	}
 	c := &cgroup1{dirs: map[string]string{}}
+	var failed []string
 	for _, ctl := range cgroup1Controllers {
 		mnt, ok1 := mounts[ctl]
 		p, ok2 := paths[ctl]
 		if !ok1 || !ok2 {
+			failed = append(failed, ctl+": not mounted")
 			continue
 		}
-		dir := filepath.Join(mnt, p, fmt.Sprintf("outpost-%d", os.Getpid()))
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		parent := filepath.Join(mnt, p)
+		if _, done := swept.LoadOrStore(parent, true); !done {
+			sweepBoxDirs(parent)
+		}
+		dir := filepath.Join(parent, fmt.Sprintf("outpost-%d", os.Getpid()))
+		if err := holdBoxDir(dir); err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", ctl, err))
 			continue
 		}
 		c.dirs[ctl] = dir
 	}
-	if c.dirs["pids"] == "" && c.dirs["memory"] == "" {
-		c.close()
-		return nil, errors.New("proc: no writable cgroup v1 pids or memory hierarchy")
+	for _, ctl := range cgroup1Needed {
+		if c.dirs[ctl] == "" {
+			c.close()
+			return nil, fmt.Errorf("proc: no writable cgroup v1 %s hierarchy (%s)", strings.Join(cgroup1Needed, " and "), strings.Join(failed, "; "))
+		}
 	}
 	return c, nil
 }
@@ -129,11 +152,14 @@ func ownCgroups() (map[string]string, error) {
 
 func (c *cgroup1) mechanism() string { return LimitsByCgroup1 }
 
-// close removes the agent's directories (empty ones only).
+// close lets go of the agent's directories: the process's last Manager
+// to close removes them.
 func (c *cgroup1) close() {
-	for _, d := range c.dirs {
-		os.Remove(d)
-	}
+	c.closed.Do(func() {
+		for _, d := range c.dirs {
+			dropBoxDir(d)
+		}
+	})
 }
 
 func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
@@ -142,10 +168,18 @@ func (c *cgroup1) prepare(cmd *exec.Cmd, r Resources) (box, error) {
 	set := func(ctl string, files map[string]string) error {
 		base := c.dirs[ctl]
 		if base == "" {
-			return nil // not available: that bound is not applied
+			return nil // cpu, where the agent may not write it: a bound of cgroups only (Resources)
 		}
 		dir := filepath.Join(base, strconv.FormatUint(n, 10))
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, os.ErrNotExist) {
+			// Removed under us: by another agent's sweep that took our
+			// pid for a dead one (another pid namespace). Made again.
+			if err = os.Mkdir(base, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+				err = os.Mkdir(dir, 0o755)
+			}
+		}
+		if err != nil {
 			return err
 		}
 		b.dirs = append(b.dirs, dir)

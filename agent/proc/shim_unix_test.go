@@ -61,7 +61,7 @@ func TestShimRlimitsThroughTheManager(t *testing.T) {
 		t.Skip("uses dash's ulimit -p")
 	}
 	m, _ := newTestManager(t)
-	m.confine = shimRlimits{}
+	confineWith(m, shimRlimits{})
 	m.resources = func() Resources { return Resources{Processes: 777} }
 	res, err := m.Exec(context.Background(), ExecRequest{Argv: []string{"dash", "-c", "ulimit -p"}})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "777" {

@@ -1,0 +1,134 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// memoryBoxOf is the cgroup that bounds pid's memory and the bound in it
+// (memory.limit_in_bytes under v1, memory.max under v2).
+func memoryBoxOf(t *testing.T, pid int) (string, int64) {
+	t.Helper()
+	mounts, err := cgroupMounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(l, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var dir, file string
+		switch {
+		case parts[0] == "0" && parts[1] == "" && mounts["memory"] == "":
+			dir, file = filepath.Join(mounts[unified], parts[2]), "memory.max"
+		case strings.Contains(","+parts[1]+",", ",memory,"):
+			dir, file = filepath.Join(mounts["memory"], parts[2]), "memory.limit_in_bytes"
+		default:
+			continue
+		}
+		v, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatalf("the memory bound of %d: %v", pid, err)
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+		if err != nil {
+			return dir, -1 // "max"
+		}
+		return dir, n
+	}
+	t.Fatalf("process %d is in no memory cgroup:\n%s", pid, b)
+	return "", 0
+}
+
+// Every Manager of one process shares its directory of boxes (two agents of
+// one process, as in the bench's fleet): one closing, even twice, leaves the
+// other's limits in force, and the last to close removes it.
+func TestManagersShareTheirBoxes(t *testing.T) {
+	const bound = 64 << 20
+	limits := func() Resources { return Resources{Processes: 50, MemoryBytes: bound} }
+	mgr := func() *Manager {
+		m, err := NewManager(Config{Root: t.TempDir(), Resources: limits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	first, second := mgr(), mgr()
+	if by := first.LimitsBy(); by != LimitsByCgroup1 && by != LimitsByCgroup2 {
+		t.Skipf("limits applied by %s: no cgroup boxes on this machine", by)
+	}
+	if _, err := first.Exec(t.Context(), ExecRequest{Argv: []string{"true"}}); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	first.Close()
+
+	id, pid, err := second.Start(StartRequest{Argv: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatalf("a start after another Manager of this process closed: %v", err)
+	}
+	box, limit := memoryBoxOf(t, pid)
+	if limit != bound || !strings.Contains(box, fmt.Sprintf("outpost-%d", os.Getpid())) {
+		t.Fatalf("process in %s with memory bound %d, want a box of this agent bounded at %d", box, limit, bound)
+	}
+	if _, err := second.Terminate(id); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, second, id)
+	second.Close()
+	if _, err := os.Stat(filepath.Dir(box)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the directory of boxes %s outlived the last Manager: %v", filepath.Dir(box), err)
+	}
+}
+
+// An agent killed without closing leaves its directory of boxes; the next
+// agent under the same cgroup removes it, and nothing of a running agent
+// or a box that still holds something.
+func TestSweepBoxDirs(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	mk := func(p string) {
+		if err := os.MkdirAll(filepath.Join(parent, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadDir := fmt.Sprintf("outpost-%d", dead.Process.Pid)
+	mk(deadDir + "/1")
+	mk(deadDir + "/2")
+	liveDir := fmt.Sprintf("outpost-%d", os.Getppid())
+	mk(liveDir)
+	ownDir := fmt.Sprintf("outpost-%d", os.Getpid())
+	mk(ownDir)
+	mk("outpost-agent")
+	mk("other")
+	busy := fmt.Sprintf("outpost-%d", 1<<22+1) // above pid_max's ceiling: never a process
+	mk(busy + "/7")
+	if err := os.WriteFile(filepath.Join(parent, busy, "7", "cgroup.procs"), nil, 0o644); err != nil {
+		t.Fatal(err) // stands for a box that still holds a process
+	}
+
+	if n := sweepBoxDirs(parent); n != 1 {
+		t.Errorf("removed %d directories, want 1", n)
+	}
+	for name, want := range map[string]bool{deadDir: false, liveDir: true, ownDir: true, "outpost-agent": true, "other": true, busy + "/7": true} {
+		_, err := os.Stat(filepath.Join(parent, name))
+		if got := err == nil; got != want {
+			t.Errorf("%s left: %v, want %v", name, got, want)
+		}
+	}
+}
