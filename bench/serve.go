@@ -262,6 +262,9 @@ func (p *serveProc) profileCPU(d time.Duration, path string) (wait func()) {
 // profileAllocs writes, with -serve-heapprofile FILE, what the process
 // allocated over d (the allocs profile's delta: go tool pprof
 // -sample_index=alloc_space) to FILE.drive; wait returns when it is written.
+// The runtime adds allocations to the profile when a collection ends: a
+// drive in which none ended gives an empty delta (FILE.after against FILE
+// holds every drive's).
 func (p *serveProc) profileAllocs(d time.Duration) (wait func()) {
 	return p.pprofOver(serveHeapProfile != "", "allocs", d, serveHeapProfile+".drive")
 }
