@@ -3,7 +3,6 @@
 package deptest
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -106,26 +105,4 @@ func goList(t *testing.T, goos string, args ...string) []string {
 		t.Fatalf("GOOS=%s go list -deps %v: %v", goos, args, err)
 	}
 	return strings.Fields(string(out))
-}
-
-// The control plane builds nats-server from third_party/nats-server (go.mod's
-// replace): the version go.mod requires, copied with its patch by
-// scripts/nats-server-copy. A require raised without a new copy (a security
-// release, say) would leave the old server in the build: this fails instead.
-func TestNATSServerCopyIsTheRequiredVersion(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}} {{with .Replace}}{{.Path}}{{end}}", "github.com/nats-io/nats-server/v2").Output()
-	if err != nil {
-		t.Fatalf("go list -m: %v", err)
-	}
-	f := strings.Fields(string(out))
-	if len(f) != 2 || f[1] != "./third_party/nats-server" {
-		t.Fatalf("go list -m nats-server: %q, want its version and the replace ./third_party/nats-server", out)
-	}
-	b, err := os.ReadFile("../../third_party/nats-server/UPSTREAM")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if copied := strings.TrimSpace(string(b)); copied != f[0] {
-		t.Fatalf("go.mod requires nats-server %s, third_party/nats-server is %s: run scripts/nats-server-copy %s", f[0], copied, f[0])
-	}
 }
