@@ -47,3 +47,5 @@ require (
 	google.golang.org/protobuf v1.28.1 // indirect
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )
+
+replace github.com/nats-io/nats-server/v2 => ./third_party/nats-server
