@@ -23,7 +23,7 @@ func TestNATSServerVersionPinned(t *testing.T) {
 	// The replace is third_party/nats-server, a copy of the version
 	// required with third_party/nats-server.patch, which leaves
 	// createClientInProcess alone; any other replacement is to be read.
-	if r := regexp.MustCompile(`(?m)^replace\s.*nats-server.*$`).Find(b); r != nil {
+	if r := regexp.MustCompile(`(?m)^(replace)?\s*github\.com/nats-io/nats-server/v2( \S+)?\s*=>.*$`).Find(b); r != nil {
 		if !regexp.MustCompile(`=>\s*\./third_party/nats-server\s*$`).Match(r) {
 			t.Fatalf("go.mod replaces nats-server (%s): check createClientInProcess in the replacement, then change this test", r)
 		}

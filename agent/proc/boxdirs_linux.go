@@ -25,7 +25,13 @@ func holdBoxDir(dir string) error {
 	boxDirs.Lock()
 	defer boxDirs.Unlock()
 	if boxDirs.users[dir] == 0 {
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		err := os.Mkdir(dir, 0o755)
+		switch {
+		case errors.Is(err, os.ErrExist):
+			// Left by an earlier process with this pid: its boxes, numbered
+			// from 1 as this process's will be, go (those that hold none).
+			removeBoxes(dir)
+		case err != nil:
 			return err
 		}
 	}
@@ -65,15 +71,20 @@ func sweepBoxDirs(parent string) int {
 			continue // alive, or not ours to know
 		}
 		dir := filepath.Join(parent, e.Name())
-		boxes, _ := os.ReadDir(dir)
-		for _, b := range boxes {
-			if b.IsDir() {
-				os.Remove(filepath.Join(dir, b.Name())) // fails while it holds a process
-			}
-		}
+		removeBoxes(dir)
 		if os.Remove(dir) == nil {
 			n++
 		}
 	}
 	return n
+}
+
+// removeBoxes removes the boxes under dir that hold no process.
+func removeBoxes(dir string) {
+	boxes, _ := os.ReadDir(dir)
+	for _, b := range boxes {
+		if b.IsDir() {
+			os.Remove(filepath.Join(dir, b.Name())) // fails while it holds a process
+		}
+	}
 }

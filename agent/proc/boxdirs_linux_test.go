@@ -72,8 +72,14 @@ func TestManagersShareTheirBoxes(t *testing.T) {
 	if _, err := first.Exec(t.Context(), ExecRequest{Argv: []string{"true"}}); err != nil {
 		t.Fatal(err)
 	}
+	dirs := boxDirsOf(first)
 	first.Close()
 	first.Close()
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("the directory of boxes %s, which the other Manager uses, is gone after one Closed (twice): %v", d, err)
+		}
+	}
 
 	id, pid, err := second.Start(StartRequest{Argv: []string{"sleep", "60"}})
 	if err != nil {
@@ -91,6 +97,21 @@ func TestManagersShareTheirBoxes(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(box)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the directory of boxes %s outlived the last Manager: %v", filepath.Dir(box), err)
 	}
+}
+
+// boxDirsOf are the directories of boxes m's confiner holds.
+func boxDirsOf(m *Manager) []string {
+	switch c := m.confine.(type) {
+	case *cgroup1:
+		var out []string
+		for _, d := range c.dirs {
+			out = append(out, d)
+		}
+		return out
+	case *cgroup2:
+		return []string{c.dir}
+	}
+	return nil
 }
 
 // An agent killed without closing leaves its directory of boxes; the next
@@ -129,6 +150,34 @@ func TestSweepBoxDirs(t *testing.T) {
 		_, err := os.Stat(filepath.Join(parent, name))
 		if got := err == nil; got != want {
 			t.Errorf("%s left: %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A process whose pid an agent killed earlier had finds that agent's
+// directory of boxes: the boxes that hold nothing go, and its own box 1
+// can be made.
+func TestHoldBoxDirClearsAnEarlierPidsBoxes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), fmt.Sprintf("outpost-%d", os.Getpid()))
+	for _, b := range []string{"1", "2"} {
+		if err := os.MkdirAll(filepath.Join(dir, b), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "3", "cgroup.procs"), nil, 0o644); err != nil {
+		t.Fatal(err) // stands for a box that still holds a process
+	}
+	if err := holdBoxDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer dropBoxDir(dir)
+	for b, want := range map[string]bool{"1": false, "2": false, "3": true} {
+		_, err := os.Stat(filepath.Join(dir, b))
+		if got := err == nil; got != want {
+			t.Errorf("box %s left: %v, want %v", b, got, want)
 		}
 	}
 }

@@ -39,7 +39,10 @@ func TestCgroup2FallsBackWithoutControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, v2err := newCgroup2()
+	c2, v2err := newCgroup2()
+	if c2 != nil {
+		c2.close()
+	}
 	m, _ := newTestManager(t)
 	got := m.LimitsBy()
 	if avail["memory"] && avail["pids"] {

@@ -54,8 +54,9 @@ var swept sync.Map
 
 // newCgroup1 readies the agent's directory of boxes in each v1 hierarchy.
 // It fails, so that the caller falls back to rlimits, unless it may make
-// them in both the pids and the memory hierarchies: a limit the policy
-// asks for is never left out without a word.
+// them in both the pids and the memory hierarchies: a process or memory
+// limit the policy asks for is never left out without a word (cpu, a
+// bound of cgroups only, is applied where the agent may write it).
 func newCgroup1() (*cgroup1, error) {
 	mounts, err := cgroupMounts()
 	if err != nil {

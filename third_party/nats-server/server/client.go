@@ -359,7 +359,7 @@ type outbound struct {
 	lft time.Duration      // Last flush time for Write.
 	stc chan struct{}      // Stall chan we create to slow down producers on overrun, e.g. fan-in.
 	cw  *s2.Writer
-	org net.Buffers // flushOutbound's record of wnb's buffers, kept here: an array of nbMaxVectorSize on its stack made every flushing goroutine's stack 32 KiB
+	org net.Buffers // flushOutbound's record of wnb's buffers (Outpost's patch: an array of nbMaxVectorSize on its stack made every flushing goroutine's stack 32 KiB)
 }
 
 const nbMaxVectorSize = 1024 // == IOV_MAX on Linux/Darwin and most other Unices (except Solaris/AIX)
@@ -1879,7 +1879,12 @@ func (c *client) flushOutbound() bool {
 	c.out.wnb = append(c.out.wnb, collapsed...)
 	orig := append(c.out.org[:0], c.out.wnb...)
 	c.out.org = orig
-	defer clear(orig) // hold no buffer past the flush
+	defer func() {
+		clear(orig) // hold no buffer past the flush
+		if cap(orig) > 64 {
+			c.out.org = nil // nor a large flush's record
+		}
+	}()
 
 	// Since WriteTo is lopping things off the beginning, we need to remember
 	// the start position of the underlying array so that we can get back to it.
