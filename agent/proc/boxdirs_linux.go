@@ -63,8 +63,9 @@ func sweepBoxDirs(parent string) int {
 	}
 	n := 0
 	for _, e := range ents {
-		pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "outpost-"))
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "outpost-") || err != nil || pid <= 0 || pid == os.Getpid() {
+		num, ok := strings.CutPrefix(e.Name(), "outpost-")
+		pid, err := strconv.Atoi(num)
+		if !ok || !e.IsDir() || err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {

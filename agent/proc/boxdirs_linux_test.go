@@ -12,43 +12,30 @@ import (
 )
 
 // memoryBoxOf is the cgroup that bounds pid's memory and the bound in it
-// (memory.limit_in_bytes under v1, memory.max under v2).
+// (memory.limit_in_bytes under v1, memory.max under v2; -1 for "max").
 func memoryBoxOf(t *testing.T, pid int) (string, int64) {
 	t.Helper()
 	mounts, err := cgroupMounts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	paths, err := cgroupsOf(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(l, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		var dir, file string
-		switch {
-		case parts[0] == "0" && parts[1] == "" && mounts["memory"] == "":
-			dir, file = filepath.Join(mounts[unified], parts[2]), "memory.max"
-		case strings.Contains(","+parts[1]+",", ",memory,"):
-			dir, file = filepath.Join(mounts["memory"], parts[2]), "memory.limit_in_bytes"
-		default:
-			continue
-		}
-		v, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatalf("the memory bound of %d: %v", pid, err)
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
-		if err != nil {
-			return dir, -1 // "max"
-		}
-		return dir, n
+	dir, file := filepath.Join(mounts["memory"], paths["memory"]), "memory.limit_in_bytes"
+	if _, v1 := paths["memory"]; !v1 {
+		dir, file = filepath.Join(mounts[unified], paths[unified]), "memory.max"
 	}
-	t.Fatalf("process %d is in no memory cgroup:\n%s", pid, b)
-	return "", 0
+	v, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatalf("the memory bound of %d: %v", pid, err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+	if err != nil {
+		return dir, -1
+	}
+	return dir, n
 }
 
 // Every Manager of one process shares its directory of boxes (two agents of

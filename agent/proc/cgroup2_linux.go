@@ -21,9 +21,8 @@ import (
 // cgroup.kill empties it. This is what a systemd user service with a
 // delegated subtree (Delegate=yes) allows.
 type cgroup2 struct {
-	dir    string          // OWN/outpost-<pid>: the agent's directory of boxes
+	dir    string          // OWN/outpost-<pid>: the agent's directory of boxes, held (holdBoxDir)
 	ctl    map[string]bool // controllers enabled for the boxes
-	held   bool            // dir is counted as used by this Manager (holdBoxDir)
 	closed sync.Once
 }
 
@@ -92,7 +91,6 @@ func newCgroup2At(own, name string, need []string) (*cgroup2, error) {
 	if err := holdBoxDir(c.dir); err != nil {
 		return nil, fmt.Errorf("proc: cgroup2: %w", err)
 	}
-	c.held = true
 	if len(want) > 0 {
 		if err := writeSubtree(c.dir, want); err != nil {
 			c.close()
@@ -175,11 +173,7 @@ func (c *cgroup2) mechanism() string {
 // close lets go of the agent's directory of boxes: the process's last
 // Manager to close removes it.
 func (c *cgroup2) close() {
-	c.closed.Do(func() {
-		if c.held {
-			dropBoxDir(c.dir)
-		}
-	})
+	c.closed.Do(func() { dropBoxDir(c.dir) })
 }
 
 // prepare makes the tree's cgroup with its limits and has cmd start in

@@ -69,16 +69,11 @@ func TestCgroup2FallsBackWithoutControllers(t *testing.T) {
 
 // cgroupOf is pid's cgroup in the unified hierarchy ("" when it is gone).
 func cgroupOf(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	paths, err := cgroupsOf(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
 		return ""
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(l, "0::"); ok {
-			return p
-		}
-	}
-	return ""
+	return paths[unified]
 }
 
 // A box of the cgroup2 mechanism on this machine's unified hierarchy,

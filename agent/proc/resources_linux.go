@@ -130,8 +130,12 @@ func cgroupMounts() (map[string]string, error) {
 
 // ownCgroups maps each v1 controller, and unified (the "0::" line), to the
 // agent's cgroup path in its hierarchy (/proc/self/cgroup).
-func ownCgroups() (map[string]string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
+func ownCgroups() (map[string]string, error) { return cgroupsOf("/proc/self/cgroup") }
+
+// cgroupsOf is ownCgroups for the process whose /proc/PID/cgroup file is
+// name.
+func cgroupsOf(name string) (map[string]string, error) {
+	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}

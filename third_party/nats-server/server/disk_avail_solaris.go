@@ -16,8 +16,8 @@
 package server
 
 import (
-	"os"
 	"golang.org/x/sys/unix"
+	"os"
 )
 
 func diskAvailable(storeDir string) int64 {
@@ -35,4 +35,3 @@ func diskAvailable(storeDir string) int64 {
 	}
 	return ba
 }
-
